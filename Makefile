@@ -1,0 +1,109 @@
+# Gavel: one non-recursive Makefile. Every component builds a static library
+# libgavel_<comp>.a from its folder (all .c except main.c); binaries link the
+# libraries; tests link the libraries, never a main. BUILD selects the output
+# folder so that an ASan build and private builds live side by side.
+
+BUILD    ?= build
+V        ?= 0
+Q        := $(if $(filter 1,$(V)),,@)
+
+CC       ?= cc
+PKGS     := libevent libevent_pthreads libpq hiredis libseccomp jansson libsodium \
+            libarchive yaml-0.1 libcurl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wformat=2 -Wpointer-arith -Wundef -Werror
+HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+OPT      ?= -O2 -g
+SAN      ?=
+CFLAGS_ALL := -std=gnu17 $(OPT) $(WARN) $(HARDEN) $(SAN) -I. -D_GNU_SOURCE $(PKG_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL := -pie -Wl,-z,relro,-z,now $(SAN) $(LDFLAGS)
+
+# Link order: dependents before dependencies.
+COMPONENTS := frontend scheduler executor tenants languages common
+comp_srcs   = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
+LIB_COMPONENTS := $(foreach c,$(COMPONENTS),$(if $(call comp_srcs,$(c)),$(c)))
+LIBS := $(foreach c,$(LIB_COMPONENTS),$(BUILD)/libgavel_$(c).a)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+define lib_rule
+$(BUILD)/libgavel_$(1).a: $(call obj,$(call comp_srcs,$(1)))
+	@mkdir -p $$(@D)
+	@$(if $(filter 1,$(V)),,echo "  AR      $$@")
+	$(Q)rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach c,$(LIB_COMPONENTS),$(eval $(call lib_rule,$(c))))
+
+# Daemons and the CLI: <folder>/main.c -> binary.
+BIN_MAINS := frontend:gavel-frontend scheduler:gavel-scheduler executor:gavel-executor cli:gavel
+BINS :=
+define bin_rule
+ifneq ($(wildcard $(1)/main.c),)
+BINS += $(BUILD)/$(2)
+$(BUILD)/$(2): $(call obj,$(1)/main.c $(filter-out $(1)/main.c,$(if $(filter cli,$(1)),$(wildcard cli/*.c)))) $(LIBS)
+	@$(if $(filter 1,$(V)),,echo "  LD      $$@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $$@ $$^ $(PKG_LIBS) -lm -lpthread
+endif
+endef
+$(foreach m,$(BIN_MAINS),$(eval $(call bin_rule,$(word 1,$(subst :, ,$(m))),$(word 2,$(subst :, ,$(m))))))
+
+# gavel-init runs as PID 1 inside the sandbox: static, no sanitizers (ASan
+# cannot link statically), only libseccomp.
+INIT_SRCS := $(wildcard executor/init/*.c)
+ifneq ($(INIT_SRCS),)
+BINS += $(BUILD)/gavel-init
+INIT_CFLAGS := -std=gnu17 -O2 -g $(WARN) -D_FORTIFY_SOURCE=2 -fstack-protector-strong -I. -D_GNU_SOURCE
+$(BUILD)/init-obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(filter 1,$(V)),,echo "  CC      $@")
+	$(Q)$(CC) $(INIT_CFLAGS) -MMD -MP -c -o $@ $<
+$(BUILD)/gavel-init: $(patsubst %.c,$(BUILD)/init-obj/%.o,$(INIT_SRCS))
+	@$(if $(filter 1,$(V)),,echo "  LD      $@")
+	$(Q)$(CC) -static -o $@ $^ -l:libseccomp.a
+endif
+
+# Tests: each tests/unit/test_*.c and tests/integration/test_*.c is one binary.
+TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
+TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(TEST_SRCS))
+# Helper programs the tests drive (probes compiled on the host, fuzz drivers).
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIBS)
+	@$(if $(filter 1,$(V)),,echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(filter 1,$(V)),,echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+
+.PHONY: all deps test asan run stop clean tests-build
+.DEFAULT_GOAL := all
+all: $(BINS) $(LIBS)
+tests-build: all $(TEST_BINS)
+
+deps:
+	$(Q)deploy/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory tests-build
+	$(Q)BUILD=$(BUILD) tests/run.sh
+
+asan: deps
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" tests-build
+	$(Q)BUILD=build-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
+
+run: deps all
+	$(Q)deploy/local/gavel-local start
+
+stop:
+	$(Q)deploy/local/gavel-local stop
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

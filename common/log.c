@@ -1,0 +1,110 @@
+/* The logger: one line per event on stderr, written with a single write(2)
+ * so lines from threads never interleave. */
+#include "common/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *log_component = "gavel";
+static enum gv_log_level log_min_level = GV_LOG_INFO;
+
+void gv_log_init(const char *component, enum gv_log_level min_level)
+{
+	log_component = component ? component : "gavel";
+	log_min_level = min_level;
+}
+
+int gv_log_level_parse(const char *name)
+{
+	static const char *const names[] = { "debug", "info", "warn", "error" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (name && strcmp(name, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+static size_t append(char *buf, size_t size, size_t used, const char *fmt, ...) GV_PRINTF(4, 5);
+static size_t append(char *buf, size_t size, size_t used, const char *fmt, ...)
+{
+	if (used >= size)
+		return used;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + used, size - used, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return used;
+	return used + (size_t)n >= size ? size - 1 : used + (size_t)n;
+}
+
+void gv_log(enum gv_log_level level, const struct gv_log_ctx *ctx, const char *fmt, ...)
+{
+	static const char *const level_names[] = { "debug", "info", "warn", "error" };
+	if (level < log_min_level)
+		return;
+	char line[2048];
+	size_t used = 0;
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	used = append(line, sizeof(line), used, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s:",
+		      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		      ts.tv_nsec / 1000000, level_names[level], log_component);
+	if (ctx) {
+		if (ctx->tenant)
+			used = append(line, sizeof(line), used, " tenant=%s", ctx->tenant);
+		if (ctx->job)
+			used = append(line, sizeof(line), used, " job=%s", ctx->job);
+		if (ctx->node)
+			used = append(line, sizeof(line), used, " node=%s", ctx->node);
+		if (ctx->sandbox)
+			used = append(line, sizeof(line), used, " sandbox=%s", ctx->sandbox);
+	}
+	used = append(line, sizeof(line), used, " ");
+	if (used < sizeof(line)) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(line + used, sizeof(line) - used, fmt, ap);
+		va_end(ap);
+		if (n > 0)
+			used = used + (size_t)n >= sizeof(line) ? sizeof(line) - 1 : used + (size_t)n;
+	}
+	if (used >= sizeof(line) - 1)
+		used = sizeof(line) - 2;
+	line[used++] = '\n';
+	ssize_t ignored = write(STDERR_FILENO, line, used);
+	(void)ignored;
+}
+
+char *gv_log_escape(char *out, size_t outsz, const char *in, size_t inlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	for (size_t i = 0; i < inlen; i++) {
+		unsigned char c = (unsigned char)in[i];
+		int plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+		size_t need = plain ? 1 : 4;
+		if (o + need + 4 > outsz) { /* room for "..." and NUL */
+			if (outsz >= 4) {
+				o = o + 4 > outsz ? outsz - 4 : o;
+				memcpy(out + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		if (plain) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o < outsz ? o : outsz - 1] = '\0';
+	return out;
+}

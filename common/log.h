@@ -1,0 +1,36 @@
+/* One logger with context: every line carries level, component and, where
+ * known, tenant= job= node= sandbox=. Tenant-controlled text is escaped and
+ * truncated before it is written (gv_log_escape). */
+#pragma once
+
+#include <stddef.h>
+
+#include "common/err.h"
+
+enum gv_log_level { GV_LOG_DEBUG, GV_LOG_INFO, GV_LOG_WARN, GV_LOG_ERROR };
+
+/* Borrowed strings; any may be NULL. */
+struct gv_log_ctx {
+	const char *tenant;
+	const char *job;
+	const char *node;
+	const char *sandbox;
+};
+
+/* Process-wide settings, set once in main before threads start. */
+void gv_log_init(const char *component, enum gv_log_level min_level);
+/* Parses "debug|info|warn|error"; -1 when unknown. */
+int gv_log_level_parse(const char *name);
+
+void gv_log(enum gv_log_level level, const struct gv_log_ctx *ctx, const char *fmt, ...)
+	GV_PRINTF(3, 4);
+
+#define gv_debug(ctx, ...) gv_log(GV_LOG_DEBUG, ctx, __VA_ARGS__)
+#define gv_info(ctx, ...) gv_log(GV_LOG_INFO, ctx, __VA_ARGS__)
+#define gv_warn(ctx, ...) gv_log(GV_LOG_WARN, ctx, __VA_ARGS__)
+#define gv_error(ctx, ...) gv_log(GV_LOG_ERROR, ctx, __VA_ARGS__)
+
+/* Copies untrusted text into out (size outsz > 0) with control bytes, quotes,
+ * backslashes and non-ASCII written as \xNN, truncated with "..." when it does
+ * not fit. Always NUL-terminates. Returns out. */
+char *gv_log_escape(char *out, size_t outsz, const char *in, size_t inlen);

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Runs every test of Gavel — unit (cmocka), integration (real PostgreSQL,
+# Redis and runsc) and the security suite — and ends with one summary line,
+# "N passed, M failed", counting every test case it ran.
+#
+# Every test program speaks TAP ("ok N - name" / "not ok N - name", plan
+# "1..N"): cmocka binaries through CMOCKA_MESSAGE_OUTPUT=TAP, scripts by
+# printing it. A program that crashes or prints fewer results than its plan
+# counts the missing ones as failures: nothing fails silently.
+#
+# Integration tests get a fresh PostgreSQL and Redis in a temporary folder,
+# started here and stopped on any exit, including a failure or Ctrl-C.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export BUILD GAVEL_ROOT=$PWD
+FILTER=${1:-}
+
+passed=0
+failed=0
+failures=()
+logdir=$(mktemp -d /tmp/gavel-test-logs.XXXXXX)
+
+# shellcheck source=tests/lib/services.sh
+. tests/lib/services.sh
+services_dir=$(mktemp -d /tmp/gavel-test-services.XXXXXX)
+cleanup() {
+	services_stop "$services_dir" >/dev/null 2>&1
+	rm -rf "$services_dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+run_tap() { # name timeout command...
+	local name=$1 limit=$2
+	shift 2
+	case "$name" in *"$FILTER"*) ;; *) return 0 ;; esac
+	local log="$logdir/$(echo "$name" | tr '/' '_').log"
+	CMOCKA_MESSAGE_OUTPUT=TAP timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
+	local rc=$?
+	local ok notok plan
+	ok=$(grep -cE '^ok [0-9]+' "$log")
+	notok=$(grep -cE '^not ok [0-9]+' "$log")
+	plan=$(grep -oE '^1\.\.[0-9]+' "$log" | tail -n1 | cut -d. -f3)
+	local missing=0
+	if [ -n "$plan" ] && [ $((ok + notok)) -lt "$plan" ]; then
+		missing=$((plan - ok - notok))
+	fi
+	if [ $rc -ne 0 ] && [ "$notok" -eq 0 ] && [ $missing -eq 0 ]; then
+		missing=1 # crashed, timed out or failed outside any test case
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + notok + missing))
+	if [ $((notok + missing)) -gt 0 ]; then
+		failures+=("$name (exit $rc, log $log)")
+		printf 'FAIL %s: %d ok, %d not ok, %d missing (exit %d)\n' "$name" "$ok" "$notok" "$missing" "$rc"
+		grep -E '^not ok|ERROR|error:' "$log" | head -n 20 | sed 's/^/    /'
+	else
+		printf 'ok   %s: %d\n' "$name" "$ok"
+	fi
+}
+
+echo "== unit"
+for t in "$BUILD"/tests/unit/test_*; do
+	[ -x "$t" ] || continue
+	run_tap "unit/$(basename "$t")" 300 "$t"
+done
+
+echo "== services for integration tests"
+if ! services_start "$services_dir"; then
+	echo "FAIL could not start PostgreSQL and Redis for the integration tests"
+	failed=$((failed + 1))
+	failures+=("services")
+else
+	# shellcheck disable=SC1091
+	. "$services_dir/env"
+	echo "== integration"
+	for t in "$BUILD"/tests/integration/test_*; do
+		[ -x "$t" ] || continue
+		run_tap "integration/$(basename "$t")" 600 "$t"
+	done
+	for t in tests/integration/*.sh; do
+		[ -f "$t" ] || continue
+		run_tap "integration/$(basename "$t")" 900 bash "$t"
+	done
+fi
+
+echo "== security"
+for t in tests/security/*.sh; do
+	[ -f "$t" ] || continue
+	run_tap "security/$(basename "$t")" 900 bash "$t"
+done
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "Failed:"
+	printf '  %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
