@@ -53,7 +53,18 @@ void gv_err_prefix(struct gv_err *err, const char *fmt, ...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", prefix, old);
+	size_t plen = strnlen(prefix, sizeof(prefix) - 1);
+	size_t olen = strnlen(old, sizeof(old) - 1);
+	size_t cap = sizeof(err->msg) - 1;
+	size_t used = plen < cap ? plen : cap;
+	memcpy(err->msg, prefix, used);
+	if (used + 2 <= cap) {
+		memcpy(err->msg + used, ": ", 2);
+		used += 2;
+	}
+	size_t rest = olen < cap - used ? olen : cap - used;
+	memcpy(err->msg + used, old, rest);
+	err->msg[used + rest] = '\0';
 }
 
 const char *gv_err_code_name(int code)
