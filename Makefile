@@ -53,8 +53,13 @@ $(foreach m,$(BIN_MAINS),$(eval $(call bin_rule,$(word 1,$(subst :, ,$(m))),$(wo
 
 # gavel-init runs as PID 1 inside the sandbox: static, no sanitizers (ASan
 # cannot link statically), only libseccomp.
-INIT_SRCS := $(wildcard executor/init/*.c)
-ifneq ($(INIT_SRCS),)
+INIT_OWN_SRCS := $(wildcard executor/init/*.c)
+# gavel-init shares the protocol grammar and the error type with the host.
+INIT_SRCS := $(INIT_OWN_SRCS) $(if $(INIT_OWN_SRCS),executor/record.c common/err.c)
+# init's testable parts (no main, no process control), linked into the
+# tests/unit/test_init_* binaries.
+INIT_TESTABLE_SRCS := $(filter-out executor/init/main.c executor/init/run.c,$(INIT_OWN_SRCS))
+ifneq ($(INIT_OWN_SRCS),)
 BINS += $(BUILD)/gavel-init
 INIT_CFLAGS := -std=gnu17 -O2 -g $(WARN) -D_FORTIFY_SOURCE=2 -fstack-protector-strong -I. -D_GNU_SOURCE
 $(BUILD)/init-obj/%.o: %.c
@@ -72,6 +77,12 @@ TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(TEST_SRCS))
 # Helper programs the tests drive (probes compiled on the host, fuzz drivers).
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIBS)
 	@$(if $(filter 1,$(V)),,echo "  LD      $@")
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
+
+$(BUILD)/tests/unit/test_init_%: $(BUILD)/obj/tests/unit/test_init_%.o $(call obj,$(INIT_TESTABLE_SRCS)) $(LIBS)
+	@$(if $(filter 1,$(V)),,echo "  LD      $@")
+	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
 
 $(BUILD)/obj/%.o: %.c

@@ -45,6 +45,8 @@ void gv_log(enum gv_log_level level, const struct gv_log_ctx *ctx, const char *f
 	static const char *const level_names[] = { "debug", "info", "warn", "error" };
 	if (level < log_min_level)
 		return;
+	if ((unsigned)level > GV_LOG_ERROR) /* a bad value must not index past level_names */
+		level = GV_LOG_ERROR;
 	char line[2048];
 	size_t used = 0;
 	struct timespec ts;
@@ -83,19 +85,26 @@ void gv_log(enum gv_log_level level, const struct gv_log_ctx *ctx, const char *f
 char *gv_log_escape(char *out, size_t outsz, const char *in, size_t inlen)
 {
 	static const char hex[] = "0123456789abcdef";
+	if (!out || outsz == 0)
+		return out;
+	if (!in)
+		inlen = 0;
+	/* "..." only when the escaped text does not fit whole; then it takes
+	 * the last three bytes before the NUL, and no escape is split. */
+	size_t total = 0;
+	for (size_t i = 0; i < inlen && total < outsz; i++) {
+		unsigned char c = (unsigned char)in[i];
+		total += c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? 1 : 4;
+	}
+	int cut = total >= outsz;
+	size_t room = cut ? (outsz >= 4 ? outsz - 4 : 0) : outsz - 1;
 	size_t o = 0;
 	for (size_t i = 0; i < inlen; i++) {
 		unsigned char c = (unsigned char)in[i];
 		int plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
 		size_t need = plain ? 1 : 4;
-		if (o + need + 4 > outsz) { /* room for "..." and NUL */
-			if (outsz >= 4) {
-				o = o + 4 > outsz ? outsz - 4 : o;
-				memcpy(out + o, "...", 3);
-				o += 3;
-			}
+		if (o + need > room)
 			break;
-		}
 		if (plain) {
 			out[o++] = (char)c;
 		} else {
@@ -105,6 +114,10 @@ char *gv_log_escape(char *out, size_t outsz, const char *in, size_t inlen)
 			out[o++] = hex[c & 15];
 		}
 	}
-	out[o < outsz ? o : outsz - 1] = '\0';
+	if (cut && outsz >= 4) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
 	return out;
 }

@@ -30,7 +30,8 @@ void gv_log(enum gv_log_level level, const struct gv_log_ctx *ctx, const char *f
 #define gv_warn(ctx, ...) gv_log(GV_LOG_WARN, ctx, __VA_ARGS__)
 #define gv_error(ctx, ...) gv_log(GV_LOG_ERROR, ctx, __VA_ARGS__)
 
-/* Copies untrusted text into out (size outsz > 0) with control bytes, quotes,
- * backslashes and non-ASCII written as \xNN, truncated with "..." when it does
- * not fit. Always NUL-terminates. Returns out. */
+/* Copies untrusted text into out (size outsz) with control bytes, quotes,
+ * backslashes and non-ASCII written as \xNN. Text that does not fit whole is
+ * cut at a character boundary and ends in "..." (when outsz >= 4). Always
+ * NUL-terminates when outsz > 0; outsz 0 writes nothing. Returns out. */
 char *gv_log_escape(char *out, size_t outsz, const char *in, size_t inlen);

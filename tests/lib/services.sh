@@ -1,3 +1,78 @@
-# Placeholder replaced by the infra work: services_start DIR / services_stop DIR.
-services_start() { return 1; }
-services_stop() { return 0; }
+# PostgreSQL and Redis for the integration tests, each run in a fresh
+# temporary folder on free random ports, through the same code as the local
+# cluster (deploy/local/gavel-local with GAVEL_VAR pointing at the folder).
+# Sourced by tests/run.sh; also usable by hand:
+#
+#   . tests/lib/services.sh
+#   d=$(mktemp -d /tmp/gavel-svc.XXXXXX); services_start "$d" && . "$d/env"
+#   ...; services_stop "$d"; rm -rf "$d"
+#
+# DIR/env exports GAVEL_DATABASE_URL (gavel_owner: migrations, DDL),
+# GAVEL_SERVICE_DATABASE_URL (gavel_service: what the daemons use),
+# GAVEL_REDIS_URL, GAVEL_REDIS_SOCKET, GAVEL_PG_PORT, GAVEL_REDIS_PORT,
+# GAVEL_PG_SOCKET_DIR. The clusters run without fsync: throwaway data.
+
+_services_local=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deploy/local/gavel-local
+
+# Prints a TCP port in 20000-39999 that nothing listens on and that differs
+# from the ports given as arguments.
+_services_free_port() {
+	local p i x taken
+	for ((i = 0; i < 200; i++)); do
+		p=$((20000 + (RANDOM * 32768 + RANDOM) % 20000))
+		taken=0
+		for x in "$@"; do [ "$x" = "$p" ] && taken=1; done
+		[ $taken -eq 0 ] || continue
+		[ -z "$(ss -Hltn "( sport = :$p )" 2>/dev/null)" ] || continue
+		printf '%s\n' "$p"
+		return 0
+	done
+	return 1
+}
+
+_services_run() { # dir command...
+	local dir=$1
+	shift
+	local pg rp
+	pg=$(sed -n 's/^pg=//p' "$dir/ports" 2>/dev/null)
+	rp=$(sed -n 's/^redis=//p' "$dir/ports" 2>/dev/null)
+	GAVEL_VAR=$dir GAVEL_PG_PORT=${pg:-5433} GAVEL_REDIS_PORT=${rp:-6380} GAVEL_PG_FAST=1 \
+		"$_services_local" "$@"
+}
+
+# services_start DIR: starts PostgreSQL and Redis with their state in DIR
+# and writes DIR/env. Returns non-zero (with the reason on stderr) when they
+# cannot be started; whatever did start is stopped again.
+services_start() {
+	local dir=${1:?services_start DIR}
+	local try pg rp
+	[ -d "$dir" ] || { echo "services_start: $dir is not a folder" >&2; return 1; }
+	# A port can be taken between our check and the server's bind: retry
+	# with fresh ports a few times.
+	for try in 1 2 3; do
+		pg=$(_services_free_port) && rp=$(_services_free_port "$pg") || {
+			echo "services_start: no free port in 20000-39999" >&2
+			return 1
+		}
+		printf 'pg=%s\nredis=%s\n' "$pg" "$rp" >"$dir/ports"
+		if _services_run "$dir" services-start >"$dir/start.log" 2>&1 &&
+			_services_run "$dir" env >"$dir/env.tmp" 2>>"$dir/start.log"; then
+			chmod 0600 "$dir/env.tmp"
+			mv "$dir/env.tmp" "$dir/env"
+			return 0
+		fi
+		_services_run "$dir" stop >>"$dir/start.log" 2>&1
+		grep -q 'already in use' "$dir/start.log" || break
+	done
+	echo "services_start: could not start PostgreSQL and Redis in $dir:" >&2
+	sed 's/^/    /' "$dir/start.log" >&2
+	return 1
+}
+
+# services_stop DIR: stops everything started in DIR, also after a partial
+# or failed start; leaves DIR itself for the caller to remove.
+services_stop() {
+	local dir=${1:?services_stop DIR}
+	[ -d "$dir" ] || return 0
+	_services_run "$dir" stop
+}

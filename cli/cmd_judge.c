@@ -1,0 +1,168 @@
+/* gavel judge: judge one program against a problem package (Kattis / ICPC
+ * format) in a fresh sandbox, with no PostgreSQL or Redis. */
+#include "cli/commands.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/local_engine.h"
+#include "common/json.h"
+#include "executor/judge.h"
+
+#define JUDGE_SOURCE_MAX (16u * 1024u * 1024u)
+
+enum { JUDGE_EXIT_AC = 0, JUDGE_EXIT_REJECTED = 1, JUDGE_EXIT_USAGE = 2, JUDGE_EXIT_INTERNAL = 3 };
+
+static void judge_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gavel judge [--lang ID] [--time S] [--json] PROBLEM_DIR SOURCE\n"
+		"Judges SOURCE against the problem package in PROBLEM_DIR (problem.yaml, data/sample,\n"
+		"data/secret, groups and scoring). The time limit comes from --time, else problem.yaml's\n"
+		"limits.time_limit, else a .timelimit file, else %d ms. Prints a line per test and the\n"
+		"verdict; --json prints one object instead (progress goes to stderr).\n"
+		"Exit status: 0 accepted, 1 rejected, 2 usage or bad package, 3 internal error.\n",
+		EXEC_PROBLEM_DEFAULT_TIME_MS);
+}
+
+struct progress {
+	FILE *out;
+	size_t total;
+};
+
+static void print_progress(const struct exec_problem *p, size_t index, const struct exec_judged_case *c,
+			   void *arg)
+{
+	struct progress *pr = arg;
+	fprintf(pr->out, "test %zu/%zu %-28s %-4s %6llu ms %8llu KiB%s%s\n", index + 1, pr->total,
+		p->cases[index]->name, exec_verdict_name(c->verdict), (unsigned long long)c->time_ms,
+		(unsigned long long)c->memory_kb, c->message[0] ? "  " : "", c->message);
+	fflush(pr->out);
+}
+
+static int print_json(const struct exec_problem *p, const struct exec_judgement *j)
+{
+	json_t *o = json_object();
+	json_t *tests = json_array();
+	json_object_set_new(o, "verdict", json_string(exec_verdict_name(j->verdict)));
+	json_object_set_new(o, "score", json_real(j->score));
+	json_object_set_new(o, "time_limit_ms", json_integer(j->time_limit_ms));
+	json_object_set_new(o, "memory_limit_mb", json_integer(j->memory_limit_mb));
+	json_object_set_new(o, "compile_output", gv_json_string_lossy(j->compile_output, j->compile_output_len));
+	if (j->verdict == EXEC_VERDICT_IE)
+		json_object_set_new(o, "message", json_string(j->message));
+	for (size_t i = 0; i < j->ncases; i++) {
+		const struct exec_judged_case *c = &j->cases[i];
+		json_t *t = json_object();
+		json_object_set_new(t, "name", json_string(p->cases[i]->name));
+		json_object_set_new(t, "verdict", json_string(exec_verdict_name(c->verdict)));
+		json_object_set_new(t, "time_ms", json_integer((json_int_t)c->time_ms));
+		json_object_set_new(t, "memory_kb", json_integer((json_int_t)c->memory_kb));
+		if (c->message[0])
+			json_object_set_new(t, "message", gv_json_string_lossy(c->message, strlen(c->message)));
+		json_array_append_new(tests, t);
+	}
+	json_object_set_new(o, "tests", tests);
+	int rc = json_dumpf(o, stdout, JSON_COMPACT) == 0 && fputc('\n', stdout) != EOF ? 0 : -1;
+	json_decref(o);
+	return rc;
+}
+
+int cli_cmd_judge(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "lang", required_argument, NULL, 'l' }, { "time", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },       { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *lang_id = NULL;
+	bool json = false;
+	uint32_t time_ms = 0;
+	struct gv_err err;
+	gv_err_clear(&err);
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+l:t:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': lang_id = optarg; break;
+		case 't':
+			if (cli_parse_seconds(optarg, &time_ms, &err) != 0) {
+				fprintf(stderr, "gavel judge: --time: %s\n", err.msg);
+				return JUDGE_EXIT_USAGE;
+			}
+			break;
+		case 'j': json = true; break;
+		case 'h': judge_usage(stdout); return JUDGE_EXIT_AC;
+		default: judge_usage(stderr); return JUDGE_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 2) {
+		judge_usage(stderr);
+		return JUDGE_EXIT_USAGE;
+	}
+	const char *problem_dir = argv[optind], *source_path = argv[optind + 1];
+	char *source = NULL;
+	size_t source_len = 0;
+	if (cli_read_file(source_path, JUDGE_SOURCE_MAX, &source, &source_len, &err) != 0) {
+		fprintf(stderr, "gavel judge: %s\n", err.msg);
+		return JUDGE_EXIT_USAGE;
+	}
+	int rc = JUDGE_EXIT_INTERNAL;
+	struct cli_local local;
+	struct exec_problem problem;
+	struct exec_judgement j;
+	memset(&problem, 0, sizeof(problem));
+	problem.dirfd = -1;
+	memset(&j, 0, sizeof(j));
+	if (cli_local_open(&local, &err) != 0) {
+		fprintf(stderr, "gavel judge: %s\n", err.msg);
+		goto out;
+	}
+	const struct lang_def *lang = cli_pick_language(&local, lang_id, source_path, &err);
+	if (!lang) {
+		fprintf(stderr, "gavel judge: %s\n", err.msg);
+		rc = JUDGE_EXIT_USAGE;
+		goto out;
+	}
+	struct exec_problem_opts popts = { .time_override_ms = time_ms, .langs = &local.langs };
+	if (exec_problem_load(&problem, problem_dir, &popts, &err) != 0) {
+		fprintf(stderr, "gavel judge: %s\n", err.msg);
+		rc = JUDGE_EXIT_USAGE;
+		goto out;
+	}
+	for (size_t i = 0; i < problem.nwarnings; i++)
+		fprintf(stderr, "gavel judge: warning: %s\n", problem.warnings[i]);
+	struct progress pr = { .out = json ? stderr : stdout, .total = problem.ncases };
+	struct exec_judge_opts jopts = { .tenant = "local", .progress = print_progress, .progress_arg = &pr };
+	if (exec_judge_problem(&local.engine, &problem, lang, source, source_len, &jopts, &j, &err) != 0) {
+		fprintf(stderr, "gavel judge: %s\n", err.msg);
+		rc = JUDGE_EXIT_USAGE;
+		goto out;
+	}
+	if (json) {
+		if (print_json(&problem, &j) != 0)
+			fprintf(stderr, "gavel judge: could not write the result\n");
+	} else {
+		if (j.verdict == EXEC_VERDICT_CE && j.compile_output_len)
+			fwrite(j.compile_output, 1, j.compile_output_len, stdout);
+		if (j.verdict == EXEC_VERDICT_IE)
+			printf("internal error: %s\n", j.message);
+		printf("verdict %s", exec_verdict_name(j.verdict));
+		if (problem.type == EXEC_PROBLEM_SCORING)
+			printf(", score %g", j.score);
+		printf(" (%s, time limit %u ms, memory %u MiB)\n", lang->id, j.time_limit_ms, j.memory_limit_mb);
+	}
+	rc = j.verdict == EXEC_VERDICT_AC ? JUDGE_EXIT_AC
+	     : j.verdict == EXEC_VERDICT_IE ? JUDGE_EXIT_INTERNAL
+					     : JUDGE_EXIT_REJECTED;
+out:
+	exec_judgement_free(&j);
+	exec_problem_free(&problem);
+	cli_local_close(&local);
+	free(source);
+	return rc;
+}

@@ -1,0 +1,8 @@
+/* The subcommands of the `gavel` CLI. Each takes the argv after the
+ * subcommand name (argv[0] is the subcommand) and returns the process exit
+ * status. */
+#pragma once
+
+int cli_cmd_migrate(int argc, char **argv);
+int cli_cmd_run(int argc, char **argv);
+int cli_cmd_judge(int argc, char **argv);

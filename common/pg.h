@@ -1,0 +1,79 @@
+/* PostgreSQL connection helpers on libpq, blocking flavour (the CLI, the
+ * executor's result writer, migrations). The ownership rules of libpq are
+ * coded here once: every PGresult is cleared and PQgetResult is drained to
+ * NULL on every path, so a connection is never left busy. SQL is always
+ * parameterised; gv_pg_exec_script is the one exception, for trusted
+ * multi-statement files (migrations).
+ *
+ * Errors are GV_EDB with PostgreSQL's message and, for server errors,
+ * "(SQLSTATE xxxxx)" at the end. Messages never contain a password. */
+#pragma once
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+
+/* Opens one connection, one attempt. url is a postgresql:// URL or a
+ * key=value conninfo string; parameters it names win over the defaults
+ * given here (connect_timeout_s, application_name "gavel", UTF8).
+ * statement_timeout_ms > 0 sets the session's statement_timeout.
+ * Returns a connection the caller closes with PQfinish, or NULL with err
+ * filled. */
+PGconn *gv_pg_connect(const char *url, int connect_timeout_s, int statement_timeout_ms,
+		      struct gv_err *err) GV_MUST_CHECK;
+
+/* Sets statement_timeout for the session (0 = none). */
+int gv_pg_set_statement_timeout(PGconn *conn, int ms, struct gv_err *err) GV_MUST_CHECK;
+
+/* Runs one parameterised statement (text parameters, NULL pointer = SQL
+ * NULL) and discards its result. 0 on COMMAND_OK or TUPLES_OK. */
+int gv_pg_exec(PGconn *conn, const char *sql, int nparams, const char *const *params,
+	       struct gv_err *err) GV_MUST_CHECK;
+
+/* Like gv_pg_exec but returns the result (TUPLES_OK or COMMAND_OK), owned
+ * by the caller, who PQclear()s it. NULL with err filled on failure. */
+PGresult *gv_pg_query(PGconn *conn, const char *sql, int nparams, const char *const *params,
+		      struct gv_err *err) GV_MUST_CHECK;
+
+/* Runs a trusted script of several statements (simple query protocol, no
+ * parameters), stopping at the first error. COPY is refused. On a server
+ * error, *err_position (when not NULL) receives PostgreSQL's 1-based
+ * character position of the error in sql, or 0 when it gave none. */
+int gv_pg_exec_script(PGconn *conn, const char *sql, int *err_position,
+		      struct gv_err *err) GV_MUST_CHECK;
+
+/* True when the connection is usable as far as libpq knows (a server that
+ * went away is noticed by the next query, which fails). */
+bool gv_pg_conn_ok(const PGconn *conn);
+
+/* Copies url into out with any password replaced by "***", for logs. */
+void gv_pg_url_redact(const char *url, char *out, size_t outsz);
+
+/* A connection that reconnects: gv_pg_ensure() reopens it, with bounded
+ * exponential backoff, when the last query found it broken. */
+struct gv_pg_opts {
+	const char *url;           /* copied by gv_pg_new */
+	int connect_timeout_s;     /* per attempt; 0 = 5 */
+	int statement_timeout_ms;  /* 0 = none */
+	int max_attempts;          /* per gv_pg_new / gv_pg_ensure; 0 = 5 */
+	long backoff_initial_ms;   /* 0 = 100 */
+	long backoff_max_ms;       /* 0 = 5000 */
+};
+
+struct gv_pg;
+
+/* Connects (with retries as in gv_pg_ensure). Returns a handle the caller
+ * frees with gv_pg_free, or NULL with err filled. */
+struct gv_pg *gv_pg_new(const struct gv_pg_opts *opts, struct gv_err *err) GV_MUST_CHECK;
+/* Closes the connection; NULL-safe. */
+void gv_pg_free(struct gv_pg *pg);
+/* 0 when the connection is usable, reconnecting first if it is broken;
+ * -1 when every attempt failed (the handle stays valid; try again later). */
+int gv_pg_ensure(struct gv_pg *pg, struct gv_err *err) GV_MUST_CHECK;
+/* The current connection, borrowed: valid until the next gv_pg_ensure or
+ * gv_pg_free. NULL after a failed reconnect. */
+PGconn *gv_pg_conn(struct gv_pg *pg);
+/* How many times the handle has reconnected since gv_pg_new. */
+unsigned gv_pg_reconnects(const struct gv_pg *pg);

@@ -1,0 +1,454 @@
+/* Redis connection helpers on hiredis 0.14.1; see redis.h. A context that
+ * saw an I/O error is unusable in hiredis, so it is freed at once and the
+ * next command reconnects; error replies leave the connection as it was. */
+#include "common/redis.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "common/backoff.h"
+
+struct gv_redis {
+	redisContext *ctx;
+	struct gv_redis_url url;
+	struct gv_redis_opts opts;
+	unsigned reconnects;
+	unsigned seed;
+};
+
+/* ------------------------------------------------------------- URL parsing */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decodes in[0..len) into out (size outsz). */
+static int pct_decode(const char *in, size_t len, char *out, size_t outsz, const char *what,
+		      struct gv_err *err)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		int c = (unsigned char)in[i];
+		if (c == '%') {
+			int hi = i + 2 < len ? hexval(in[i + 1]) : -1;
+			int lo = i + 2 < len ? hexval(in[i + 2]) : -1;
+			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+				return gv_err_set(err, GV_EINVAL, "bad percent-encoding in the %s", what);
+			c = hi * 16 + lo;
+			i += 2;
+		}
+		if (o + 1 >= outsz)
+			return gv_err_set(err, GV_EINVAL, "%s longer than %zu bytes", what, outsz - 1);
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* Parses a decimal number of at most maxdigits digits in s[0..len). */
+static int parse_uint(const char *s, size_t len, size_t maxdigits, long *out)
+{
+	if (len == 0 || len > maxdigits)
+		return -1;
+	long v = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static bool host_char_ok(char c, bool bracketed)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+	    c == '_')
+		return true;
+	return bracketed && (c == ':' || c == '%');
+}
+
+static int parse_userinfo(const char *ui, size_t len, struct gv_redis_url *out, struct gv_err *err)
+{
+	const char *colon = memchr(ui, ':', len);
+	if (!colon) /* like redis-cli: a lone word is the password */
+		return pct_decode(ui, len, out->password, sizeof(out->password), "password", err);
+	if (pct_decode(ui, (size_t)(colon - ui), out->user, sizeof(out->user), "user name", err) != 0)
+		return -1;
+	return pct_decode(colon + 1, len - (size_t)(colon - ui) - 1, out->password, sizeof(out->password),
+			  "password", err);
+}
+
+static int parse_db(const char *s, size_t len, struct gv_redis_url *out, struct gv_err *err)
+{
+	long db;
+	if (parse_uint(s, len, 5, &db) != 0 || db > GV_REDIS_DB_MAX)
+		return gv_err_set(err, GV_EINVAL, "database number '%.*s' is not a number in 0..%d",
+				  (int)(len > 16 ? 16 : len), s, GV_REDIS_DB_MAX);
+	out->db = (int)db;
+	return 0;
+}
+
+static int parse_tcp(const char *rest, struct gv_redis_url *out, struct gv_err *err)
+{
+	size_t alen = strcspn(rest, "/?#");
+	const char *auth = rest, *at = NULL;
+	for (size_t i = 0; i < alen; i++)
+		if (auth[i] == '@')
+			at = auth + i;
+	const char *hp = auth;
+	if (at) {
+		if (parse_userinfo(auth, (size_t)(at - auth), out, err) != 0)
+			return -1;
+		hp = at + 1;
+	}
+	size_t hplen = alen - (size_t)(hp - auth);
+	const char *host = hp, *port = NULL;
+	size_t hostlen, portlen = 0;
+	bool bracketed = hplen > 0 && hp[0] == '[';
+	if (bracketed) {
+		const char *close = memchr(hp, ']', hplen);
+		if (!close)
+			return gv_err_set(err, GV_EINVAL, "unclosed '[' in host");
+		host = hp + 1;
+		hostlen = (size_t)(close - host);
+		const char *after = close + 1;
+		size_t afterlen = hplen - (size_t)(after - hp);
+		if (afterlen > 0) {
+			if (after[0] != ':')
+				return gv_err_set(err, GV_EINVAL, "unexpected text after ']'");
+			port = after + 1;
+			portlen = afterlen - 1;
+		}
+	} else {
+		const char *colon = memchr(hp, ':', hplen);
+		hostlen = colon ? (size_t)(colon - hp) : hplen;
+		if (colon) {
+			port = colon + 1;
+			portlen = hplen - hostlen - 1;
+		}
+	}
+	if (hostlen == 0)
+		return gv_err_set(err, GV_EINVAL, "no host");
+	if (hostlen >= sizeof(out->host))
+		return gv_err_set(err, GV_EINVAL, "host longer than %zu bytes", sizeof(out->host) - 1);
+	for (size_t i = 0; i < hostlen; i++)
+		if (!host_char_ok(host[i], bracketed))
+			return gv_err_set(err, GV_EINVAL, "bad character in host");
+	memcpy(out->host, host, hostlen);
+	out->host[hostlen] = '\0';
+	if (port) {
+		long p;
+		if (parse_uint(port, portlen, 5, &p) != 0 || p < 1 || p > 65535)
+			return gv_err_set(err, GV_EINVAL, "port '%.*s' is not a number in 1..65535",
+					  (int)(portlen > 16 ? 16 : portlen), port);
+		out->port = (int)p;
+	}
+	const char *tail = auth + alen;
+	if (tail[0] == '\0')
+		return 0;
+	if (tail[0] != '/')
+		return gv_err_set(err, GV_EINVAL, "query strings and fragments are not supported");
+	tail++;
+	if (tail[0] == '\0')
+		return 0;
+	return parse_db(tail, strlen(tail), out, err);
+}
+
+static int parse_unix(const char *rest, struct gv_redis_url *out, struct gv_err *err)
+{
+	out->is_unix = true;
+	out->port = 0;
+	size_t alen = strcspn(rest, "/");
+	if (alen > 0) {
+		if (rest[alen - 1] != '@')
+			return gv_err_set(err, GV_EINVAL, "unix socket URL needs an absolute path (unix:///path)");
+		const char *at = NULL;
+		for (size_t i = 0; i < alen; i++)
+			if (rest[i] == '@')
+				at = rest + i;
+		if (parse_userinfo(rest, (size_t)(at - rest), out, err) != 0)
+			return -1;
+	}
+	const char *path = rest + alen;
+	size_t plen = strcspn(path, "?#");
+	if (plen <= 1)
+		return gv_err_set(err, GV_EINVAL, "unix socket URL has no path");
+	if (plen >= sizeof(out->path))
+		return gv_err_set(err, GV_EINVAL, "socket path longer than %zu bytes", sizeof(out->path) - 1);
+	memcpy(out->path, path, plen);
+	out->path[plen] = '\0';
+	const char *q = path + plen;
+	if (q[0] == '\0')
+		return 0;
+	if (strncmp(q, "?db=", 4) != 0)
+		return gv_err_set(err, GV_EINVAL, "the only query parameter understood is db=N");
+	return parse_db(q + 4, strlen(q + 4), out, err);
+}
+
+int gv_redis_url_parse(const char *url, struct gv_redis_url *out, struct gv_err *err)
+{
+	if (!out)
+		return gv_err_set(err, GV_EINTERNAL, "no output for the Redis URL");
+	memset(out, 0, sizeof(*out));
+	out->port = 6379;
+	int rc;
+	if (!url || !url[0])
+		rc = gv_err_set(err, GV_EINVAL, "empty URL");
+	else if (strncmp(url, "redis://", 8) == 0)
+		rc = parse_tcp(url + 8, out, err);
+	else if (strncmp(url, "unix://", 7) == 0)
+		rc = parse_unix(url + 7, out, err);
+	else if (strncmp(url, "rediss://", 9) == 0)
+		rc = gv_err_set(err, GV_EINVAL, "TLS (rediss://) is not supported");
+	else
+		rc = gv_err_set(err, GV_EINVAL, "URL must start with redis:// or unix://");
+	if (rc != 0) {
+		explicit_bzero(out->password, sizeof(out->password));
+		gv_err_prefix(err, "Redis URL");
+	}
+	return rc;
+}
+
+/* -------------------------------------------------------------- connecting */
+
+static struct timeval ms_to_tv(int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	return tv;
+}
+
+static void where(const struct gv_redis_url *u, char *buf, size_t size)
+{
+	if (u->is_unix)
+		snprintf(buf, size, "%s", u->path);
+	else if (strchr(u->host, ':'))
+		snprintf(buf, size, "[%s]:%d", u->host, u->port);
+	else
+		snprintf(buf, size, "%s:%d", u->host, u->port);
+}
+
+/* Runs a setup command (AUTH, SELECT) and checks its reply. */
+static int setup_command(redisContext *c, int argc, const char **argv, const char *what, struct gv_err *err)
+{
+	redisReply *reply = redisCommandArgv(c, argc, argv, NULL);
+	if (!reply)
+		return gv_err_set(err, GV_EREDIS, "%s: %s", what, c->errstr[0] ? c->errstr : "I/O error");
+	int rc = 0;
+	if (reply->type == REDIS_REPLY_ERROR)
+		rc = gv_err_set(err, GV_EREDIS, "%s: %.*s", what, (int)(reply->len > 200 ? 200 : reply->len),
+				reply->str);
+	freeReplyObject(reply);
+	return rc;
+}
+
+redisContext *gv_redis_connect_url(const struct gv_redis_url *u, int connect_timeout_ms, int command_timeout_ms,
+				   struct gv_err *err)
+{
+	char at[GV_REDIS_PATH_MAX + GV_REDIS_HOST_MAX + 16];
+	where(u, at, sizeof(at));
+	struct timeval ctv = ms_to_tv(connect_timeout_ms > 0 ? connect_timeout_ms : 2000);
+	redisContext *c = u->is_unix ? redisConnectUnixWithTimeout(u->path, ctv)
+				     : redisConnectWithTimeout(u->host, u->port, ctv);
+	if (!c) {
+		gv_err_set(err, GV_EREDIS, "connect to Redis at %s: out of memory", at);
+		return NULL;
+	}
+	if (c->err) {
+		gv_err_set(err, GV_EREDIS, "connect to Redis at %s: %s", at, c->errstr);
+		redisFree(c);
+		return NULL;
+	}
+	if (command_timeout_ms > 0 && redisSetTimeout(c, ms_to_tv(command_timeout_ms)) != REDIS_OK) {
+		gv_err_set(err, GV_EREDIS, "Redis at %s: set timeout: %s", at, c->errstr);
+		redisFree(c);
+		return NULL;
+	}
+	if (!u->is_unix)
+		(void)redisEnableKeepAlive(c); /* best effort: dead peers are found sooner */
+	if (u->password[0]) {
+		const char *argv[] = { "AUTH", u->user[0] ? u->user : u->password, u->password };
+		if (setup_command(c, u->user[0] ? 3 : 2, argv, "AUTH", err) != 0) {
+			gv_err_prefix(err, "Redis at %s", at);
+			redisFree(c);
+			return NULL;
+		}
+	}
+	if (u->db > 0) {
+		char db[16];
+		snprintf(db, sizeof(db), "%d", u->db);
+		const char *argv[] = { "SELECT", db };
+		if (setup_command(c, 2, argv, "SELECT", err) != 0) {
+			gv_err_prefix(err, "Redis at %s", at);
+			redisFree(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+static int connect_with_backoff(struct gv_redis *r, struct gv_err *err)
+{
+	int timeout = r->opts.command_timeout_ms < 0 ? 0 : r->opts.command_timeout_ms;
+	for (int attempt = 0; attempt < r->opts.max_attempts; attempt++) {
+		if (attempt > 0) {
+			long d = gv_backoff_delay_ms((unsigned)(attempt - 1), r->opts.backoff_initial_ms,
+						     r->opts.backoff_max_ms);
+			gv_backoff_sleep_ms(gv_backoff_jitter_ms(d, &r->seed));
+		}
+		r->ctx = gv_redis_connect_url(&r->url, r->opts.connect_timeout_ms, timeout, err);
+		if (r->ctx)
+			return 0;
+	}
+	gv_err_prefix(err, "Redis unreachable after %d attempt(s)", r->opts.max_attempts);
+	return -1;
+}
+
+struct gv_redis *gv_redis_new(const struct gv_redis_opts *opts, struct gv_err *err)
+{
+	if (!opts || !opts->url) {
+		gv_err_set(err, GV_ECONFIG, "no Redis URL given");
+		return NULL;
+	}
+	struct gv_redis *r = calloc(1, sizeof(*r));
+	if (!r) {
+		gv_err_errno(err, "calloc");
+		return NULL;
+	}
+	if (gv_redis_url_parse(opts->url, &r->url, err) != 0) {
+		free(r);
+		return NULL;
+	}
+	r->opts = *opts;
+	r->opts.url = NULL; /* parsed copy kept in r->url */
+	if (r->opts.connect_timeout_ms <= 0)
+		r->opts.connect_timeout_ms = 2000;
+	if (r->opts.command_timeout_ms == 0)
+		r->opts.command_timeout_ms = 5000;
+	if (r->opts.max_attempts <= 0)
+		r->opts.max_attempts = 5;
+	if (r->opts.backoff_initial_ms <= 0)
+		r->opts.backoff_initial_ms = 100;
+	if (r->opts.backoff_max_ms <= 0)
+		r->opts.backoff_max_ms = 5000;
+	r->seed = gv_backoff_seed();
+	if (connect_with_backoff(r, err) != 0) {
+		gv_redis_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void gv_redis_free(struct gv_redis *r)
+{
+	if (!r)
+		return;
+	if (r->ctx)
+		redisFree(r->ctx);
+	explicit_bzero(&r->url, sizeof(r->url));
+	free(r);
+}
+
+int gv_redis_ensure(struct gv_redis *r, struct gv_err *err)
+{
+	if (!r)
+		return gv_err_set(err, GV_EINTERNAL, "no Redis handle");
+	if (r->ctx && !r->ctx->err)
+		return 0;
+	if (r->ctx) {
+		redisFree(r->ctx);
+		r->ctx = NULL;
+	}
+	if (connect_with_backoff(r, err) != 0)
+		return -1;
+	r->reconnects++;
+	return 0;
+}
+
+redisContext *gv_redis_context(struct gv_redis *r)
+{
+	return r ? r->ctx : NULL;
+}
+
+unsigned gv_redis_reconnects(const struct gv_redis *r)
+{
+	return r ? r->reconnects : 0;
+}
+
+/* Turns what hiredis returned into our convention; drops a broken context. */
+static redisReply *check_reply(struct gv_redis *r, void *raw, struct gv_err *err)
+{
+	redisReply *reply = raw;
+	if (!reply) {
+		gv_err_set(err, GV_EREDIS, "Redis command failed: %s",
+			   r->ctx && r->ctx->errstr[0] ? r->ctx->errstr : "I/O error");
+		if (r->ctx) {
+			redisFree(r->ctx);
+			r->ctx = NULL;
+		}
+		return NULL;
+	}
+	if (reply->type == REDIS_REPLY_ERROR) {
+		gv_err_set(err, GV_EREDIS, "Redis error reply: %.*s", (int)(reply->len > 300 ? 300 : reply->len),
+			   reply->str);
+		freeReplyObject(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+static redisReply *vcommand(struct gv_redis *r, struct gv_err *err, const char *fmt, va_list ap)
+{
+	if (gv_redis_ensure(r, err) != 0)
+		return NULL;
+	return check_reply(r, redisvCommand(r->ctx, fmt, ap), err);
+}
+
+redisReply *gv_redis_command(struct gv_redis *r, struct gv_err *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *reply = vcommand(r, err, fmt, ap);
+	va_end(ap);
+	return reply;
+}
+
+redisReply *gv_redis_commandv(struct gv_redis *r, int argc, const char **argv, const size_t *argvlen,
+			      struct gv_err *err)
+{
+	if (argc <= 0 || !argv) {
+		gv_err_set(err, GV_EINTERNAL, "empty Redis command");
+		return NULL;
+	}
+	if (gv_redis_ensure(r, err) != 0)
+		return NULL;
+	return check_reply(r, redisCommandArgv(r->ctx, argc, argv, argvlen), err);
+}
+
+int gv_redis_exec(struct gv_redis *r, struct gv_err *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	redisReply *reply = vcommand(r, err, fmt, ap);
+	va_end(ap);
+	if (!reply)
+		return -1;
+	freeReplyObject(reply);
+	return 0;
+}
+
+void gv_redis_reply_free(redisReply *reply)
+{
+	if (reply)
+		freeReplyObject(reply);
+}

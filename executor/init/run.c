@@ -1,0 +1,479 @@
+/* The runner of gavel-init: one command under limits, measured.
+ *
+ * Security argument. The child is created with clone(CLONE_VM|CLONE_VFORK)
+ * (what posix_spawn does: no address-space copy, which is costly under
+ * gVisor's ptrace platform) and, before execve, only makes raw system calls:
+ * new session, stdio onto our pipes and the read-only stdin, rlimits, then
+ * no_new_privs + the seccomp filter compiled once by the parent. Every fd of
+ * init is O_CLOEXEC, so the program inherits exactly fds 0, 1, 2. The
+ * environment is built from scratch. Leftover processes are killed with
+ * kill(-1, SIGKILL), from which init (PID 1) is exempt, repeated until
+ * wait4 says no child is left: orphans re-parent to init, so ECHILD means
+ * nothing of the run survives. */
+#include "executor/init/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READ_CHUNK 65536
+#ifndef SAMPLE_FIRST_MS
+#define SAMPLE_FIRST_MS 10 /* opening /proc/<pid>/status costs ~1 ms under ptrace */
+#endif
+#define SAMPLE_EVERY_MS 5
+#define PATH_CANDIDATES 3
+
+static char *const clean_envp[] = {
+	"PATH=/usr/bin:/bin",
+	"LANG=C.UTF-8",
+	"HOME=/tmp",
+	NULL,
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+int init_runner_open(struct init_runner *r, struct gv_err *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->out_r = r->out_w = r->err_r = r->err_w = r->exec_r = r->exec_w = -1;
+	r->sigfd = r->in_rw = r->in_ro = -1;
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		goto fail_errno;
+	r->out_r = p[0], r->out_w = p[1];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		goto fail_errno;
+	r->err_r = p[0], r->err_w = p[1];
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		goto fail_errno;
+	r->exec_r = p[0], r->exec_w = p[1];
+	if (fcntl(r->out_r, F_SETFL, O_NONBLOCK) < 0 || fcntl(r->err_r, F_SETFL, O_NONBLOCK) < 0)
+		goto fail_errno;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		goto fail_errno;
+	r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (r->sigfd < 0)
+		goto fail_errno;
+	/* No MFD_ALLOW_SEALING: the program cannot seal its stdin against our
+	 * next write. It gets a read-only reopening of it. */
+	r->in_rw = memfd_create("gv_stdin", MFD_CLOEXEC);
+	if (r->in_rw < 0)
+		goto fail_errno;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", r->in_rw);
+	r->in_ro = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->in_ro < 0)
+		goto fail_errno;
+	return 0;
+fail_errno:
+	gv_err_errno(err, "runner setup");
+	init_runner_close(r);
+	return -1;
+}
+
+void init_runner_close(struct init_runner *r)
+{
+	close_fd(&r->out_r), close_fd(&r->out_w), close_fd(&r->err_r), close_fd(&r->err_w);
+	close_fd(&r->exec_r), close_fd(&r->exec_w), close_fd(&r->sigfd);
+	close_fd(&r->in_rw), close_fd(&r->in_ro);
+	free(r->out.buf);
+	free(r->err.buf);
+	r->out.buf = r->err.buf = NULL;
+}
+
+int init_runner_input_reset(struct init_runner *r, struct gv_err *err)
+{
+	if (ftruncate(r->in_rw, 0) < 0)
+		return gv_err_errno(err, "truncate stdin");
+	return 0;
+}
+
+int init_runner_input_append(struct init_runner *r, const char *data, size_t len, uint64_t off,
+			     struct gv_err *err)
+{
+	while (len > 0) {
+		ssize_t n = pwrite(r->in_rw, data, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return gv_err_errno(err, "write stdin");
+		}
+		data += n, len -= (size_t)n, off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* ---- the child ---------------------------------------------------------- */
+
+struct child_args {
+	const struct init_runner *r;
+	const struct init_run_spec *spec;
+	char paths[PATH_CANDIDATES][4096];
+	int npaths;
+	struct rlimit rl_cpu, rl_as;
+};
+
+struct child_report {
+	int stage;   /* what failed */
+	int err;     /* errno */
+};
+
+enum { STAGE_SETUP = 1, STAGE_RLIMIT, STAGE_SECCOMP, STAGE_EXEC };
+
+static _Noreturn void child_fail(const struct child_args *a, int stage, int e)
+{
+	struct child_report rep = { stage, e };
+	ssize_t w = write(a->r->exec_w, &rep, sizeof(rep));
+	(void)w;
+	_exit(127);
+}
+
+static int set_limit(int res, uint64_t v)
+{
+	struct rlimit rl = { (rlim_t)v, (rlim_t)v };
+	return setrlimit(res, &rl);
+}
+
+static int child_main(void *arg)
+{
+	const struct child_args *a = arg;
+	const struct init_runner *r = a->r;
+	const struct init_limits *lim = a->spec->lim;
+	sigset_t none;
+	sigemptyset(&none);
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	if (sigaction(SIGPIPE, &dfl, NULL) < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
+	    setsid() < 0)
+		child_fail(a, STAGE_SETUP, errno);
+	if (dup2(r->in_ro, 0) < 0 || dup2(r->out_w, 1) < 0 || dup2(r->err_w, 2) < 0)
+		child_fail(a, STAGE_SETUP, errno);
+	if (setrlimit(RLIMIT_CPU, &a->rl_cpu) < 0 || set_limit(RLIMIT_CORE, 0) < 0 ||
+	    set_limit(RLIMIT_NOFILE, lim->open_files) < 0 ||
+	    set_limit(RLIMIT_NPROC, lim->procs) < 0 ||
+	    set_limit(RLIMIT_FSIZE, lim->fsize_kb * 1024) < 0 ||
+	    (lim->stack_kb && set_limit(RLIMIT_STACK, lim->stack_kb * 1024) < 0) ||
+	    (lim->rlimit_as && setrlimit(RLIMIT_AS, &a->rl_as) < 0))
+		child_fail(a, STAGE_RLIMIT, errno);
+	int rc = init_seccomp_apply(a->spec->bpf);
+	if (rc < 0)
+		child_fail(a, STAGE_SECCOMP, -rc);
+	int e = ENOENT;
+	for (int i = 0; i < a->npaths; i++) {
+		execve(a->paths[i], a->spec->argv, clean_envp);
+		if (errno != ENOENT || i == 0)
+			e = errno;
+		if (errno != ENOENT && errno != ENOTDIR)
+			break;
+	}
+	child_fail(a, STAGE_EXEC, e);
+}
+
+static int resolve_paths(struct child_args *a, const char *name, struct gv_err *err)
+{
+	static const char *const dirs[] = { "/usr/bin", "/bin" };
+	size_t n = strlen(name);
+	if (n == 0 || n >= sizeof(a->paths[0]) - 16)
+		return gv_err_set(err, GV_EINVAL, "bad program name");
+	if (strchr(name, '/')) {
+		memcpy(a->paths[0], name, n + 1);
+		a->npaths = 1;
+		return 0;
+	}
+	a->npaths = 0;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		snprintf(a->paths[a->npaths++], sizeof(a->paths[0]), "%s/%s", dirs[i], name);
+	return 0;
+}
+
+/* ---- the parent --------------------------------------------------------- */
+
+static int capture_add(struct init_capture *c, const char *data, size_t n, uint64_t cap)
+{
+	c->total += n;
+	size_t room = c->len < cap ? (size_t)(cap - c->len) : 0;
+	size_t keep = n < room ? n : room;
+	if (keep == 0)
+		return 0;
+	if (c->len + keep > c->alloc) {
+		size_t want = c->alloc ? c->alloc : 65536;
+		while (want < c->len + keep)
+			want *= 2;
+		if (want > cap)
+			want = (size_t)cap;
+		char *nb = realloc(c->buf, want);
+		if (!nb)
+			return -1;
+		c->buf = nb;
+		c->alloc = want;
+	}
+	memcpy(c->buf + c->len, data, keep);
+	c->len += keep;
+	return 0;
+}
+
+/* Reads what is available on fd into c; returns 0 (EAGAIN), or -1. */
+static int drain(int fd, struct init_capture *c, uint64_t cap, char *scratch, struct gv_err *err)
+{
+	for (;;) {
+		ssize_t n = read(fd, scratch, READ_CHUNK);
+		if (n > 0) {
+			if (capture_add(c, scratch, (size_t)n, cap) < 0)
+				return gv_err_set(err, ENOMEM, "capture: out of memory");
+			if (n < READ_CHUNK)
+				return 0;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n == 0)
+			return 0; /* cannot happen: we hold the write end */
+		return gv_err_errno(err, "read capture pipe");
+	}
+}
+
+static void flush_sigfd(int sigfd)
+{
+	struct signalfd_siginfo si[8];
+	while (read(sigfd, si, sizeof(si)) > 0)
+		;
+}
+
+int init_kill_all(struct init_runner *r, struct gv_err *err)
+{
+	for (int round = 0;; round++) {
+		if (kill(-1, SIGKILL) < 0 && errno != ESRCH)
+			return gv_err_errno(err, "kill(-1)");
+		for (;;) {
+			pid_t p = wait4(-1, NULL, WNOHANG, NULL);
+			if (p > 0)
+				continue;
+			if (p < 0 && errno == EINTR)
+				continue;
+			if (p < 0 && errno == ECHILD) {
+				flush_sigfd(r->sigfd);
+				return 0;
+			}
+			if (p < 0)
+				return gv_err_errno(err, "wait4");
+			break; /* children left, none exited yet */
+		}
+		if (round > 2000)
+			return gv_err_set(err, GV_ESANDBOX, "processes survive kill(-1, SIGKILL)");
+		struct pollfd pf = { .fd = r->sigfd, .events = POLLIN };
+		if (poll(&pf, 1, round < 10 ? 1 : 10) < 0 && errno != EINTR)
+			return gv_err_errno(err, "poll");
+		flush_sigfd(r->sigfd);
+	}
+}
+
+static void take_max(const char *buf, const char *key, size_t klen, uint64_t *max)
+{
+	const char *p = strstr(buf, key);
+	if (!p)
+		return;
+	uint64_t v = strtoull(p + klen, NULL, 10);
+	if (v > *max)
+		*max = v;
+}
+
+/* Peak address space and resident size (kB) from /proc/<pid>/status. Linux
+ * has VmPeak/VmHWM; gVisor 20221219 only VmSize/VmRSS, whose maxima over
+ * the samples stand in for them. */
+static void sample_memory(int fd, uint64_t *vmpeak, uint64_t *hwm)
+{
+	char buf[4096];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	take_max(buf, "\nVmPeak:", 8, vmpeak);
+	take_max(buf, "\nVmSize:", 8, vmpeak);
+	take_max(buf, "\nVmHWM:", 7, hwm);
+	take_max(buf, "\nVmRSS:", 7, hwm);
+}
+
+int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
+		    struct init_outcome *o, struct gv_err *err)
+{
+	static char stack[256 * 1024] __attribute__((aligned(16)));
+	static struct child_args args;
+	static char scratch[READ_CHUNK];
+	const struct init_limits *lim = spec->lim;
+
+	memset(o, 0, sizeof(*o));
+	r->out.len = r->err.len = 0;
+	r->out.total = r->err.total = 0;
+	memset(&args, 0, sizeof(args));
+	args.r = r;
+	args.spec = spec;
+	if (resolve_paths(&args, spec->argv[0], err) < 0)
+		return -1;
+	rlim_t cpu_s = (rlim_t)((lim->cpu_ms + 999) / 1000) + 1;
+	args.rl_cpu = (struct rlimit){ cpu_s, cpu_s + 1 };
+	rlim_t as = (rlim_t)init_as_limit_kb(lim) * 1024;
+	args.rl_as = (struct rlimit){ as, as };
+	if (lseek(r->in_ro, 0, SEEK_SET) < 0)
+		return gv_err_errno(err, "rewind stdin");
+
+	uint64_t start = now_ns();
+	uint64_t deadline = start + lim->wall_ms * 1000000ull;
+	pid_t pid = clone(child_main, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+	if (pid < 0)
+		return gv_err_errno(err, "clone");
+	/* CLONE_VFORK: the child has exec'd or died; a report is already here. */
+	struct child_report rep;
+	ssize_t rn = read(r->exec_r, &rep, sizeof(rep));
+	if (rn == (ssize_t)sizeof(rep)) {
+		if (rep.stage == STAGE_EXEC && spec->lim->rlimit_as &&
+		    (rep.err == ENOMEM || rep.err == E2BIG)) {
+			o->exec_enomem = 1;
+		} else {
+			static const char *const stages[] = { "?", "setup", "rlimit", "seccomp", "execve" };
+			int e = rep.err;
+			if (init_kill_all(r, err) < 0)
+				return -1;
+			return gv_err_set(err, e, "child %s of %s: %s",
+					  stages[rep.stage >= 1 && rep.stage <= 4 ? rep.stage : 0],
+					  spec->argv[0], strerror(e));
+		}
+	}
+
+	int status = 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	int done = 0, killed = 0, memfd = -1;
+	uint64_t next_sample = start + SAMPLE_FIRST_MS * 1000000ull;
+	uint64_t out_cap = lim->output_bytes;
+	uint64_t err_cap = spec->combined_cap ? lim->output_bytes : lim->stderr_bytes;
+	while (!done) {
+		uint64_t now = now_ns();
+		if (!killed && now >= deadline) {
+			o->killed_wall = 1;
+			kill(pid, SIGKILL);
+			killed = 1;
+		}
+		if (now >= next_sample) {
+			if (memfd < 0) {
+				char path[64];
+				snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+				memfd = open(path, O_RDONLY | O_CLOEXEC);
+			}
+			if (memfd >= 0)
+				sample_memory(memfd, &o->vmpeak_kb, &o->hwm_kb);
+			if (!killed && o->hwm_kb >= lim->memory_kb) {
+				o->killed_memory = 1;
+				kill(pid, SIGKILL);
+				killed = 1;
+			}
+			next_sample = now + SAMPLE_EVERY_MS * 1000000ull;
+		}
+		uint64_t until = next_sample < deadline || killed ? next_sample : deadline;
+		uint64_t wait_ns = until > now ? until - now : 0;
+		struct timespec ts = { (time_t)(wait_ns / 1000000000ull), (long)(wait_ns % 1000000000ull) };
+		struct pollfd pf[3] = {
+			{ .fd = r->sigfd, .events = POLLIN },
+			{ .fd = r->out_r, .events = POLLIN },
+			{ .fd = r->err_r, .events = POLLIN },
+		};
+		int pr = ppoll(pf, 3, &ts, NULL);
+		if (pr < 0 && errno != EINTR) {
+			gv_err_errno(err, "ppoll");
+			goto fail;
+		}
+		if (pr <= 0)
+			continue;
+		if ((pf[1].revents & POLLIN) && drain(r->out_r, &r->out, out_cap, scratch, err) < 0)
+			goto fail;
+		if ((pf[2].revents & POLLIN) && drain(r->err_r, &r->err, err_cap, scratch, err) < 0)
+			goto fail;
+		uint64_t over = spec->combined_cap ? r->out.total + r->err.total : r->out.total;
+		if (!killed && over > out_cap) {
+			o->killed_output = 1;
+			kill(pid, SIGKILL);
+			killed = 1;
+		}
+		if (pf[0].revents & POLLIN) {
+			flush_sigfd(r->sigfd);
+			for (;;) {
+				int st;
+				struct rusage rus;
+				pid_t p = wait4(-1, &st, WNOHANG, &rus);
+				if (p == pid) {
+					status = st;
+					ru = rus;
+					done = 1;
+				} else if (p > 0) {
+					continue; /* an orphan of an earlier process */
+				} else if (p < 0 && errno == EINTR) {
+					continue;
+				}
+				if (p <= 0 || done)
+					break;
+			}
+		}
+	}
+	o->wall_ms = (now_ns() - start) / 1000000ull;
+	if (memfd >= 0)
+		close(memfd);
+	if (init_kill_all(r, err) < 0)
+		return -1;
+	/* Everything that could write is dead: take what is left in the pipes. */
+	if (drain(r->out_r, &r->out, out_cap, scratch, err) < 0 ||
+	    drain(r->err_r, &r->err, err_cap, scratch, err) < 0)
+		return -1;
+	uint64_t over = spec->combined_cap ? r->out.total + r->err.total : r->out.total;
+	if (over > out_cap)
+		o->killed_output = 1;
+	o->stdout_bytes = r->out.total;
+	o->stderr_bytes = r->err.total;
+	o->cpu_ms = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000ull +
+		    ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) / 1000ull;
+	o->maxrss_kb = ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
+	if (WIFEXITED(status)) {
+		o->exited = 1;
+		o->exit_code = WEXITSTATUS(status);
+	} else {
+		o->exited = 0;
+		o->term_signal = WTERMSIG(status);
+	}
+	return 0;
+fail:
+	if (memfd >= 0)
+		close(memfd);
+	{
+		struct gv_err ignored;
+		if (init_kill_all(r, &ignored) < 0) {
+			/* the first error is the one reported */
+		}
+	}
+	return -1;
+}

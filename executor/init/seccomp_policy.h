@@ -1,0 +1,40 @@
+/* The seccomp allowlists gavel-init puts on the compiler and on the
+ * program: a table of syscall names (seccomp_policy.c), compiled once with
+ * libseccomp into a BPF program that the child loads right before execve. */
+#pragma once
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "common/err.h"
+
+enum init_policy {
+	INIT_POLICY_PROGRAM, /* the submitted program: no chmod, rename, link... */
+	INIT_POLICY_COMPILE, /* compilers and linkers: also change modes and names */
+};
+
+/* A compiled filter; insns owned (init_bpf_free). */
+struct init_bpf {
+	struct sock_filter *insns;
+	unsigned short len;
+};
+
+/* Builds the policy. Every libseccomp call is checked; a name in the table
+ * that this libseccomp cannot resolve fails the build (a typo must not
+ * silently widen or narrow the policy). Default action for a syscall not in
+ * the table: EPERM. A short "hostile" list (ptrace, mount, unshare, bpf...)
+ * kills the process with SIGSYS so the attempt shows in the result. Other
+ * architectures (i386, x32 numbers) kill the process. */
+int init_seccomp_build(enum init_policy policy, struct init_bpf *out,
+		       struct gv_err *err) GV_MUST_CHECK;
+
+/* NULL-safe. */
+void init_bpf_free(struct init_bpf *bpf);
+
+/* Sets no_new_privs and loads bpf into the calling thread. Only raw system
+ * calls: safe in a vfork-style child. Returns 0 or -errno. */
+int init_seccomp_apply(const struct init_bpf *bpf);
+
+/* Writes the policy in libseccomp's readable PFC form to fd (debugging and
+ * the probe tests). */
+int init_seccomp_dump(enum init_policy policy, int fd, struct gv_err *err) GV_MUST_CHECK;

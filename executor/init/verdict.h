@@ -1,0 +1,47 @@
+/* The pure decision "what happened to this run": from the wait status, the
+ * measurements and what the supervisor itself did, to a result record's
+ * status, limit and message. No I/O; table-tested in
+ * tests/unit/test_init_verdict.c. */
+#pragma once
+
+#include <stdint.h>
+
+#include "executor/init/job.h"
+#include "executor/record.h"
+
+/* What the supervisor observed about one run. */
+struct init_outcome {
+	int exited;            /* 1: exited with exit_code; 0: killed by term_signal */
+	int exit_code;
+	int term_signal;
+	uint64_t cpu_ms;       /* utime + stime from wait4 */
+	uint64_t wall_ms;
+	uint64_t maxrss_kb;    /* ru_maxrss */
+	uint64_t hwm_kb;       /* largest VmHWM sampled from /proc (0: none) */
+	uint64_t vmpeak_kb;    /* largest VmPeak sampled from /proc (0: none) */
+	uint64_t stdout_bytes;
+	uint64_t stderr_bytes;
+	int killed_output;     /* we killed it: output cap */
+	int killed_memory;     /* we killed it: sampled VmHWM >= limit */
+	int killed_wall;       /* we killed it: wall clock */
+	int exec_enomem;       /* execve failed with ENOMEM/E2BIG under RLIMIT_AS */
+};
+
+/* gVisor (20221219) reserves the whole initial stack mapping, up to
+ * 128 MiB, at execve and counts it in the address space (measured: with
+ * memory 512 MiB and stack 512 MiB only 380 MiB could be malloc-ed). So
+ * RLIMIT_AS = memory_kb + min(stack_kb, 128 MiB): the heap gets memory_kb;
+ * resident overuse is caught by ru_maxrss / VmHWM against memory_kb. */
+#define INIT_STACK_RESERVE_MAX_KB (128u * 1024)
+uint64_t init_as_limit_kb(const struct init_limits *lim);
+
+/* The margin below the RLIMIT_AS limit within which an abnormal end counts
+ * as a memory limit: limit/8, at least 1 MiB. */
+uint64_t init_as_margin_kb(uint64_t memory_kb);
+
+/* Fills status, limit, exit_code/signal, the measurements and a message of
+ * rec (phase and index are left alone). Precedence: output, memory sampled,
+ * CPU, wall, peak RSS, RLIMIT_AS rule, signal, exit code. The rules are
+ * documented in executor/PROTOCOL.md ("How init decides"). */
+void init_decide(const struct init_outcome *o, const struct init_limits *lim,
+		 struct exec_record *rec);

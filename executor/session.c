@@ -1,0 +1,1006 @@
+/* The sandbox engine: sessions of one runsc sandbox each, talking to
+ * gavel-init over pipes with the framed protocol of executor/PROTOCOL.md.
+ * The host side enforces what must hold even if everything inside is
+ * compromised: a wall-clock deadline per phase and per sandbox, caps on
+ * every byte read from the sandbox, the cgroup's OOM counter read before
+ * the sandbox is deleted, and removal of everything the sandbox touched
+ * without following a single link it could have planted. */
+#include "executor/session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "executor/record.h"
+
+#define KB 1024ull
+#define TEST_INPUT_MAX (64u << 20)
+#define MAX_FILES 64
+#define MAX_FILES_BYTES (64u << 20)
+#define MAX_ARGS 64
+#define MAX_ARG_LEN 4096
+#define DIAG_CAP (64u << 10)     /* init's own fd 2, per PROTOCOL.md */
+#define DEFAULT_STDERR (64u << 10)
+#define BACKSTOP_GRACE_MS 5000   /* host backstop beyond init's wall limit */
+#define BOOT_GRACE_MS 20000      /* sandbox boot before the compile phase */
+
+struct exec_session {
+	struct exec_engine *e;
+	char id[40];
+	char cg_rel[256];
+	char dir[4096];     /* absolute bundle dir */
+	struct exec_limits compile_limits, run_limits;
+	pid_t pid;          /* the sandbox process, our child */
+	int pidfd;
+	int in_fd, out_fd, err_fd; /* host ends: commands, results, init's diagnostics */
+	struct exec_frame_decoder dec;
+	struct exec_frame_cap caps[3];
+	char *diag;         /* init's stderr, DIAG_CAP bytes at most */
+	size_t diag_len;
+	int64_t deadline;   /* whole sandbox, monotonic ms */
+	uint32_t tests_run;
+	bool dir_made, created, reaped, dead, out_eof, err_eof;
+	int wait_status;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void exec_phase_result_free(struct exec_phase_result *r)
+{
+	if (!r)
+		return;
+	free(r->out);
+	free(r->err_out);
+	memset(r, 0, sizeof(*r));
+}
+
+static void result_init(struct exec_phase_result *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+static void result_set(struct exec_phase_result *r, const char *status, const char *limit,
+		       const char *msg)
+{
+	snprintf(r->status, sizeof(r->status), "%s", status);
+	snprintf(r->limit, sizeof(r->limit), "%s", limit);
+	snprintf(r->message, sizeof(r->message), "%s", msg);
+}
+
+bool exec_session_alive(const struct exec_session *s)
+{
+	return s && !s->dead;
+}
+
+const char *exec_session_id(const struct exec_session *s)
+{
+	return s->id;
+}
+
+const char *exec_session_cgroup(const struct exec_session *s)
+{
+	return s->cg_rel;
+}
+
+/* ---- removal without following links ---- */
+
+/* Removes name under dirfd recursively. Security argument: the work dir
+ * was writable by the sandbox, which may have planted symlinks, fifos or
+ * device-like files there (gVisor forbids real device nodes, but we do not
+ * rely on it). Every entry is examined with fstatat(AT_SYMLINK_NOFOLLOW) and
+ * only directories are descended, through openat(O_NOFOLLOW|O_DIRECTORY)
+ * relative to the parent's fd; anything else is unlinked, never opened.
+ * No path is ever resolved by name from the root, so a link swapped in
+ * meanwhile cannot redirect us outside the tree. */
+static int remove_tree_at(int parent_fd, const char *name, int depth)
+{
+	struct stat st;
+	if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(parent_fd, name, 0) == 0 || errno == ENOENT ? 0 : -1;
+	if (depth > 256)
+		return -1;
+	int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	/* A directory without search/write for root is still removable by
+	 * root (CAP_DAC_OVERRIDE); nothing to chmod. */
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	int rc = 0;
+	for (;;) {
+		errno = 0;
+		struct dirent *de = readdir(d);
+		if (!de) {
+			if (errno)
+				rc = -1;
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (remove_tree_at(dirfd(d), de->d_name, depth + 1) != 0)
+			rc = -1;
+	}
+	closedir(d);
+	if (unlinkat(parent_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+		rc = -1;
+	return rc;
+}
+
+/* ---- job validation and the job record ---- */
+
+static bool file_name_ok(const char *n)
+{
+	size_t len = n ? strlen(n) : 0;
+	if (len == 0 || len > 64 || strcmp(n, ".") == 0 || strcmp(n, "..") == 0 ||
+	    strcmp(n, "job") == 0)
+		return false;
+	return strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == len;
+}
+
+static int check_argv(const char *const *argv, const char *what, struct gv_err *err)
+{
+	size_t n = 0;
+	for (; argv[n]; n++) {
+		if (n >= MAX_ARGS)
+			return gv_err_set(err, GV_ELIMIT, "%s: more than %d arguments", what, MAX_ARGS);
+		size_t l = strlen(argv[n]);
+		if (l > MAX_ARG_LEN)
+			return gv_err_set(err, GV_ELIMIT, "%s: argument longer than %d", what, MAX_ARG_LEN);
+		/* A newline would inject a key into the job record. */
+		if (memchr(argv[n], '\n', l))
+			return gv_err_set(err, GV_EINVAL, "%s: argument contains a newline", what);
+	}
+	if (n == 0)
+		return gv_err_set(err, GV_EINVAL, "%s is empty", what);
+	return 0;
+}
+
+static int check_limits(const struct exec_limits *l, const char *what, struct gv_err *err)
+{
+	if (!l->cpu_ms || !l->wall_ms || !l->memory_kb)
+		return gv_err_set(err, GV_EINVAL, "%s limits: cpu_ms, wall_ms and memory_kb are required", what);
+	if (l->wall_ms < l->cpu_ms)
+		return gv_err_set(err, GV_EINVAL, "%s limits: wall_ms below cpu_ms", what);
+	if (l->wall_ms > 7200000 || l->memory_kb > (64ull << 20) || l->memory_kb < 1024 ||
+	    l->output_bytes > (64u << 20) || l->stderr_bytes > (64u << 20) || l->procs > 4096)
+		return gv_err_set(err, GV_ELIMIT, "%s limits out of range", what);
+	return 0;
+}
+
+static int check_job(const struct exec_job *job, struct gv_err *err)
+{
+	if (!exec_cgroup_name_ok(job->tenant))
+		return gv_err_set(err, GV_EINVAL, "tenant name not usable for a sandbox");
+	if (!job->run_argv || check_argv(job->run_argv, "run argv", err) != 0)
+		return job->run_argv ? -1 : gv_err_set(err, GV_EINVAL, "no run argv");
+	if (job->compile_argv && check_argv(job->compile_argv, "compile argv", err) != 0)
+		return -1;
+	if (check_limits(&job->run_limits, "run", err) != 0)
+		return -1;
+	if (job->compile_argv && check_limits(&job->compile_limits, "compile", err) != 0)
+		return -1;
+	if (job->n_files > MAX_FILES)
+		return gv_err_set(err, GV_ELIMIT, "more than %d files", MAX_FILES);
+	size_t total = 0;
+	for (size_t i = 0; i < job->n_files; i++) {
+		if (!file_name_ok(job->files[i].name))
+			return gv_err_set(err, GV_EINVAL, "file name not allowed in the work dir");
+		if (job->files[i].len > MAX_FILES_BYTES - total)
+			return gv_err_set(err, GV_ELIMIT, "files larger than %u bytes", MAX_FILES_BYTES);
+		total += job->files[i].len;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(job->files[i].name, job->files[j].name) == 0)
+				return gv_err_set(err, GV_EINVAL, "duplicate file name");
+	}
+	return 0;
+}
+
+struct strbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+GV_PRINTF(2, 3) static void sb_printf(struct strbuf *b, const char *fmt, ...)
+{
+	if (b->oom)
+		return;
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t ncap = (b->cap + (size_t)n + 1) * 2;
+		char *np = realloc(b->p, ncap);
+		if (!np) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = ncap;
+	}
+}
+
+static void limits_record(struct strbuf *b, const char *pfx, const struct exec_limits *l, bool test)
+{
+	sb_printf(b, "%scpu_ms:%" PRIu64 "\n%swall_ms:%" PRIu64 "\n%smemory_kb:%" PRIu64 "\n", pfx,
+		  l->cpu_ms, pfx, l->wall_ms, pfx, l->memory_kb);
+	if (l->output_bytes || test)
+		sb_printf(b, "%soutput_bytes:%" PRIu64 "\n", pfx, l->output_bytes);
+	if (test && l->stderr_bytes)
+		sb_printf(b, "stderr_bytes:%" PRIu64 "\n", l->stderr_bytes);
+	if (test && l->stack_kb)
+		sb_printf(b, "stack_kb:%" PRIu64 "\n", l->stack_kb);
+	if (l->procs)
+		sb_printf(b, "%sprocs:%" PRIu32 "\n", pfx, l->procs);
+	if (l->open_files)
+		sb_printf(b, "%sopen_files:%" PRIu32 "\n", pfx, l->open_files);
+	if (l->fsize_kb)
+		sb_printf(b, "%sfsize_kb:%" PRIu64 "\n", pfx, l->fsize_kb);
+	sb_printf(b, "%srlimit_as:%d\n", pfx, l->rlimit_as ? 1 : 0);
+}
+
+/* The job record of PROTOCOL.md. Arguments were checked to hold no '\n'. */
+static char *job_record(const struct exec_job *job, size_t *len)
+{
+	struct strbuf b = {0};
+	sb_printf(&b, "version:1\n");
+	for (size_t i = 0; job->compile_argv && job->compile_argv[i]; i++)
+		sb_printf(&b, "compile_arg:%s\n", job->compile_argv[i]);
+	for (size_t i = 0; job->run_argv[i]; i++)
+		sb_printf(&b, "run_arg:%s\n", job->run_argv[i]);
+	if (job->compile_argv)
+		limits_record(&b, "compile_", &job->compile_limits, false);
+	limits_record(&b, "", &job->run_limits, true);
+	sb_printf(&b, "seccomp:default\n");
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	*len = b.len;
+	return b.p;
+}
+
+/* Writes a new file into the work dir. Security argument: the work dir is
+ * fresh (created by us a moment ago, before any sandbox exists), the name
+ * was checked to be one plain component, and O_EXCL|O_NOFOLLOW refuse
+ * anything already there. Mode 0644 owned by root: the sandbox (uid 65534)
+ * reads them but, with the dir's sticky bit, cannot replace them. */
+static int write_box_file(int box_fd, const char *name, const void *data, size_t len,
+			  struct gv_err *err)
+{
+	int fd = openat(box_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return gv_err_errno(err, "work dir: create %s", name);
+	const char *p = data;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			gv_err_errno(err, "work dir: write %s", name);
+			close(fd);
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fchmod(fd, 0644) != 0 || close(fd) != 0)
+		return gv_err_errno(err, "work dir: finish %s", name);
+	return 0;
+}
+
+/* ---- talking to init ---- */
+
+static void read_diag(struct exec_session *s)
+{
+	char buf[4096];
+	while (!s->err_eof) {
+		ssize_t n = read(s->err_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			s->err_eof = true;
+		if (n <= 0)
+			return;
+		/* Past the cap the bytes are drained and dropped, so init
+		 * never blocks on a full pipe. */
+		size_t k = (size_t)n;
+		if (k > DIAG_CAP - s->diag_len)
+			k = DIAG_CAP - s->diag_len;
+		memcpy(s->diag + s->diag_len, buf, k);
+		s->diag_len += k;
+	}
+}
+
+/* The last line of init's diagnostics, escaped, for error messages. */
+static const char *diag_tail(const struct exec_session *s, char *out, size_t outsz)
+{
+	size_t end = s->diag_len;
+	while (end > 0 && s->diag[end - 1] == '\n')
+		end--;
+	size_t start = end;
+	while (start > 0 && s->diag[start - 1] != '\n' && end - start < 200)
+		start--;
+	return gv_log_escape(out, outsz, s->diag + start, end - start);
+}
+
+static int copy_payload(char **dst, size_t *dst_len, const struct exec_frame *f)
+{
+	free(*dst);
+	*dst = malloc(f->len + 1);
+	if (!*dst)
+		return -1;
+	memcpy(*dst, f->payload, f->len);
+	(*dst)[f->len] = '\0';
+	*dst_len = f->len;
+	return 0;
+}
+
+static void fill_from_record(struct exec_phase_result *r, const struct exec_record *rec)
+{
+	snprintf(r->status, sizeof(r->status), "%s", exec_status_name(rec->status));
+	snprintf(r->limit, sizeof(r->limit), "%s",
+		 rec->limit == EXEC_LIMIT_UNSET ? "none" : exec_limit_name(rec->limit));
+	snprintf(r->message, sizeof(r->message), "%s", rec->message);
+	r->exit_code = rec->exit_code;
+	r->signal = rec->signal;
+	r->time_ms = rec->time_ms;
+	r->wall_ms = rec->wall_ms;
+	r->memory_kb = rec->memory_kb;
+	r->stdout_bytes = rec->stdout_bytes;
+	r->stderr_bytes = rec->stderr_bytes;
+}
+
+/* SIGKILLs the sandbox process. Safe by pid: it is our child and not yet
+ * reaped, so the pid cannot have been reused. Killing the Sentry ends
+ * every process inside at once. */
+static void kill_sandbox(struct exec_session *s)
+{
+	if (s->pid > 0 && !s->reaped)
+		kill(s->pid, SIGKILL);
+}
+
+static void wait_sandbox(struct exec_session *s, long timeout_ms)
+{
+	if (s->pid > 0 && !s->reaped &&
+	    exec_reaper_wait(&s->e->reaper, s->pid, &s->wait_status, timeout_ms)) {
+		s->reaped = true;
+		exec_reaper_forget(&s->e->reaper, s->pid);
+	}
+}
+
+enum phase_end { PH_RESULT, PH_DIED, PH_TIMEOUT, PH_PROTO };
+
+/* Sends the pending command bytes and reads one phase's frames (stdout,
+ * stderr, result) until the result, the sandbox's death, the deadline or a
+ * protocol error. Every frame is bounded by s->caps before allocation. */
+static enum phase_end pump_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
+				 int64_t deadline, struct exec_phase_result *r, struct gv_err *err)
+{
+	size_t sent = 0;
+	char buf[65536];
+	bool have_result = false;
+	while (!have_result) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return PH_TIMEOUT;
+		struct pollfd p[4];
+		nfds_t np = 0;
+		p[np++] = (struct pollfd){s->out_fd, POLLIN, 0};
+		p[np++] = (struct pollfd){s->pidfd, POLLIN, 0};
+		if (!s->err_eof)
+			p[np++] = (struct pollfd){s->err_fd, POLLIN, 0};
+		if (sent < cmd_len)
+			p[np++] = (struct pollfd){s->in_fd, POLLOUT, 0};
+		int n = poll(p, np, left > 1000 ? 1000 : (int)left);
+		if (n < 0 && errno != EINTR) {
+			gv_err_errno(err, "poll");
+			return PH_PROTO;
+		}
+		read_diag(s);
+		if (sent < cmd_len) {
+			ssize_t w = write(s->in_fd, cmd + sent, cmd_len - sent);
+			if (w > 0)
+				sent += (size_t)w;
+			else if (w < 0 && errno != EAGAIN && errno != EINTR)
+				return PH_DIED; /* EPIPE: init is gone */
+		}
+		for (;;) {
+			ssize_t k = read(s->out_fd, buf, sizeof(buf));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k == 0) {
+				s->out_eof = true;
+				return PH_DIED;
+			}
+			if (k < 0)
+				break;
+			size_t off = 0;
+			while (off < (size_t)k) {
+				struct exec_frame f;
+				size_t used = 0;
+				int fr = exec_frame_decoder_feed(&s->dec, buf + off, (size_t)k - off, &used, &f, err);
+				off += used;
+				if (fr < 0)
+					return PH_PROTO;
+				if (fr == 0)
+					continue;
+				if (have_result) {
+					gv_err_set(err, GV_EPROTO, "frame %s after the result", f.kind);
+					return PH_PROTO;
+				}
+				if (strcmp(f.kind, "stdout") == 0) {
+					if (copy_payload(&r->out, &r->out_len, &f) != 0)
+						return gv_err_set(err, ENOMEM, "stdout frame"), PH_PROTO;
+				} else if (strcmp(f.kind, "stderr") == 0) {
+					if (copy_payload(&r->err_out, &r->err_len, &f) != 0)
+						return gv_err_set(err, ENOMEM, "stderr frame"), PH_PROTO;
+				} else {
+					struct exec_record rec;
+					if (exec_record_parse(f.payload, f.len, &rec, err) != 0) {
+						gv_err_prefix(err, "result record");
+						return PH_PROTO;
+					}
+					fill_from_record(r, &rec);
+					have_result = true;
+				}
+			}
+		}
+		if (!have_result) {
+			/* Exited: what is still in the pipe is taken first. */
+			struct pollfd pf[2] = {{s->pidfd, POLLIN, 0}, {s->out_fd, POLLIN, 0}};
+			if (poll(pf, 2, 0) > 0 && (pf[0].revents & POLLIN) && !(pf[1].revents & POLLIN))
+				return PH_DIED;
+		}
+	}
+	return PH_RESULT;
+}
+
+static uint64_t out_cap(const struct exec_limits *l)
+{
+	return l->output_bytes ? l->output_bytes : 65536;
+}
+
+/* Reads the cgroup's OOM counter. The sandbox memcg covers the Sentry,
+ * the gofer and every process inside: a kill there means the sandbox as a
+ * whole ran out of memory, which only the program can have caused (the
+ * headroom covers gVisor itself). */
+static int oom_kills(struct exec_session *s, uint64_t *n, struct gv_err *err)
+{
+	const struct exec_cgroup *cg = &s->e->cg;
+	if (cg->ops->oom_kills(cg, s->cg_rel, n, err) != 0) {
+		gv_err_prefix(err, "sandbox %s", s->id);
+		return -1;
+	}
+	return 0;
+}
+
+static void mark_dead(struct exec_session *s)
+{
+	s->dead = true;
+	kill_sandbox(s);
+	wait_sandbox(s, 5000);
+}
+
+/* One phase: the command (NULL for the compile phase, which init runs on
+ * its own) and its frames back. 0 with r filled for anything the program
+ * did, -1 with err (and r->status "IE") for a failure of the machinery. */
+static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
+		     const struct exec_limits *l, bool compile, struct exec_phase_result *r,
+		     struct gv_err *err)
+{
+	uint64_t oc = out_cap(l);
+	uint64_t ec = compile ? oc : (l->stderr_bytes ? l->stderr_bytes : DEFAULT_STDERR);
+	s->caps[0] = (struct exec_frame_cap){"stdout", (size_t)oc};
+	s->caps[1] = (struct exec_frame_cap){"stderr", (size_t)ec};
+	s->caps[2] = (struct exec_frame_cap){"result", EXEC_RECORD_MAX_BYTES};
+
+	/* Host backstop: init enforces wall_ms itself; if it does not answer
+	 * within wall_ms + grace (+ the boot for the first phase), the whole
+	 * sandbox is killed. Never later than the sandbox's own deadline. */
+	int64_t deadline = now_ms() + (int64_t)l->wall_ms + BACKSTOP_GRACE_MS +
+			   (compile ? BOOT_GRACE_MS : 0);
+	if (deadline > s->deadline)
+		deadline = s->deadline;
+
+	enum phase_end end = pump_phase(s, cmd, cmd_len, deadline, r, err);
+	uint64_t ooms = 0;
+	char tail[256];
+	switch (end) {
+	case PH_RESULT:
+		/* A sandbox-wide OOM kill can hit a helper thread and leave init
+		 * answering: the counter decides, not the answer. */
+		if (oom_kills(s, &ooms, err) != 0) {
+			mark_dead(s);
+			result_set(r, "IE", "none", "cannot read the sandbox's OOM counter");
+			return -1;
+		}
+		if (ooms > 0) {
+			mark_dead(s);
+			result_set(r, "MLE", "memory", "sandbox out of memory (host cgroup OOM kill)");
+		}
+		return 0;
+	case PH_TIMEOUT:
+		mark_dead(s);
+		result_set(r, "WLE", "wall", "host wall-clock backstop: sandbox killed");
+		r->wall_ms = l->wall_ms;
+		return 0;
+	case PH_DIED:
+		/* The Sentry is gone (or init closed its pipes): kill whatever
+		 * is left, reap, then read the counter before runsc delete. */
+		mark_dead(s);
+		read_diag(s);
+		if (oom_kills(s, &ooms, err) != 0) {
+			result_set(r, "IE", "none", "sandbox died; OOM counter unreadable");
+			return -1;
+		}
+		if (ooms > 0) {
+			result_set(r, "MLE", "memory", "sandbox out of memory (host cgroup OOM kill)");
+			r->memory_kb = l->memory_kb;
+			return 0;
+		}
+		diag_tail(s, tail, sizeof(tail));
+		gv_err_set(err, GV_ESANDBOX, "sandbox %s exited unexpectedly (%s %d): %s", s->id,
+			   s->reaped && WIFSIGNALED(s->wait_status) ? "signal" : "exit",
+			   !s->reaped ? -1
+			   : WIFSIGNALED(s->wait_status) ? WTERMSIG(s->wait_status)
+							 : WEXITSTATUS(s->wait_status),
+			   tail);
+		result_set(r, "IE", "none", "sandbox exited unexpectedly");
+		return -1;
+	case PH_PROTO:
+	default:
+		mark_dead(s);
+		gv_err_prefix(err, "sandbox %s", s->id);
+		result_set(r, "IE", "none", "protocol failure talking to gavel-init");
+		return -1;
+	}
+}
+
+int exec_session_run_test(struct exec_session *s, const void *input, size_t len,
+			  struct exec_phase_result *out, struct gv_err *err)
+{
+	result_init(out);
+	if (!s || s->dead) {
+		result_set(out, "IE", "none", "sandbox is gone");
+		return gv_err_set(err, EXEC_EDEAD, "sandbox %s is dead: open a new session",
+				  s ? s->id : "(null)");
+	}
+	if (len > TEST_INPUT_MAX) {
+		result_set(out, "IE", "none", "input too large");
+		return gv_err_set(err, GV_ELIMIT, "test input of %zu bytes over %u", len, TEST_INPUT_MAX);
+	}
+	char hdr[EXEC_FRAME_HEADER_MAX + 1];
+	int hl = exec_frame_header(hdr, sizeof(hdr), "test", len, err);
+	if (hl < 0)
+		return -1;
+	char *cmd = malloc((size_t)hl + len);
+	if (!cmd) {
+		result_set(out, "IE", "none", "out of memory");
+		return gv_err_set(err, ENOMEM, "test input: out of memory");
+	}
+	memcpy(cmd, hdr, (size_t)hl);
+	if (len)
+		memcpy(cmd + hl, input, len);
+	int rc = run_phase(s, cmd, (size_t)hl + len, &s->run_limits, false, out, err);
+	free(cmd);
+	s->tests_run++;
+	return rc;
+}
+
+/* ---- open / close ---- */
+
+static int make_id(char *out, size_t outsz, struct gv_err *err)
+{
+	unsigned char rnd[8];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return gv_err_errno(err, "getrandom");
+	int n = snprintf(out, outsz, "gv-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
+			 rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	return n > 0 && (size_t)n < outsz ? 0 : gv_err_set(err, GV_EINTERNAL, "sandbox id");
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Builds the bundle in the fresh dir s->dir (fd bfd): skeleton, /etc, the
+ * work dir with the job record and the files, config.json. */
+static int build_bundle(struct exec_session *s, int bfd, const struct exec_job *job,
+			struct gv_err *err)
+{
+	const struct exec_engine_config *c = &s->e->cfg;
+	if (exec_bundle_write_skeleton(bfd, s->e->etc_binds, err) != 0)
+		return -1;
+	/* /box: root-owned 1777 (sticky). The sandbox user may create files
+	 * but cannot remove or replace the job record and sources. */
+	if (mkdirat(bfd, "box", 0700) != 0)
+		return gv_err_errno(err, "mkdir box");
+	int box = openat(bfd, "box", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (box < 0)
+		return gv_err_errno(err, "open box");
+	int rc = fchmod(box, 01777) == 0 ? 0 : gv_err_errno(err, "chmod box");
+	size_t jlen = 0;
+	char *jrec = rc == 0 ? job_record(job, &jlen) : NULL;
+	if (rc == 0 && !jrec)
+		rc = gv_err_set(err, ENOMEM, "job record");
+	if (rc == 0)
+		rc = write_box_file(box, "job", jrec, jlen, err);
+	free(jrec);
+	for (size_t i = 0; rc == 0 && i < job->n_files; i++)
+		rc = write_box_file(box, job->files[i].name, job->files[i].data, job->files[i].len, err);
+	close(box);
+	if (rc != 0)
+		return -1;
+
+	char etc[4200], boxp[4200];
+	snprintf(etc, sizeof(etc), "%s/etc", s->dir);
+	snprintf(boxp, sizeof(boxp), "%s/box", s->dir);
+	uint64_t prog_kb = max_u64(job->run_limits.memory_kb,
+				   job->compile_argv ? job->compile_limits.memory_kb : 0);
+	uint64_t fsize_kb = max_u64(max_u64(job->run_limits.fsize_kb, job->compile_limits.fsize_kb),
+				    256 * 1024);
+	struct exec_bundle_params p = {
+		.hostname = "gavel",
+		.cgroups_path = NULL,
+		.init_path = c->init_path,
+		.etc_path = etc,
+		.box_path = boxp,
+		/* Program + tmpfs contents (held in Sentry memory) + gVisor's
+		 * own overhead (measured ~20 MB; default headroom 64 MiB). */
+		.memory_limit_bytes = (prog_kb + c->tmp_size_kb + c->headroom_kb) * KB,
+		.pids_limit = c->pids_limit,
+		.cpu_quota_us = (uint64_t)c->cpu_quota_pct * 1000,
+		.cpu_period_us = 100000,
+		.tmp_size_bytes = c->tmp_size_kb * KB,
+		.nofile = 4096,
+		.nproc = 4096,
+		.fsize_bytes = fsize_kb * KB,
+		.etc_binds = s->e->etc_binds,
+		.seccomp = true,
+	};
+	char cgpath[300];
+	snprintf(cgpath, sizeof(cgpath), "/%s", s->cg_rel);
+	p.cgroups_path = cgpath;
+	json_t *cfg = exec_bundle_config(&p, err);
+	if (!cfg)
+		return -1;
+	rc = exec_bundle_write_config(bfd, cfg, err);
+	json_decref(cfg);
+	return rc;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* Creates and starts the sandbox. Its stdio are three fresh pipes; our
+ * ends are close-on-exec, so no other sandbox or runsc ever holds them. */
+static int start_sandbox(struct exec_session *s, struct gv_err *err)
+{
+	int in[2], out[2], er[2];
+	if (pipe2(in, O_CLOEXEC) != 0)
+		return gv_err_errno(err, "pipe");
+	if (pipe2(out, O_CLOEXEC) != 0) {
+		close(in[0]);
+		close(in[1]);
+		return gv_err_errno(err, "pipe");
+	}
+	if (pipe2(er, O_CLOEXEC) != 0) {
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		return gv_err_errno(err, "pipe");
+	}
+	s->in_fd = in[1];
+	s->out_fd = out[0];
+	s->err_fd = er[0];
+	set_nonblock(s->in_fd);
+	set_nonblock(s->out_fd);
+	set_nonblock(s->err_fd);
+	char pidf[4200];
+	snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
+	int stdio[3] = {in[0], out[1], er[1]};
+	int rc = exec_runsc_create(&s->e->runsc, s->dir, pidf, s->id, stdio, &s->pid, err);
+	/* runsc create always "created" something worth a delete --force. */
+	s->created = true;
+	close(in[0]);
+	close(out[1]);
+	close(er[1]);
+	if (rc != 0) {
+		char tail[256];
+		read_diag(s);
+		gv_err_prefix(err, "%s", diag_tail(s, tail, sizeof(tail)));
+		return -1;
+	}
+	s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+	if (s->pidfd < 0)
+		return gv_err_errno(err, "pidfd_open %d", (int)s->pid);
+	return exec_runsc_start(&s->e->runsc, s->id, err);
+}
+
+int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct exec_session **out,
+		      struct exec_phase_result *compile, struct gv_err *err)
+{
+	result_init(compile);
+	*out = NULL;
+	if (check_job(job, err) != 0) {
+		result_set(compile, "IE", "none", "invalid job");
+		return -1;
+	}
+	struct exec_session *s = calloc(1, sizeof(*s));
+	char *diag = malloc(DIAG_CAP);
+	if (!s || !diag) {
+		free(s);
+		free(diag);
+		result_set(compile, "IE", "none", "out of memory");
+		return gv_err_set(err, ENOMEM, "session: out of memory");
+	}
+	s->e = e;
+	s->diag = diag;
+	s->pid = -1;
+	s->pidfd = s->in_fd = s->out_fd = s->err_fd = -1;
+	s->compile_limits = job->compile_limits;
+	s->run_limits = job->run_limits;
+	s->deadline = now_ms() + (int64_t)e->cfg.session_wall_ms;
+	exec_frame_decoder_init(&s->dec, s->caps, 3);
+
+	int bfd = -1;
+	if (make_id(s->id, sizeof(s->id), err) != 0 ||
+	    exec_cgroup_path(s->cg_rel, sizeof(s->cg_rel), e->cfg.cgroup_parent, job->tenant, s->id,
+			     err) != 0)
+		goto fail;
+	int n = snprintf(s->dir, sizeof(s->dir), "%s/%s", e->cfg.work_root, s->id);
+	if (n < 0 || (size_t)n >= sizeof(s->dir)) {
+		gv_err_set(err, GV_ELIMIT, "work dir path too long");
+		goto fail;
+	}
+	if (mkdirat(e->work_root_fd, s->id, 0700) != 0) {
+		gv_err_errno(err, "mkdir %s", s->dir);
+		goto fail;
+	}
+	s->dir_made = true;
+	bfd = openat(e->work_root_fd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (bfd < 0) {
+		gv_err_errno(err, "open %s", s->dir);
+		goto fail;
+	}
+	if (build_bundle(s, bfd, job, err) != 0)
+		goto fail;
+	close_fd(&bfd);
+	if (start_sandbox(s, err) != 0)
+		goto fail;
+
+	/* The compile phase (trivially OK without a compile step) comes by
+	 * itself, before any command. */
+	const struct exec_limits *cl = job->compile_argv ? &job->compile_limits : &job->run_limits;
+	if (run_phase(s, NULL, 0, cl, true, compile, err) != 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	gv_err_prefix(err, "sandbox %s", s->id[0] ? s->id : "(none)");
+	close_fd(&bfd);
+	if (!compile->status[0])
+		result_set(compile, "IE", "none", "sandbox could not be set up");
+	exec_session_close(s);
+	return -1;
+}
+
+/* Tear-down order matters: the sandbox is ended and reaped (with the gofer,
+ * which exits after it) before runsc delete, or delete times out; the OOM
+ * counter was read while the cgroup existed; the cgroups go after delete;
+ * the work dir last, with the no-follow removal. Failures are logged: a
+ * leftover is swept at the next executor start. */
+void exec_session_close(struct exec_session *s)
+{
+	if (!s)
+		return;
+	struct gv_log_ctx ctx = {.sandbox = s->id};
+	struct gv_err err;
+	gv_err_clear(&err);
+	if (s->pid > 0 && !s->reaped) {
+		if (!s->dead && s->in_fd >= 0) {
+			static const char end_cmd[] = "end 0\n";
+			if (write(s->in_fd, end_cmd, sizeof(end_cmd) - 1) == (ssize_t)sizeof(end_cmd) - 1)
+				wait_sandbox(s, 1000);
+		}
+		kill_sandbox(s);
+		wait_sandbox(s, 5000);
+		if (!s->reaped)
+			gv_warn(&ctx, "sandbox process %d not reaped after SIGKILL", (int)s->pid);
+	}
+	if (s->pid > 0 && !s->reaped)
+		exec_reaper_forget(&s->e->reaper, s->pid);
+	close_fd(&s->pidfd);
+	close_fd(&s->in_fd);
+	close_fd(&s->out_fd);
+	close_fd(&s->err_fd);
+	if (s->created && exec_runsc_delete(&s->e->runsc, s->id, &err) != 0)
+		gv_warn(&ctx, "%s", err.msg);
+	if (s->cg_rel[0]) {
+		if (s->e->cg.ops->remove(&s->e->cg, s->cg_rel, &err) != 0)
+			gv_warn(&ctx, "%s", err.msg);
+		exec_cgroup_remove_parent_if_empty(&s->e->cg, s->cg_rel);
+	}
+	if (s->dir_made && remove_tree_at(s->e->work_root_fd, s->id, 0) != 0)
+		gv_warn(&ctx, "could not remove work dir %s", s->dir);
+	exec_frame_decoder_free(&s->dec);
+	free(s->diag);
+	free(s);
+}
+
+/* ---- engine ---- */
+
+/* Creates dir 0700 if missing and checks it is a root-owned directory,
+ * not a link, writable by nobody else: runsc's state and our bundles hold
+ * what decides how sandboxes are built. */
+static int private_dir(const char *path, struct gv_err *err)
+{
+	if (!path || path[0] != '/')
+		return gv_err_set(err, GV_ECONFIG, "%s: must be an absolute path", path ? path : "(null)");
+	if (mkdir(path, 0700) != 0 && errno != EEXIST)
+		return gv_err_errno(err, "mkdir %s", path);
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return gv_err_errno(err, "stat %s", path);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		return gv_err_set(err, GV_ECONFIG,
+				  "%s must be a root-owned directory not writable by others", path);
+	return 0;
+}
+
+static int check_init(const char *path, struct gv_err *err)
+{
+	struct stat st;
+	if (!path || path[0] != '/')
+		return gv_err_set(err, GV_ECONFIG, "gavel-init path must be absolute");
+	if (stat(path, &st) != 0)
+		return gv_err_errno(err, "gavel-init %s", path);
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0001) || (st.st_mode & 022) || st.st_uid != 0)
+		return gv_err_set(err, GV_ECONFIG,
+				  "gavel-init %s must be a root-owned file, executable by all, "
+				  "writable by root only", path);
+	return 0;
+}
+
+/* Removes stale work dirs "gv-*" under the work root (a crashed executor's
+ * leftovers), with the same no-follow removal as a session close. */
+static unsigned sweep_work_root(int fd)
+{
+	unsigned n = 0;
+	int dfd = dup(fd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
+	}
+	char names[256][40];
+	size_t k = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL && k < 256)
+		if (strncmp(de->d_name, "gv-", 3) == 0 && strlen(de->d_name) < 40)
+			snprintf(names[k++], 40, "%s", de->d_name);
+	closedir(d);
+	for (size_t i = 0; i < k; i++)
+		if (remove_tree_at(fd, names[i], 0) == 0)
+			n++;
+	return n;
+}
+
+int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg, struct gv_err *err)
+{
+	memset(e, 0, sizeof(*e));
+	e->work_root_fd = -1;
+	e->cfg = *cfg;
+	struct exec_engine_config *c = &e->cfg;
+	if (!c->tmp_size_kb)
+		c->tmp_size_kb = 65536;
+	if (!c->headroom_kb)
+		c->headroom_kb = 65536;
+	if (!c->session_wall_ms)
+		c->session_wall_ms = 1800000;
+	if (!c->cpu_quota_pct)
+		c->cpu_quota_pct = 100;
+	if (!c->pids_limit)
+		c->pids_limit = 4096;
+	if (!c->cgroup_parent)
+		c->cgroup_parent = "gavel";
+	if (c->pids_limit < EXEC_BUNDLE_MIN_PIDS)
+		return gv_err_set(err, GV_ECONFIG, "pids_limit below %d panics the Sentry",
+				  EXEC_BUNDLE_MIN_PIDS);
+	if (c->cpu_quota_pct > 6400)
+		return gv_err_set(err, GV_ECONFIG, "cpu_quota_pct out of range");
+	if (geteuid() != 0)
+		return gv_err_set(err, GV_ESANDBOX, "the executor must run as root to drive runsc");
+	if (private_dir(c->runsc_root, err) != 0 || private_dir(c->work_root, err) != 0 ||
+	    check_init(c->init_path, err) != 0)
+		return -1;
+	if (exec_cgroup_detect(&e->cg, c->cgroup_root, err) != 0)
+		return -1;
+	e->runsc = (struct exec_runsc){
+		.path = c->runsc_path,
+		.root = c->runsc_root,
+		.platform = c->platform,
+		.file_access_exclusive = c->file_access_exclusive,
+		.reaper = &e->reaper,
+	};
+	/* Orphans of runsc create (sandbox, gofer) must become our children:
+	 * we wait4 the sandbox and reap the gofer. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+		return gv_err_errno(err, "PR_SET_CHILD_SUBREAPER");
+	/* A write to a dead sandbox's pipe must be an EPIPE, not our death. */
+	signal(SIGPIPE, SIG_IGN);
+	if (exec_runsc_check(&e->runsc, err) != 0)
+		return -1;
+	e->work_root_fd = open(c->work_root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (e->work_root_fd < 0)
+		return gv_err_errno(err, "open %s", c->work_root);
+	exec_bundle_default_etc_binds(e->etc_binds);
+	/* Leftovers of an earlier run: containers first (their processes hold
+	 * the cgroups), then cgroups, then work dirs. */
+	if (exec_runsc_sweep(&e->runsc, &e->swept_containers, err) != 0 ||
+	    exec_cgroup_sweep(&e->cg, c->cgroup_parent, &e->swept_cgroups, err) != 0) {
+		close_fd(&e->work_root_fd);
+		gv_err_prefix(err, "sweeping leftovers");
+		return -1;
+	}
+	exec_reaper_collect(&e->reaper);
+	e->swept_dirs = sweep_work_root(e->work_root_fd);
+	return 0;
+}
+
+void exec_engine_fini(struct exec_engine *e)
+{
+	if (!e)
+		return;
+	close_fd(&e->work_root_fd);
+	exec_reaper_collect(&e->reaper);
+}

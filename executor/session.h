@@ -1,0 +1,134 @@
+/* The sandbox engine the rest of Gavel uses: one session = one fresh runsc
+ * sandbox for one submission. exec_session_open builds the work dir, the
+ * OCI bundle and the cgroup, creates and starts the sandbox and returns the
+ * compile phase's result; exec_session_run_test runs one test; and
+ * exec_session_close destroys everything. The security model is in
+ * executor/SECURITY.md.
+ *
+ * Two channels: what the program did (TLE, MLE, RE, ...) is data in struct
+ * exec_phase_result; a failure of our machinery (runsc, cgroups, a broken
+ * protocol) is an error (-1 with gv_err), which callers turn into verdict IE.
+ *
+ * Threading: one engine per process, all its sessions driven from one
+ * thread. The engine makes the process a child subreaper and is the only
+ * caller of waitpid(-1); it ignores SIGPIPE process-wide. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "executor/bundle.h"
+#include "executor/cgroup.h"
+#include "executor/runsc.h"
+
+/* run_test on a session whose sandbox is gone (whole-sandbox OOM, host
+ * wall-clock backstop, a protocol failure): the caller opens a fresh
+ * session for the remaining tests. */
+#define EXEC_EDEAD (GV_EBASE + 100)
+
+/* Limits of one phase. 0 means "init's default" where PROTOCOL.md gives
+ * one; cpu_ms, wall_ms and memory_kb are required. */
+struct exec_limits {
+	uint64_t cpu_ms, wall_ms, memory_kb, output_bytes, stderr_bytes, stack_kb, fsize_kb;
+	uint32_t procs, open_files;
+	bool rlimit_as;
+};
+
+struct exec_engine_config {
+	const char *runsc_path;     /* absolute, e.g. /usr/bin/runsc */
+	const char *runsc_root;     /* runsc --root, owned by this executor only */
+	const char *work_root;      /* bundles and work dirs, on a real disk */
+	const char *init_path;      /* absolute path of the built gavel-init */
+	const char *cgroup_parent;  /* relative, e.g. "gavel" */
+	const char *platform;       /* NULL: runsc's default (ptrace) */
+	bool file_access_exclusive; /* runsc --file-access-mounts=exclusive */
+	/* Optional (0/NULL: the default in brackets). */
+	const char *cgroup_root;    /* [/sys/fs/cgroup] */
+	uint64_t tmp_size_kb;       /* tmpfs /tmp [65536] */
+	uint64_t headroom_kb;       /* sandbox memcg over the program limit [65536] */
+	uint64_t session_wall_ms;   /* whole-sandbox deadline [1800000] */
+	uint32_t cpu_quota_pct;     /* CPU quota of the sandbox, % of one CPU [100] */
+	uint32_t pids_limit;        /* host threads backstop [4096], >= 1024 */
+};
+
+/* Owned by the caller (embed or allocate); filled by exec_engine_init. */
+struct exec_engine {
+	struct exec_engine_config cfg; /* strings borrowed from the caller's config */
+	struct exec_cgroup cg;
+	struct exec_reaper reaper;
+	struct exec_runsc runsc;
+	const char *etc_binds[EXEC_BUNDLE_MAX_ETC_BINDS + 1];
+	int work_root_fd;
+	unsigned swept_containers, swept_cgroups, swept_dirs;
+};
+
+struct exec_file {
+	const char *name; /* one path component of [A-Za-z0-9._-], not "job" */
+	const void *data;
+	size_t len;
+};
+
+struct exec_job {
+	const char *tenant;               /* [A-Za-z0-9_-]{1,64} */
+	const char *const *compile_argv;  /* NULL: no compile step */
+	const char *const *run_argv;
+	const struct exec_file *files;
+	size_t n_files;
+	struct exec_limits compile_limits, run_limits;
+};
+
+struct exec_phase_result {
+	char status[8];   /* "OK","RE","SG","TLE","WLE","MLE","OLE","IE" */
+	int exit_code, signal;
+	uint64_t time_ms, wall_ms, memory_kb, stdout_bytes, stderr_bytes;
+	char limit[16];   /* "cpu","wall","memory","output","none" */
+	char message[256];
+	char *out;        /* captured stdout (owned; NUL-terminated), out_len bytes */
+	size_t out_len;
+	char *err_out;    /* captured stderr (owned; NUL-terminated) */
+	size_t err_len;
+};
+
+struct exec_session;
+
+/* Checks that runsc is present and runs, that we are root, the runsc root,
+ * the work root, gavel-init and the cgroup controllers; makes the process a
+ * child subreaper; sweeps stale containers, cgroups and work dirs of an
+ * earlier run. Fails closed: any check failing is an error. cfg's strings
+ * are borrowed for the engine's lifetime. */
+int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg,
+		     struct gv_err *err) GV_MUST_CHECK;
+/* Releases the engine (sessions must be closed first). NULL-safe. */
+void exec_engine_fini(struct exec_engine *e);
+
+/* Opens a fresh sandbox for job and runs its compile phase (a trivial OK
+ * phase when compile_argv is NULL) into *compile. On success *out is a new
+ * session the caller closes; the session may already be dead (compile hit
+ * the sandbox OOM or the host backstop). On error nothing is left behind.
+ * compile is always initialised; free it with exec_phase_result_free. */
+int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct exec_session **out,
+		      struct exec_phase_result *compile, struct gv_err *err) GV_MUST_CHECK;
+
+/* Runs the program once on input (len bytes, <= 64 MiB). 0: *out holds the
+ * result (a whole-sandbox OOM gives MLE, the host wall backstop WLE; both
+ * leave the session dead). -1: err filled (EXEC_EDEAD when the session was
+ * already dead, GV_ESANDBOX/GV_EPROTO when it just broke; out->status is
+ * then "IE"). out is always initialised. */
+int exec_session_run_test(struct exec_session *s, const void *input, size_t len,
+			  struct exec_phase_result *out, struct gv_err *err) GV_MUST_CHECK;
+
+/* False once the sandbox is gone; run_test then fails with EXEC_EDEAD. */
+bool exec_session_alive(const struct exec_session *s);
+/* The sandbox's id (runsc container id, cgroup leaf); owned by s. */
+const char *exec_session_id(const struct exec_session *s);
+/* The sandbox cgroup's path relative to each controller; owned by s. */
+const char *exec_session_cgroup(const struct exec_session *s);
+
+/* Ends the sandbox (the "end" command, then SIGKILL), reaps it and the
+ * gofer, runsc delete, removes its cgroups, bundle and work dir. NULL-safe. */
+void exec_session_close(struct exec_session *s);
+
+/* Frees out/err_out; NULL-safe; leaves r zeroed. */
+void exec_phase_result_free(struct exec_phase_result *r);

@@ -1,0 +1,113 @@
+/* Language definitions: one YAML file per language under languages/ (the
+ * schema is in languages/README.md), loaded into a read-only registry that the
+ * frontend (ids, Judge0 ids, limits), the executor (argv, limits, which
+ * toolchains work) and the CLI share. Adding a language is adding a file: no
+ * C changes. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+#define LANG_ID_MAX 32           /* bytes of an id, without the NUL */
+#define LANG_FILE_MAX (64 * 1024) /* bytes of one definition file */
+#define LANG_MAX 256             /* definitions in one registry */
+#define LANG_ARGV_MAX 64         /* words in one argv */
+#define LANG_LIST_MAX 32         /* entries of extensions/packages/host_etc */
+#define LANG_STR_MAX 1024        /* bytes of one string value */
+
+/* One set of limits. Times in milliseconds, memory in MiB, output in KiB. */
+struct lang_limits {
+	uint32_t time_ms;
+	uint32_t wall_ms;
+	uint32_t memory_mb;
+	uint32_t output_kb;
+	uint32_t procs;
+	uint32_t compile_time_ms;
+	uint32_t compile_wall_ms;
+	uint32_t compile_memory_mb;
+	uint32_t compile_procs;
+};
+
+/* One language. Every string and array is owned by the registry and lives
+ * until lang_registry_free(). Arrays of strings are NULL-terminated. */
+struct lang_def {
+	char *id;              /* "cpp" */
+	char *name;            /* "C++" */
+	char *version;         /* display: "GCC 12 (C++17)" */
+	char **version_command; /* argv printing the version; the toolchain probe */
+	char *source;          /* file name the source is saved as: "main.cpp" */
+	char **compile;        /* argv template, NULL for languages without a compile step */
+	char **run;            /* argv template */
+	int judge0_id;         /* 0: none */
+	char **extensions;     /* lower case, with the dot: ".cpp" */
+	char **packages;       /* Debian packages providing the toolchain */
+	char **host_etc;       /* host /etc paths the toolchain needs in the sandbox */
+	bool rlimit_as;        /* limit the address space too (native code) */
+	uint32_t memory_extra_mb; /* added to the sandbox's memory cap for runtime overhead */
+	double time_factor;    /* multiplies a problem's time limit; 1 by default */
+	struct lang_limits defaults;
+	struct lang_limits max;
+	char *path;            /* the file it was loaded from */
+};
+
+struct lang_registry {
+	struct lang_def *defs; /* sorted by id */
+	size_t n;
+};
+
+/* Values substituted into argv templates: "{memory_mb}" and
+ * "{compile_memory_mb}"; "{{" and "}}" stand for literal braces. */
+struct lang_vars {
+	uint32_t memory_mb;
+	uint32_t compile_memory_mb;
+};
+
+/* Loads every "*.yaml" file of dir (not recursive; other files are ignored)
+ * into reg, which must be zeroed or freshly freed. Strict: unknown or
+ * repeated keys, missing required keys, bad values, a file whose name is not
+ * "<id>.yaml", and ids, extensions or Judge0 ids defined twice are errors
+ * naming file:line. On error reg is left empty. */
+int lang_registry_load(struct lang_registry *reg, const char *dir, struct gv_err *err) GV_MUST_CHECK;
+
+/* Loads one definition file into def (zeroed first). def must be released
+ * with lang_def_clear(). Exposed for tests and tools. */
+int lang_def_load_file(struct lang_def *def, const char *path, struct gv_err *err) GV_MUST_CHECK;
+/* Parses a definition from memory; name is used in messages and must be
+ * "<id>.yaml" or end in "/<id>.yaml". */
+int lang_def_parse(struct lang_def *def, const char *name, const char *text, size_t len,
+		   struct gv_err *err) GV_MUST_CHECK;
+void lang_def_clear(struct lang_def *def);
+
+/* Releases everything; NULL-safe; leaves reg zeroed. */
+void lang_registry_free(struct lang_registry *reg);
+
+/* Look-ups; the results are borrowed from reg, NULL when absent. */
+const struct lang_def *lang_find(const struct lang_registry *reg, const char *id);
+/* ext with or without the leading dot, case-insensitive: ".cpp", "CC". */
+const struct lang_def *lang_find_by_extension(const struct lang_registry *reg, const char *ext);
+/* By the extension of a file name or path: "sol/Main.java". */
+const struct lang_def *lang_find_by_filename(const struct lang_registry *reg, const char *filename);
+const struct lang_def *lang_by_judge0_id(const struct lang_registry *reg, int judge0_id);
+
+/* Expands an argv template (def->compile or def->run) into a fresh
+ * NULL-terminated argv owned by the caller (free with lang_argv_free). Fails
+ * on an unknown placeholder or an unbalanced brace. */
+int lang_expand_argv(const char *const *tmpl, const struct lang_vars *vars, char ***out,
+		     struct gv_err *err) GV_MUST_CHECK;
+void lang_argv_free(char **argv);
+size_t lang_argv_len(const char *const *argv);
+
+/* Checks that the toolchain works on this host, as the sandbox will see it:
+ * every absolute program of version_command, compile and run (and the program
+ * that /usr/bin/env is asked to start) is an executable file whose path and
+ * every symlink hop stay under /usr (the sandbox has the host's /usr and a
+ * generated /etc, so a link through /etc/alternatives would break there);
+ * every host_etc path exists; and version_command exits 0 within timeout_ms,
+ * run through fork/execve (no shell) with the sandbox's fixed environment, no
+ * stdin and cwd /tmp. Its first output line (stdout and stderr merged) goes
+ * to version_out (NUL-terminated, truncated; may be NULL). */
+int lang_probe(const struct lang_def *def, int timeout_ms, char *version_out, size_t outsz,
+	       struct gv_err *err) GV_MUST_CHECK;

@@ -1,0 +1,458 @@
+/* Integration tests of the sandbox engine against the real runsc: C
+ * programs compiled with /usr/bin/gcc inside the sandbox, every verdict
+ * path the host can see (OK, TLE, WLE, MLE, RE, whole-sandbox OOM), 100
+ * tests in one session, and that nothing is left behind: no container under
+ * the runsc root, no cgroup, no work dir.
+ *
+ * Needs root, /usr/bin/runsc and a built gavel-init (GAVEL_INIT, else
+ * $BUILD/gavel-init, else build/gavel-init). When these are missing the
+ * tests fail saying why, unless GAVEL_ALLOW_SKIP=1. Each test uses its own
+ * runsc root, work root and cgroup parent, so it never touches another
+ * executor's sandboxes. */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "executor/session.h"
+
+struct env {
+	struct exec_engine e;
+	struct exec_engine_config cfg;
+	char runsc_root[128], work_root[128], parent[64], init_path[4096];
+	bool ready;
+	struct exec_session *cur; /* closed by the teardown if a test failed */
+};
+
+static struct env g;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static const char *find_init(char *buf, size_t sz)
+{
+	const char *p = getenv("GAVEL_INIT");
+	if (p && *p)
+		return p;
+	const char *b = getenv("BUILD");
+	snprintf(buf, sz, "%s/gavel-init", b && *b ? b : "build");
+	return buf;
+}
+
+static bool can_run(char *why, size_t sz)
+{
+	char rel[4096];
+	const char *init = find_init(rel, sizeof(rel));
+	if (geteuid() != 0)
+		return snprintf(why, sz, "not root"), false;
+	if (access("/usr/bin/runsc", X_OK) != 0)
+		return snprintf(why, sz, "no /usr/bin/runsc"), false;
+	if (!realpath(init, g.init_path))
+		return snprintf(why, sz, "no gavel-init at %.200s (set GAVEL_INIT)", init), false;
+	return true;
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	char why[256];
+	if (!can_run(why, sizeof(why))) {
+		fprintf(stderr, "# cannot run: %s\n", why);
+		return 0;
+	}
+	snprintf(g.runsc_root, sizeof(g.runsc_root), "/run/gavel-test-%d", (int)getpid());
+	snprintf(g.work_root, sizeof(g.work_root), "/var/tmp/gavel-test-%d", (int)getpid());
+	snprintf(g.parent, sizeof(g.parent), "gavel-test-%d", (int)getpid());
+	g.cfg = (struct exec_engine_config){
+		.runsc_path = "/usr/bin/runsc",
+		.runsc_root = g.runsc_root,
+		.work_root = g.work_root,
+		.init_path = g.init_path,
+		.cgroup_parent = g.parent,
+	};
+	struct gv_err err;
+	double t = now_ms();
+	if (exec_engine_init(&g.e, &g.cfg, &err) != 0) {
+		fprintf(stderr, "# engine init: %s\n", err.msg);
+		return 0;
+	}
+	fprintf(stderr, "# engine init %.1f ms (cgroup %s)\n", now_ms() - t, g.e.cg.ops->name);
+	g.ready = true;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (!g.ready)
+		return 0;
+	struct gv_err err;
+	(void)g.e.cg.ops->remove(&g.e.cg, g.parent, &err);
+	exec_engine_fini(&g.e);
+	rmdir(g.work_root);
+	char p[256];
+	/* runsc's own state root: empty once every container was deleted. */
+	snprintf(p, sizeof(p), "%s", g.runsc_root);
+	rmdir(p);
+	return 0;
+}
+
+static void require_ready(void)
+{
+	if (g.ready)
+		return;
+	const char *allow = getenv("GAVEL_ALLOW_SKIP");
+	if (allow && strcmp(allow, "1") == 0)
+		skip();
+	fail_msg("sandbox tests cannot run (see the '# cannot run' line); GAVEL_ALLOW_SKIP=1 skips");
+}
+
+static const char *const gcc_argv[] = {"/usr/bin/gcc", "-O2", "-o", "/box/main", "/box/main.c", NULL};
+static const char *const run_argv[] = {"/box/main", NULL};
+
+static struct exec_job c_job(const char *src, struct exec_file *f)
+{
+	f->name = "main.c";
+	f->data = src;
+	f->len = strlen(src);
+	return (struct exec_job){
+		.tenant = "tenant-a",
+		.compile_argv = gcc_argv,
+		.run_argv = run_argv,
+		.files = f,
+		.n_files = 1,
+		.compile_limits = {.cpu_ms = 20000, .wall_ms = 40000, .memory_kb = 512 * 1024,
+				   .output_bytes = 65536, .procs = 64},
+		.run_limits = {.cpu_ms = 1000, .wall_ms = 3000, .memory_kb = 64 * 1024,
+			       .output_bytes = 65536, .stderr_bytes = 4096, .procs = 16,
+			       .rlimit_as = true},
+	};
+}
+
+/* Opens a session for src and asserts the compile went through. */
+static struct exec_session *open_c(struct exec_job *job)
+{
+	struct exec_session *s = NULL;
+	struct exec_phase_result r;
+	struct gv_err err;
+	double t = now_ms();
+	int rc = exec_session_open(&g.e, job, &s, &r, &err);
+	if (rc != 0)
+		fail_msg("open: %s", err.msg);
+	fprintf(stderr, "# open + compile %.0f ms (compile cpu %llu ms)\n", now_ms() - t,
+		(unsigned long long)r.time_ms);
+	if (strcmp(r.status, "OK") != 0)
+		fail_msg("compile: %s %s: %.*s", r.status, r.message, (int)r.err_len,
+			 r.err_out ? r.err_out : "");
+	exec_phase_result_free(&r);
+	g.cur = s;
+	return s;
+}
+
+static void close_cur(struct exec_session *s)
+{
+	if (g.cur == s)
+		g.cur = NULL;
+	exec_session_close(s);
+}
+
+static int test_teardown(void **state)
+{
+	(void)state;
+	exec_session_close(g.cur);
+	g.cur = NULL;
+	return 0;
+}
+
+static void run_one(struct exec_session *s, const char *input, struct exec_phase_result *r)
+{
+	struct gv_err err;
+	if (exec_session_run_test(s, input, strlen(input), r, &err) != 0)
+		fail_msg("run_test: %s", err.msg);
+}
+
+static void session__hello_world__ok(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job("#include <stdio.h>\n"
+				    "int main(void){char b[64];if(scanf(\"%63s\",b)!=1)return 9;"
+				    "printf(\"hello %s\\n\",b);return 0;}\n", &f);
+	struct exec_session *s = open_c(&job);
+	struct exec_phase_result r;
+	run_one(s, "world\n", &r);
+	assert_string_equal(r.status, "OK");
+	assert_int_equal(r.exit_code, 0);
+	assert_non_null(r.out);
+	assert_string_equal(r.out, "hello world\n");
+	exec_phase_result_free(&r);
+	double t = now_ms();
+	close_cur(s);
+	fprintf(stderr, "# close %.0f ms\n", now_ms() - t);
+}
+
+static void session__cpu_spin__tle(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job("int main(void){volatile unsigned long x=0;for(;;)x++;}\n", &f);
+	struct exec_session *s = open_c(&job);
+	struct exec_phase_result r;
+	run_one(s, "", &r);
+	assert_string_equal(r.status, "TLE");
+	assert_string_equal(r.limit, "cpu");
+	assert_true(exec_session_alive(s));
+	exec_phase_result_free(&r);
+	close_cur(s);
+}
+
+static void session__sleep__wle(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job("#include <unistd.h>\nint main(void){sleep(30);return 0;}\n", &f);
+	struct exec_session *s = open_c(&job);
+	struct exec_phase_result r;
+	double t = now_ms();
+	run_one(s, "", &r);
+	assert_string_equal(r.status, "WLE");
+	assert_string_equal(r.limit, "wall");
+	/* init's own limit (3 s) answered, not the host backstop. */
+	assert_true(now_ms() - t < 3000 + 4000);
+	assert_true(exec_session_alive(s));
+	exec_phase_result_free(&r);
+	close_cur(s);
+}
+
+static void session__memory_bomb__mle(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job("#include <stdlib.h>\n#include <string.h>\n"
+				    "int main(void){for(;;){char*p=malloc(1<<20);"
+				    "if(!p)abort();memset(p,1,1<<20);}}\n", &f);
+	struct exec_session *s = open_c(&job);
+	struct exec_phase_result r;
+	run_one(s, "", &r);
+	assert_string_equal(r.status, "MLE");
+	assert_string_equal(r.limit, "memory");
+	exec_phase_result_free(&r);
+	/* The limit was the program's own: the sandbox lives on. */
+	assert_true(exec_session_alive(s));
+	run_one(s, "", &r);
+	assert_string_equal(r.status, "MLE");
+	exec_phase_result_free(&r);
+	close_cur(s);
+}
+
+static void session__exit_3__re(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job("int main(void){return 3;}\n", &f);
+	struct exec_session *s = open_c(&job);
+	struct exec_phase_result r;
+	run_one(s, "", &r);
+	assert_string_equal(r.status, "RE");
+	assert_int_equal(r.exit_code, 3);
+	exec_phase_result_free(&r);
+	close_cur(s);
+}
+
+static void session__hundred_tests__one_session(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job("#include <stdio.h>\n"
+				    "int main(void){long a,b;if(scanf(\"%ld %ld\",&a,&b)!=2)return 1;"
+				    "printf(\"%ld\\n\",a+b);return 0;}\n", &f);
+	struct exec_session *s = open_c(&job);
+	double t = now_ms();
+	for (int i = 0; i < 100; i++) {
+		char in[64], want[32];
+		snprintf(in, sizeof(in), "%d %d\n", i, 1000 * i);
+		snprintf(want, sizeof(want), "%d\n", i + 1000 * i);
+		struct exec_phase_result r;
+		run_one(s, in, &r);
+		assert_string_equal(r.status, "OK");
+		assert_string_equal(r.out, want);
+		exec_phase_result_free(&r);
+	}
+	fprintf(stderr, "# 100 tests: %.1f ms per test\n", (now_ms() - t) / 100);
+	close_cur(s);
+}
+
+static void session__whole_sandbox_oom__mle_then_dead(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	/* No RLIMIT_AS (as for a JVM): only the host memcg stops it. */
+	struct exec_job job = c_job("#include <stdlib.h>\n#include <string.h>\n"
+				    "int main(void){for(;;){char*p=malloc(1<<20);"
+				    "if(!p)abort();memset(p,1,1<<20);}}\n", &f);
+	job.run_limits.rlimit_as = false;
+	job.run_limits.wall_ms = 20000;
+	job.run_limits.cpu_ms = 10000;
+	struct exec_session *s = open_c(&job);
+	char cg[256];
+	snprintf(cg, sizeof(cg), "%s", exec_session_cgroup(s));
+	struct exec_phase_result r;
+	run_one(s, "", &r);
+	fprintf(stderr, "# whole-sandbox OOM: %s (%s)\n", r.status, r.message);
+	assert_string_equal(r.status, "MLE");
+	assert_string_equal(r.limit, "memory");
+	exec_phase_result_free(&r);
+	assert_false(exec_session_alive(s));
+	struct gv_err err;
+	assert_int_equal(exec_session_run_test(s, "", 0, &r, &err), -1);
+	assert_int_equal(err.code, EXEC_EDEAD);
+	exec_phase_result_free(&r);
+	close_cur(s);
+}
+
+static void count_id(const char *id, void *arg)
+{
+	(void)id;
+	(*(unsigned *)arg)++;
+}
+
+static bool cgroup_exists(const char *ctrl, const char *rel)
+{
+	char p[PATH_MAX + 512];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s/%s", g.e.cg.root, ctrl, rel);
+	if (g.e.cg.ops == &exec_cgroup_v2_ops)
+		snprintf(p, sizeof(p), "%s/%s", g.e.cg.root, rel);
+	return stat(p, &st) == 0;
+}
+
+static void session__close__leaves_nothing(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job("#include <stdio.h>\n#include <unistd.h>\n"
+				    "int main(void){symlink(\"/etc\",\"/box/evil\");"
+				    "FILE*x=fopen(\"/tmp/junk\",\"w\");fputs(\"x\",x);"
+				    "puts(\"ok\");return 0;}\n", &f);
+	struct exec_session *s = open_c(&job);
+	char id[64], cg[256], dir[512];
+	snprintf(id, sizeof(id), "%s", exec_session_id(s));
+	snprintf(cg, sizeof(cg), "%s", exec_session_cgroup(s));
+	snprintf(dir, sizeof(dir), "%s/%s", g.work_root, id);
+	unsigned n = 0;
+	struct gv_err err;
+	assert_int_equal(exec_runsc_list(&g.e.runsc, count_id, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_true(cgroup_exists("memory", cg));
+	struct exec_phase_result r;
+	run_one(s, "", &r);
+	assert_string_equal(r.status, "OK");
+	exec_phase_result_free(&r);
+	close_cur(s);
+
+	n = 0;
+	assert_int_equal(exec_runsc_list(&g.e.runsc, count_id, &n, &err), 0);
+	assert_int_equal(n, 0);
+	static const char *const ctrls[] = {"memory", "pids", "cpu", "cpuacct"};
+	for (size_t i = 0; i < 4; i++)
+		assert_false(cgroup_exists(ctrls[i], cg));
+	struct stat st;
+	assert_int_equal(stat(dir, &st), -1);
+	/* The planted link was removed, not followed. */
+	assert_int_equal(stat("/etc/passwd", &st), 0);
+}
+
+static void engine__init__sweeps_stale_sandbox(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job("int main(void){return 0;}\n", &f);
+	struct exec_session *s = open_c(&job);
+	char cg[256];
+	snprintf(cg, sizeof(cg), "%s", exec_session_cgroup(s));
+
+	/* A second engine on the same roots, as after an executor restart. */
+	struct exec_engine e2;
+	struct gv_err err;
+	if (exec_engine_init(&e2, &g.cfg, &err) != 0)
+		fail_msg("second engine: %s", err.msg);
+	assert_true(e2.swept_containers >= 1);
+	assert_true(e2.swept_dirs >= 1);
+	unsigned n = 0;
+	assert_int_equal(exec_runsc_list(&e2.runsc, count_id, &n, &err), 0);
+	assert_int_equal(n, 0);
+	assert_false(cgroup_exists("memory", cg));
+	exec_engine_fini(&e2);
+
+	/* The old session finds its sandbox gone and closes quietly. */
+	struct exec_phase_result r;
+	int rc = exec_session_run_test(s, "", 0, &r, &err);
+	assert_int_equal(rc, -1);
+	exec_phase_result_free(&r);
+	close_cur(s);
+}
+
+static void session__bad_job__refused_before_anything_runs(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job("int main(void){return 0;}\n", &f);
+	struct exec_session *s = NULL;
+	struct exec_phase_result r;
+	struct gv_err err;
+	job.tenant = "../escape";
+	assert_int_equal(exec_session_open(&g.e, &job, &s, &r, &err), -1);
+	assert_null(s);
+	assert_string_equal(r.status, "IE");
+	exec_phase_result_free(&r);
+	job.tenant = "tenant-a";
+	f.name = "../x.c";
+	assert_int_equal(exec_session_open(&g.e, &job, &s, &r, &err), -1);
+	exec_phase_result_free(&r);
+	f.name = "main.c";
+	static const char *const nl_argv[] = {"/box/main", "a\nrun_arg:/bin/sh", NULL};
+	job.run_argv = nl_argv;
+	assert_int_equal(exec_session_open(&g.e, &job, &s, &r, &err), -1);
+	exec_phase_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(session__hello_world__ok, test_teardown),
+		cmocka_unit_test_teardown(session__cpu_spin__tle, test_teardown),
+		cmocka_unit_test_teardown(session__sleep__wle, test_teardown),
+		cmocka_unit_test_teardown(session__memory_bomb__mle, test_teardown),
+		cmocka_unit_test_teardown(session__exit_3__re, test_teardown),
+		cmocka_unit_test_teardown(session__hundred_tests__one_session, test_teardown),
+		cmocka_unit_test_teardown(session__whole_sandbox_oom__mle_then_dead, test_teardown),
+		cmocka_unit_test_teardown(session__close__leaves_nothing, test_teardown),
+		cmocka_unit_test_teardown(engine__init__sweeps_stale_sandbox, test_teardown),
+		cmocka_unit_test_teardown(session__bad_job__refused_before_anything_runs, test_teardown),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

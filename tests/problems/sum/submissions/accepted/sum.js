@@ -1,0 +1,2 @@
+const data = require('fs').readFileSync(0, 'utf8').trim().split(/\s+/);
+console.log((BigInt(data[0]) + BigInt(data[1])).toString());

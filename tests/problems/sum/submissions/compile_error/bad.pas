@@ -1,0 +1,4 @@
+program bad;
+begin
+  writeln(undefinedname)
+end.

@@ -1,0 +1,5 @@
+class Main {
+	public static void main(String[] args) {
+		throw new IllegalStateException("boom");
+	}
+}

@@ -1,0 +1,4 @@
+fn main() {
+    let v: Vec<i32> = Vec::new();
+    println!("{}", v[1]);
+}
