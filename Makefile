@@ -90,8 +90,10 @@ $(BUILD)/obj/%.o: %.c
 	@$(if $(filter 1,$(V)),,echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
-.PHONY: all deps test asan run stop clean tests-build
+.PHONY: all deps test asan run stop clean tests-build bench
 .DEFAULT_GOAL := all
+# Keep test objects: they are intermediates of the test link rules.
+.SECONDARY:
 all: $(BINS) $(LIBS)
 tests-build: all $(TEST_BINS)
 
@@ -107,6 +109,12 @@ asan: deps
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" tests-build
 	$(Q)BUILD=build-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
+
+# Benchmarks print their figures as ratios against baselines measured in
+# the same run; they are not part of `make test` (timing is noisy).
+BENCH_BINS := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/bench/bench_*.c))
+bench: deps all $(BENCH_BINS)
+	$(Q)for b in $(BENCH_BINS); do GAVEL_INIT=$(BUILD)/gavel-init $$b || exit 1; done
 
 run: deps all
 	$(Q)deploy/local/gavel-local start

@@ -298,7 +298,7 @@ static char *job_record(const struct exec_job *job, size_t *len)
  * fresh (created by us a moment ago, before any sandbox exists), the name
  * was checked to be one plain component, and O_EXCL|O_NOFOLLOW refuse
  * anything already there. Mode 0644 owned by root: the sandbox (uid 65534)
- * reads them but, with the dir's sticky bit, cannot replace them. */
+ * reads them but cannot write them. */
 static int write_box_file(int box_fd, const char *name, const void *data, size_t len,
 			  struct gv_err *err)
 {
@@ -647,14 +647,19 @@ static int build_bundle(struct exec_session *s, int bfd, const struct exec_job *
 	const struct exec_engine_config *c = &s->e->cfg;
 	if (exec_bundle_write_skeleton(bfd, s->e->etc_binds, err) != 0)
 		return -1;
-	/* /box: root-owned 1777 (sticky). The sandbox user may create files
-	 * but cannot remove or replace the job record and sources. */
+	/* /box: owned by the sandbox user, mode 0755 (PROTOCOL.md), so that
+	 * gavel-init can lock it read-only after the compile phase. chown and
+	 * chmod act on the fd of the directory we just created, never on a
+	 * path. The files written next are root-owned 0644: readable inside,
+	 * never writable there. */
 	if (mkdirat(bfd, "box", 0700) != 0)
 		return gv_err_errno(err, "mkdir box");
 	int box = openat(bfd, "box", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (box < 0)
 		return gv_err_errno(err, "open box");
-	int rc = fchmod(box, 01777) == 0 ? 0 : gv_err_errno(err, "chmod box");
+	int rc = 0;
+	if (fchown(box, EXEC_BUNDLE_UID, EXEC_BUNDLE_GID) != 0 || fchmod(box, 0755) != 0)
+		rc = gv_err_errno(err, "chown/chmod box");
 	size_t jlen = 0;
 	char *jrec = rc == 0 ? job_record(job, &jlen) : NULL;
 	if (rc == 0 && !jrec)
@@ -747,7 +752,9 @@ static int start_sandbox(struct exec_session *s, struct gv_err *err)
 	char pidf[4200];
 	snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
 	int stdio[3] = {in[0], out[1], er[1]};
+	int64_t t0 = now_ms();
 	int rc = exec_runsc_create(&s->e->runsc, s->dir, pidf, s->id, stdio, &s->pid, err);
+	int64_t t1 = now_ms();
 	/* runsc create always "created" something worth a delete --force. */
 	s->created = true;
 	close(in[0]);
@@ -762,7 +769,11 @@ static int start_sandbox(struct exec_session *s, struct gv_err *err)
 	s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
 	if (s->pidfd < 0)
 		return gv_err_errno(err, "pidfd_open %d", (int)s->pid);
-	return exec_runsc_start(&s->e->runsc, s->id, err);
+	rc = exec_runsc_start(&s->e->runsc, s->id, err);
+	struct gv_log_ctx ctx = {.sandbox = s->id};
+	gv_debug(&ctx, "runsc create %lld ms, start %lld ms", (long long)(t1 - t0),
+		 (long long)(now_ms() - t1));
+	return rc;
 }
 
 int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct exec_session **out,
@@ -845,6 +856,7 @@ void exec_session_close(struct exec_session *s)
 	struct gv_log_ctx ctx = {.sandbox = s->id};
 	struct gv_err err;
 	gv_err_clear(&err);
+	int64_t t0 = now_ms();
 	if (s->pid > 0 && !s->reaped) {
 		if (!s->dead && s->in_fd >= 0) {
 			static const char end_cmd[] = "end 0\n";
@@ -862,8 +874,10 @@ void exec_session_close(struct exec_session *s)
 	close_fd(&s->in_fd);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
+	int64_t t1 = now_ms();
 	if (s->created && exec_runsc_delete(&s->e->runsc, s->id, &err) != 0)
 		gv_warn(&ctx, "%s", err.msg);
+	int64_t t2 = now_ms();
 	if (s->cg_rel[0]) {
 		if (s->e->cg.ops->remove(&s->e->cg, s->cg_rel, &err) != 0)
 			gv_warn(&ctx, "%s", err.msg);
@@ -871,6 +885,8 @@ void exec_session_close(struct exec_session *s)
 	}
 	if (s->dir_made && remove_tree_at(s->e->work_root_fd, s->id, 0) != 0)
 		gv_warn(&ctx, "could not remove work dir %s", s->dir);
+	gv_debug(&ctx, "close: end+reap %lld ms, runsc delete %lld ms, cleanup %lld ms",
+		 (long long)(t1 - t0), (long long)(t2 - t1), (long long)(now_ms() - t2));
 	exec_frame_decoder_free(&s->dec);
 	free(s->diag);
 	free(s);

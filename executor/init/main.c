@@ -6,9 +6,8 @@
  * Security argument: init runs with the program's uid (65534), no
  * capabilities and no_new_privs (the OCI bundle). It makes itself
  * non-dumpable so that the same-uid program cannot read its memory or fds
- * through /proc or ptrace (also denied by seccomp), it blocks (never
- * handles) signals, so a PID 1 without handlers ignores what the program
- * sends it, and between runs it kills every other process and empties the
+ * through /proc or ptrace (also denied by seccomp),  it blocks (never
+ * handles) every signal and the program's filter denies kill() of pid 1, and between runs it kills every other process and empties the
  * writable places, so no state survives from one test to the next. */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +44,7 @@ struct init_state {
 	int scratch_fd[NSCRATCH];
 	uint32_t next_index;
 	int compile_failed;
+	int as_root;   /* init is uid 0 (recommended): children drop to 65534 */
 };
 
 static int write_all(int fd, const struct iovec *iov, int n, struct gv_err *err)
@@ -206,6 +206,7 @@ static int compile_phase(struct init_state *s, struct gv_err *err)
 		.lim = &s->job.compile,
 		.bpf = &s->bpf_compile,
 		.combined_cap = 1,
+		.drop_to_sandbox_uid = s->as_root,
 	};
 	if (init_runner_input_reset(&s->runner, err) < 0 ||
 	    init_runner_run(&s->runner, &spec, &o, err) < 0) {
@@ -217,12 +218,14 @@ static int compile_phase(struct init_state *s, struct gv_err *err)
 	return send_phase(s, &rec, err);
 }
 
-static int lock_box(struct gv_err *err)
+static int lock_box(const struct init_state *s, struct gv_err *err)
 {
 	int fd = open(BOX, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return gv_err_errno(err, "open %s", BOX);
-	int rc = init_lock_tree(fd, err);
+	uid_t uid = s->as_root ? INIT_SANDBOX_UID : geteuid();
+	gid_t gid = s->as_root ? INIT_SANDBOX_GID : getegid();
+	int rc = init_lock_tree(fd, uid, gid, err);
 	close(fd);
 	if (rc < 0)
 		gv_err_prefix(err, "lock %s", BOX);
@@ -241,6 +244,7 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 		.lim = &s->job.test,
 		.bpf = &s->bpf_program,
 		.combined_cap = 0,
+		.drop_to_sandbox_uid = s->as_root,
 	};
 	if (init_runner_run(&s->runner, &spec, &o, err) < 0 || wipe_scratch(s, err) < 0) {
 		gv_err_prefix(err, "test %u", s->next_index);
@@ -314,11 +318,18 @@ int main(void)
 	for (size_t i = 0; i < NSCRATCH; i++)
 		s.scratch_fd[i] = -1;
 
+	/* Block every signal (children reset their mask before execve): in
+	 * gVisor a same-uid process could otherwise terminate PID 1. SIGKILL
+	 * and SIGSTOP cannot be blocked; seccomp keeps kill() away from pid 1. */
 	signal(SIGPIPE, SIG_IGN);
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
 		gv_err_errno(&err, "prctl(PR_SET_DUMPABLE)");
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	}
+	s.as_root = geteuid() == 0;
 	if (read_job(&s.job, &err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	if (init_runner_open(&s.runner, &err) < 0 ||
@@ -326,7 +337,7 @@ int main(void)
 	    init_seccomp_build(INIT_POLICY_COMPILE, &s.bpf_compile, &err) < 0)
 		die(&s, EXEC_PHASE_COMPILE, &err);
 	open_scratch(&s);
-	if (compile_phase(&s, &err) < 0 || wipe_scratch(&s, &err) < 0 || lock_box(&err) < 0)
+	if (compile_phase(&s, &err) < 0 || wipe_scratch(&s, &err) < 0 || lock_box(&s, &err) < 0)
 		die(&s, EXEC_PHASE_COMPILE, &err);
 	if (command_loop(&s, &err) < 0)
 		die(&s, EXEC_PHASE_TEST, &err);

@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -145,7 +146,7 @@ struct child_report {
 	int err;     /* errno */
 };
 
-enum { STAGE_SETUP = 1, STAGE_RLIMIT, STAGE_SECCOMP, STAGE_EXEC };
+enum { STAGE_SETUP = 1, STAGE_RLIMIT, STAGE_SETUID, STAGE_SECCOMP, STAGE_EXEC };
 
 static _Noreturn void child_fail(const struct child_args *a, int stage, int e)
 {
@@ -181,6 +182,20 @@ static int child_main(void *arg)
 	    (lim->stack_kb && set_limit(RLIMIT_STACK, lim->stack_kb * 1024) < 0) ||
 	    (lim->rlimit_as && setrlimit(RLIMIT_AS, &a->rl_as) < 0))
 		child_fail(a, STAGE_RLIMIT, errno);
+	/* Privilege drop in the fixed order: groups, gid, uid, then verify.
+	 * Raw syscalls: they must change this task only, not every thread of
+	 * the address space as glibc's setxid broadcast would. */
+	if (a->spec->drop_to_sandbox_uid) {
+		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+		    syscall(SYS_setresgid, INIT_SANDBOX_GID, INIT_SANDBOX_GID, INIT_SANDBOX_GID) < 0 ||
+		    syscall(SYS_setresuid, INIT_SANDBOX_UID, INIT_SANDBOX_UID, INIT_SANDBOX_UID) < 0)
+			child_fail(a, STAGE_SETUID, errno);
+		uid_t ru, eu, su;
+		gid_t rg, eg, sg;
+		if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0 ||
+		    ru == 0 || eu == 0 || su == 0 || rg == 0 || eg == 0 || sg == 0)
+			child_fail(a, STAGE_SETUID, EPERM);
+	}
 	int rc = init_seccomp_apply(a->spec->bpf);
 	if (rc < 0)
 		child_fail(a, STAGE_SECCOMP, -rc);
@@ -357,12 +372,12 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 		    (rep.err == ENOMEM || rep.err == E2BIG)) {
 			o->exec_enomem = 1;
 		} else {
-			static const char *const stages[] = { "?", "setup", "rlimit", "seccomp", "execve" };
+			static const char *const stages[] = { "?", "setup", "rlimit", "setuid", "seccomp", "execve" };
 			int e = rep.err;
 			if (init_kill_all(r, err) < 0)
 				return -1;
 			return gv_err_set(err, e, "child %s of %s: %s",
-					  stages[rep.stage >= 1 && rep.stage <= 4 ? rep.stage : 0],
+					  stages[rep.stage >= 1 && rep.stage <= 5 ? rep.stage : 0],
 					  spec->argv[0], strerror(e));
 		}
 	}

@@ -28,11 +28,17 @@ struct init_runner {
 	struct init_capture out, err;
 };
 
+/* The uid/gid of compilers and programs when init itself runs as root
+ * inside the sandbox (the recommended bundle, see PROTOCOL.md). */
+#define INIT_SANDBOX_UID 65534
+#define INIT_SANDBOX_GID 65534
+
 struct init_run_spec {
 	char *const *argv;
 	const struct init_limits *lim;
 	const struct init_bpf *bpf;
 	int combined_cap;   /* compile: stdout + stderr together over output_bytes is OLE */
+	int drop_to_sandbox_uid; /* init is uid 0: the child becomes INIT_SANDBOX_UID/GID */
 };
 
 int init_runner_open(struct init_runner *r, struct gv_err *err) GV_MUST_CHECK;

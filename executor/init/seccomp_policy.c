@@ -4,7 +4,8 @@
  * program can ask the Sentry for, and keeps a same-uid program away from
  * the levers that would let it touch gavel-init or the next test:
  * - no ptrace, process_vm_*, no prlimit64 on another pid (init shares the
- *   uid), no setpriority/sched_setaffinity/sched_setscheduler on others;
+ *   uid), no setpriority/sched_setaffinity/sched_setscheduler, no signal
+ *   to pid 1 (gVisor does not protect a namespace's init from them);
  * - no chmod/chown/rename/link/symlink for the program, so the work dir that
  *   init made read-only by mode (0555/0444) stays so, and nothing can be
  *   renamed into or out of it;
@@ -87,7 +88,6 @@ static const struct entry table[] = {
 	/* processes and threads (clone is added with an argument check below) */
 	{ "execve", ALLOW }, { "fork", ALLOW }, { "vfork", ALLOW }, { "clone3", NOSYS },
 	{ "exit", ALLOW }, { "exit_group", ALLOW }, { "wait4", ALLOW }, { "waitid", ALLOW },
-	{ "kill", ALLOW }, { "tkill", ALLOW }, { "tgkill", ALLOW },
 	{ "getpid", ALLOW }, { "getppid", ALLOW }, { "gettid", ALLOW }, { "getpgrp", ALLOW },
 	{ "getpgid", ALLOW }, { "setpgid", ALLOW }, { "getsid", ALLOW }, { "setsid", ALLOW },
 	{ "getuid", ALLOW }, { "geteuid", ALLOW }, { "getgid", ALLOW }, { "getegid", ALLOW },
@@ -168,6 +168,29 @@ static int check(int rc, const char *what, const char *name, struct gv_err *err)
 	return gv_err_set(err, -rc, "seccomp: %s %s: %s", what, name, strerror(-rc));
 }
 
+/* Allows syscall nr unless the low 32 bits of its first argument are 1.
+ * gVisor 20221219 does not shield PID 1 from its namespace's signals (a
+ * same-uid kill(1, SIGTERM) ended gavel-init), so kill, tkill and tgkill
+ * must not reach pid 1. The kernel reads a pid as 32 bits, so the test must
+ * ignore the upper half (0x100000001 is pid 1 too); libseccomp has no
+ * masked "not equal", hence: bit 0 clear, or any of bits 1..31 set. */
+static int add_not_pid1(scmp_filter_ctx ctx, const char *name, struct gv_err *err)
+{
+	int nr;
+	if (resolve(name, &nr, err) < 0)
+		return -1;
+	if (check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, 1, 0)),
+		  "rule", name, err) < 0)
+		return -1;
+	for (unsigned bit = 1; bit < 32; bit++) {
+		scmp_datum_t m = (scmp_datum_t)1 << bit;
+		if (check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, m, m)),
+			  "rule", name, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, struct gv_err *err)
 {
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -188,6 +211,9 @@ static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, struct gv_err
 		if (check(seccomp_rule_add(ctx, action, nr, 0), "rule", e->name, err) < 0)
 			return -1;
 	}
+	if (add_not_pid1(ctx, "kill", err) < 0 || add_not_pid1(ctx, "tkill", err) < 0 ||
+	    add_not_pid1(ctx, "tgkill", err) < 0)
+		return -1;
 	int nr;
 	if (resolve("clone", &nr, err) < 0 ||
 	    check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,

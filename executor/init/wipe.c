@@ -122,25 +122,36 @@ int init_wipe_dir(int fd, unsigned long *removed, struct gv_err *err)
 	return 0;
 }
 
-/* Locks one non-directory entry (or verifies it cannot be written). */
-static int lock_entry(int dfd, const char *name, const struct stat *st, struct gv_err *err)
+/* True when uid/gid (the program's) may write an entry of this mode. */
+static int program_can_write(const struct stat *st, uid_t uid, gid_t gid)
 {
-	mode_t want = (st->st_mode & 0555) | 0444;
+	if (st->st_uid == uid)
+		return (st->st_mode & S_IWUSR) != 0;
+	if (st->st_gid == gid)
+		return (st->st_mode & S_IWGRP) != 0;
+	return (st->st_mode & S_IWOTH) != 0;
+}
+
+/* Sets mode `want` on an entry (fd >= 0: the entry itself; else name at
+ * dfd). If we may not (not our file, no CAP_FOWNER), the entry must at
+ * least be unwritable for the program. */
+static int lock_mode(int dfd, const char *name, int fd, const struct stat *st, mode_t want,
+		     uid_t uid, gid_t gid, struct gv_err *err)
+{
 	if ((st->st_mode & 07777) == want)
 		return 0;
-	if (st->st_uid == geteuid()) {
-		if (fchmodat(dfd, name, want, 0) < 0)
-			return gv_err_errno(err, "chmod %s", name);
+	int rc = fd >= 0 ? fchmod(fd, want) : fchmodat(dfd, name, want, 0);
+	if (rc == 0)
 		return 0;
-	}
-	/* Not ours: we cannot chmod it, and that is fine only if we (and so the
-	 * program, same uid and groups) cannot write it either. */
-	if ((st->st_mode & S_IWOTH) || ((st->st_mode & S_IWGRP) && st->st_gid == getegid()))
-		return gv_err_set(err, GV_ESANDBOX, "%s is writable and not ours to lock", name);
+	if (errno != EPERM)
+		return gv_err_errno(err, "chmod %s", name);
+	if (program_can_write(st, uid, gid))
+		return gv_err_set(err, GV_ESANDBOX, "%s is writable for the program and not ours to lock", name);
 	return 0;
 }
 
-static int lock_dir(int fd, const char *label, int depth, struct gv_err *err)
+static int lock_dir(int fd, const char *label, int depth, uid_t uid, gid_t gid,
+		    struct gv_err *err)
 {
 	if (depth > INIT_LOCK_DEPTH_MAX)
 		return gv_err_set(err, GV_ELIMIT, "work dir deeper than %d", INIT_LOCK_DEPTH_MAX);
@@ -171,10 +182,10 @@ static int lock_dir(int fd, const char *label, int depth, struct gv_err *err)
 				rc = gv_err_errno(err, "open %s", e->d_name);
 				break;
 			}
-			rc = lock_dir(sub, e->d_name, depth + 1, err);
+			rc = lock_dir(sub, e->d_name, depth + 1, uid, gid, err);
 			close(sub);
 		} else {
-			rc = lock_entry(fd, e->d_name, &st, err);
+			rc = lock_mode(fd, e->d_name, -1, &st, (st.st_mode & 0555) | 0444, uid, gid, err);
 		}
 		errno = 0;
 	}
@@ -186,19 +197,10 @@ static int lock_dir(int fd, const char *label, int depth, struct gv_err *err)
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return gv_err_errno(err, "stat %s", label);
-	if ((st.st_mode & 07777) == 0555)
-		return 0;
-	if (st.st_uid == geteuid()) {
-		if (fchmod(fd, 0555) < 0)
-			return gv_err_errno(err, "chmod %s", label);
-		return 0;
-	}
-	if ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid == getegid()))
-		return gv_err_set(err, GV_ESANDBOX, "directory %s is writable and not ours to lock", label);
-	return 0;
+	return lock_mode(-1, label, fd, &st, 0555, uid, gid, err);
 }
 
-int init_lock_tree(int fd, struct gv_err *err)
+int init_lock_tree(int fd, uid_t uid, gid_t gid, struct gv_err *err)
 {
-	return lock_dir(fd, ".", 0, err);
+	return lock_dir(fd, ".", 0, uid, gid, err);
 }

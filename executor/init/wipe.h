@@ -4,6 +4,8 @@
  * process of the program is dead, so the tree cannot change under them. */
 #pragma once
 
+#include <sys/types.h>
+
 #include "common/err.h"
 
 #define INIT_WIPE_DEPTH_MAX 32   /* deeper directories are moved up, not recursed into */
@@ -18,7 +20,7 @@ int init_wipe_dir(int dirfd, unsigned long *removed, struct gv_err *err) GV_MUST
 
 /* Makes the tree at dirfd read-only: directories 0555, other files keep
  * their execute bits and lose every write bit (0444 / 0555), setuid/setgid/
- * sticky bits cleared. Symlinks are skipped. An entry owned by another uid
- * is accepted only if nobody but its owner can write it. The directory at
- * dirfd itself is locked too. */
-int init_lock_tree(int dirfd, struct gv_err *err) GV_MUST_CHECK;
+ * sticky bits cleared. Symlinks are skipped. An entry whose mode we may not
+ * change is accepted only if uid/gid (the program's) cannot write it. The
+ * directory at dirfd itself is locked too. */
+int init_lock_tree(int dirfd, uid_t uid, gid_t gid, struct gv_err *err) GV_MUST_CHECK;

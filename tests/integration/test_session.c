@@ -307,11 +307,16 @@ static void session__whole_sandbox_oom__mle_then_dead(void **state)
 	(void)state;
 	require_ready();
 	struct exec_file f;
-	/* No RLIMIT_AS (as for a JVM): only the host memcg stops it. */
-	struct exec_job job = c_job("#include <stdlib.h>\n#include <string.h>\n"
-				    "int main(void){for(;;){char*p=malloc(1<<20);"
-				    "if(!p)abort();memset(p,1,1<<20);}}\n", &f);
+	/* Memory that is no process's RSS (unmapped memfd pages live in the
+	 * Sentry's memory): gavel-init cannot see it, RLIMIT_AS does not
+	 * bound it; only the host memcg stops it and kills the sandbox. */
+	struct exec_job job = c_job("#define _GNU_SOURCE\n#include <sys/mman.h>\n#include <unistd.h>\n"
+				    "static char b[1<<20];\n"
+				    "int main(void){int fd=memfd_create(\"x\",0);if(fd<0)return 7;"
+				    "for(int i=0;i<(1<<20);i++)b[i]=(char)i;"
+				    "for(;;)if(write(fd,b,sizeof b)<0)return 8;}\n", &f);
 	job.run_limits.rlimit_as = false;
+	job.run_limits.fsize_kb = 4u << 20; /* RLIMIT_FSIZE bounds memfd writes too */
 	job.run_limits.wall_ms = 20000;
 	job.run_limits.cpu_ms = 10000;
 	struct exec_session *s = open_c(&job);

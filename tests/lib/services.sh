@@ -45,15 +45,15 @@ _services_run() { # dir command...
 # cannot be started; whatever did start is stopped again.
 services_start() {
 	local dir=${1:?services_start DIR}
-	local try pg rp
+	local pg rp
 	[ -d "$dir" ] || { echo "services_start: $dir is not a folder" >&2; return 1; }
 	# A port can be taken between our check and the server's bind: retry
 	# with fresh ports a few times.
-	for try in 1 2 3; do
-		pg=$(_services_free_port) && rp=$(_services_free_port "$pg") || {
+	for _ in 1 2 3; do
+		if ! pg=$(_services_free_port) || ! rp=$(_services_free_port "$pg"); then
 			echo "services_start: no free port in 20000-39999" >&2
 			return 1
-		}
+		fi
 		printf 'pg=%s\nredis=%s\n' "$pg" "$rp" >"$dir/ports"
 		if _services_run "$dir" services-start >"$dir/start.log" 2>&1 &&
 			_services_run "$dir" env >"$dir/env.tmp" 2>>"$dir/start.log"; then

@@ -42,8 +42,17 @@ static void try_list(const char *path)
 		blocked("%s is empty", path);
 }
 
+static long a_syslog(long a)
+{
+	(void)a;
+	char buf[256];
+	return klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof buf);
+}
+
 int main(void)
 {
+	char params[256];
+	probe_params(params, sizeof params);
 	DIR *d = opendir("/dev");
 	if (d) {
 		char line[4096];
@@ -78,11 +87,6 @@ int main(void)
 	try_list("/sys/bus/pci/devices");
 	try_open("/sys/firmware/dmi/tables/DMI", O_RDONLY);
 	try_open("/sys/class/dmi/id/product_uuid", O_RDONLY);
-	char buf[256];
-	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof buf);
-	if (n >= 0)
-		escaped("syslog(SYSLOG_ACTION_READ_ALL) returned %d bytes", n);
-	else
-		blocked("syslog(SYSLOG_ACTION_READ_ALL) errno=%d (%s)", errno, strerror(errno));
+	attempt("syslog(SYSLOG_ACTION_READ_ALL)", a_syslog, 0);
 	return finish();
 }

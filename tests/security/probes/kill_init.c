@@ -3,10 +3,13 @@
  * report properly (the driver checks the result is a normal OK). */
 #include "probe.h"
 
+/* The kernel may permit the call (init can share the program's uid) and
+ * still drop the signal (a pid namespace's init gets only signals it
+ * handles): what counts is that init survives and reports. */
 static void try_kill(pid_t pid, int sig, const char *name)
 {
 	if (kill(pid, sig) == 0)
-		escaped("kill(%d, %s) was permitted", (int)pid, name);
+		info("kill(%d, %s) was permitted", (int)pid, name);
 	else
 		blocked("kill(%d, %s) errno=%d (%s)", (int)pid, name, errno, strerror(errno));
 }
@@ -36,5 +39,8 @@ int main(void)
 	else
 		info("parent pid %d", (int)getppid());
 	try_kill(getppid(), SIGKILL, "SIGKILL (parent)");
+	nanosleep(&ts, NULL);
+	if (kill(1, 0) < 0 && errno == ESRCH)
+		escaped("gavel-init (pid 1) is gone");
 	return finish();
 }

@@ -19,6 +19,8 @@ static long a_socket(long spec)
 
 int main(void)
 {
+	char params[256];
+	probe_params(params, sizeof params);
 	attempt("socket(AF_PACKET, SOCK_RAW, ETH_P_ALL)", a_socket, SPEC(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)));
 	attempt("socket(AF_PACKET, SOCK_DGRAM)", a_socket, SPEC(AF_PACKET, SOCK_DGRAM, htons(ETH_P_ALL)));
 	attempt("socket(AF_INET, SOCK_RAW, IPPROTO_ICMP)", a_socket, SPEC(AF_INET, SOCK_RAW, IPPROTO_ICMP));

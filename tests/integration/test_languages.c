@@ -1,0 +1,305 @@
+/* Integration test of the language definitions on this host, without a
+ * sandbox: for every language, lang_probe must pass, the accepted `sum`
+ * submissions must compile with the definition's exact compile argv and pass
+ * every test case of tests/problems/sum with the exact run argv (judged by
+ * the built-in checker), and the compile_error submissions must fail to
+ * compile. Commands run through fork/execve in a fresh work dir with the
+ * sandbox's fixed environment, as gavel-init will run them.
+ *
+ * A language whose toolchain is missing fails its test, naming the Debian
+ * packages to install; GAVEL_ALLOW_MISSING_LANGUAGES=1 turns that into a
+ * skip. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "executor/checker.h"
+#include "executor/problem.h"
+#include "languages/lang.h"
+
+static struct lang_registry reg;
+static struct exec_problem sum;
+static char root[1024];
+
+/* Runs argv in box with stdin from in_path (or /dev/null), stdout to
+ * out_path, stderr to log_path; kills it after limit_s. Returns the wait
+ * status, or -1. */
+static int run_in(const char *box, char **argv, const char *in_path, const char *out_path, const char *log_path,
+		  int limit_s)
+{
+	static char *const envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/tmp", NULL};
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int in = open(in_path ? in_path : "/dev/null", O_RDONLY);
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (in < 0 || out < 0 || log < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(log, 2) < 0 ||
+		    chdir(box) < 0)
+			_exit(126);
+		setpgid(0, 0);
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	time_t end = time(NULL) + limit_s;
+	int st;
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
+			return st;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (time(NULL) > end) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		usleep(20000);
+	}
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = malloc(1u << 20);
+	*len = buf ? fread(buf, 1, 1u << 20, f) : 0;
+	fclose(f);
+	return buf;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	size_t len;
+	char *buf = slurp(from, &len);
+	assert_non_null(buf);
+	FILE *f = fopen(to, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+}
+
+static void show_log(const char *log_path)
+{
+	size_t len;
+	char *buf = slurp(log_path, &len);
+	if (buf) {
+		print_message("# log: %.*s\n", (int)(len > 2000 ? 2000 : len), buf);
+		free(buf);
+	}
+}
+
+/* Compiles submission file src as language d in a fresh box; returns the
+ * compile wait status (0 for languages without a compile step). */
+static int compile_in(const struct lang_def *d, const char *src, char *box, size_t boxsz, char *log, size_t logsz)
+{
+	snprintf(box, boxsz, "/tmp/gavel-test-lang.XXXXXX");
+	assert_non_null(mkdtemp(box));
+	char dst[PATH_MAX];
+	snprintf(dst, sizeof(dst), "%s/%s", box, d->source);
+	copy_file(src, dst);
+	snprintf(log, logsz, "%s.log", box);
+	unlink(log);
+	if (!d->compile)
+		return 0;
+	struct lang_vars vars = {d->defaults.memory_mb, d->defaults.compile_memory_mb};
+	char **argv;
+	struct gv_err err;
+	if (lang_expand_argv((const char *const *)d->compile, &vars, &argv, &err) < 0)
+		fail_msg("%s", err.msg);
+	char out[PATH_MAX];
+	snprintf(out, sizeof(out), "%s.compile-out", box);
+	int st = run_in(box, argv, NULL, out, log, 120);
+	unlink(out);
+	lang_argv_free(argv);
+	return st;
+}
+
+static void cleanup_box(const char *box, const char *log)
+{
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", box);
+	if (system(cmd) != 0)
+		print_error("could not remove %s\n", box);
+	unlink(log);
+}
+
+/* The submission files of folder kind whose extension is d's (cpp20 borrows
+ * C++'s files). */
+static size_t for_each_submission(const struct lang_def *d, const char *kind, void (*fn)(const struct lang_def *, const char *))
+{
+	char dir[2048];
+	snprintf(dir, sizeof(dir), "%s/tests/problems/sum/submissions/%s", root, kind);
+	DIR *dp = opendir(dir);
+	if (!dp)
+		fail_msg("cannot open %s", dir);
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(dp)) != NULL) {
+		const struct lang_def *x = lang_find_by_filename(&reg, e->d_name);
+		if (!x || (x != d && !(strcmp(d->id, "cpp20") == 0 && strcmp(x->id, "cpp") == 0)))
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		fn(d, path);
+		n++;
+	}
+	closedir(dp);
+	return n;
+}
+
+static void judge_accepted(const struct lang_def *d, const char *src)
+{
+	char box[256], log[300];
+	int st = compile_in(d, src, box, sizeof(box), log, sizeof(log));
+	if (st != 0) {
+		show_log(log);
+		fail_msg("%s: compiling %s failed (status %d)", d->id, src, st);
+	}
+	struct lang_vars vars = {d->defaults.memory_mb, d->defaults.compile_memory_mb};
+	char **argv;
+	struct gv_err err;
+	if (lang_expand_argv((const char *const *)d->run, &vars, &argv, &err) < 0)
+		fail_msg("%s", err.msg);
+	for (size_t i = 0; i < sum.ncases; i++) {
+		char in[PATH_MAX], out[PATH_MAX];
+		snprintf(in, sizeof(in), "%s/%s", sum.dir, sum.cases[i]->in_path);
+		snprintf(out, sizeof(out), "%s.out", box);
+		st = run_in(box, argv, in, out, log, 30);
+		if (st != 0) {
+			show_log(log);
+			fail_msg("%s: %s on %s: status %d", d->id, src, sum.cases[i]->name, st);
+		}
+		size_t olen, alen;
+		char *o = slurp(out, &olen), *a;
+		assert_non_null(o);
+		assert_int_equal(exec_problem_read(&sum, sum.cases[i]->ans_path, 1u << 20, &a, &alen, &err), 0);
+		struct exec_checker_opts opts;
+		exec_checker_opts_default(&opts);
+		char msg[EXEC_CHECKER_MSG_MAX];
+		if (exec_checker_compare(&opts, a, alen, o, olen, msg, sizeof(msg)) != EXEC_CHECKER_AC)
+			fail_msg("%s: %s on %s: %s", d->id, src, sum.cases[i]->name, msg);
+		free(o);
+		free(a);
+		unlink(out);
+	}
+	lang_argv_free(argv);
+	print_message("# %s: %s accepted\n", d->id, strrchr(src, '/') + 1);
+	cleanup_box(box, log);
+}
+
+static void expect_compile_error(const struct lang_def *d, const char *src)
+{
+	char box[256], log[300];
+	if (!d->compile)
+		fail_msg("%s has no compile step but a compile_error submission %s", d->id, src);
+	int st = compile_in(d, src, box, sizeof(box), log, sizeof(log));
+	if (st == 0 || st == -1)
+		fail_msg("%s: %s compiled (status %d)", d->id, src, st);
+	print_message("# %s: %s fails to compile (status %d)\n", d->id, strrchr(src, '/') + 1, st);
+	cleanup_box(box, log);
+}
+
+static void run_language(void **state)
+{
+	const struct lang_def *d = *state;
+	char version[128];
+	struct gv_err err;
+	if (lang_probe(d, 10000, version, sizeof(version), &err) < 0) {
+		char pk[256] = "";
+		for (char **p = d->packages; *p; p++)
+			snprintf(pk + strlen(pk), sizeof(pk) - strlen(pk), " %s", *p);
+		const char *allow = getenv("GAVEL_ALLOW_MISSING_LANGUAGES");
+		if (allow && !strcmp(allow, "1")) {
+			print_message("# %s unusable here (%s); skipped by GAVEL_ALLOW_MISSING_LANGUAGES\n", d->id, err.msg);
+			skip();
+		}
+		fail_msg("%s: %s (install:%s)", d->id, err.msg, pk);
+	}
+	print_message("# %s: %s\n", d->id, version);
+	if (for_each_submission(d, "accepted", judge_accepted) == 0)
+		fail_msg("%s: no accepted submission for sum", d->id);
+	for_each_submission(d, "compile_error", expect_compile_error);
+}
+
+static void lang_probe__broken_toolchain__fails(void **state)
+{
+	(void)state;
+	struct lang_def d = *lang_find(&reg, "c");
+	char *missing[] = {"/usr/bin/gavel-no-such-compiler", "--version", NULL};
+	char *alternatives[] = {"/usr/bin/java", "-version", NULL}; /* via /etc/alternatives where installed */
+	char *failing[] = {"/usr/bin/false", NULL};
+	struct gv_err err;
+	d.version_command = missing;
+	assert_int_equal(lang_probe(&d, 2000, NULL, 0, &err), -1);
+	d.version_command = failing;
+	assert_int_equal(lang_probe(&d, 2000, NULL, 0, &err), -1);
+	assert_non_null(strstr(err.msg, "version_command failed"));
+	char *slow[] = {"/usr/bin/sleep", "10", NULL};
+	d.version_command = slow;
+	time_t t0 = time(NULL);
+	assert_int_equal(lang_probe(&d, 300, NULL, 0, &err), -1);
+	assert_true(time(NULL) - t0 < 5);
+	assert_non_null(strstr(err.msg, "did not finish"));
+	struct stat st;
+	if (lstat("/usr/bin/java", &st) == 0 && S_ISLNK(st.st_mode)) {
+		d.version_command = alternatives;
+		assert_int_equal(lang_probe(&d, 2000, NULL, 0, &err), -1);
+		assert_non_null(strstr(err.msg, "outside /usr"));
+	}
+}
+
+int main(void)
+{
+	const char *r = getenv("GAVEL_ROOT");
+	snprintf(root, sizeof(root), "%s", r && *r ? r : ".");
+	char dir[PATH_MAX + 32];
+	struct gv_err err;
+	snprintf(dir, sizeof(dir), "%s/languages", root);
+	if (lang_registry_load(&reg, dir, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		printf("1..1\nnot ok 1 - languages load\n");
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s/tests/problems/sum", root);
+	if (exec_problem_load(&sum, dir, NULL, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		printf("1..1\nnot ok 1 - sum problem load\n");
+		return 1;
+	}
+	struct CMUnitTest *tests = calloc(reg.n + 1, sizeof(*tests));
+	char (*names)[64] = calloc(reg.n, sizeof(*names));
+	if (!tests || !names)
+		return 1;
+	for (size_t i = 0; i < reg.n; i++) {
+		snprintf(names[i], sizeof(names[i]), "languages__%s__compiles_and_runs_sum", reg.defs[i].id);
+		tests[i] = (struct CMUnitTest){names[i], run_language, NULL, NULL, &reg.defs[i]};
+	}
+	tests[reg.n] = (struct CMUnitTest){"languages__probe__refuses_broken_toolchains",
+					   lang_probe__broken_toolchain__fails, NULL, NULL, NULL};
+	int rc = _cmocka_run_group_tests("languages", tests, reg.n + 1, NULL, NULL);
+	free(tests);
+	free(names);
+	exec_problem_free(&sum);
+	lang_registry_free(&reg);
+	return rc;
+}

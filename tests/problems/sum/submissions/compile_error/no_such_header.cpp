@@ -1,0 +1,3 @@
+#include <no_such_header.hpp>
+
+int main() {}

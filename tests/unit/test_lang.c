@@ -1,0 +1,293 @@
+/* Unit tests of the language registry (languages/lang.c): the shipped
+ * definitions in $GAVEL_ROOT/languages, look-ups, argv templates, and a table
+ * of broken definitions that must fail with file:line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "languages/lang.h"
+
+static struct lang_registry reg;
+
+static int load_shipped(void **state)
+{
+	(void)state;
+	const char *root = getenv("GAVEL_ROOT");
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/languages", root && *root ? root : ".");
+	struct gv_err err;
+	if (lang_registry_load(&reg, dir, &err) < 0) {
+		fprintf(stderr, "lang_registry_load: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int free_shipped(void **state)
+{
+	(void)state;
+	lang_registry_free(&reg);
+	lang_registry_free(&reg);
+	return 0;
+}
+
+static void lang__shipped__required_ids_present(void **state)
+{
+	(void)state;
+	static const char *const ids[] = {"c", "cpp", "cpp20", "python3", "java", "javascript", "rust", "go", "pascal"};
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (!lang_find(&reg, ids[i]))
+			fail_msg("language %s missing", ids[i]);
+	assert_null(lang_find(&reg, "cobol"));
+	assert_null(lang_find(&reg, NULL));
+}
+
+struct ext_case {
+	const char *ext;
+	const char *id;
+};
+
+static const struct ext_case exts[] = {
+	{".c", "c"},	     {".cpp", "cpp"},	{".cc", "cpp"},	     {"CPP", "cpp"},	 {".py", "python3"},
+	{".java", "java"}, {".js", "javascript"}, {".rs", "rust"}, {".go", "go"},	 {".pas", "pascal"},
+	{".txt", NULL},    {".", NULL},		{"", NULL},
+};
+
+static void lang__extensions__map_to_ids(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		const struct lang_def *d = lang_find_by_extension(&reg, exts[i].ext);
+		if (exts[i].id == NULL)
+			assert_null(d);
+		else if (!d || strcmp(d->id, exts[i].id))
+			fail_msg("%s -> %s, want %s", exts[i].ext, d ? d->id : "none", exts[i].id);
+	}
+	assert_string_equal(lang_find_by_filename(&reg, "sub/dir/Main.java")->id, "java");
+	assert_string_equal(lang_find_by_filename(&reg, "a.b.cc")->id, "cpp");
+	assert_null(lang_find_by_filename(&reg, ".c"));
+	assert_null(lang_find_by_filename(&reg, "Makefile"));
+}
+
+static void lang__judge0_ids__map_to_ids(void **state)
+{
+	(void)state;
+	static const struct {
+		int j0;
+		const char *id;
+	} m[] = {{50, "c"}, {54, "cpp"}, {71, "python3"}, {62, "java"}, {63, "javascript"}, {73, "rust"}, {60, "go"},
+		 {67, "pascal"}};
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		const struct lang_def *d = lang_by_judge0_id(&reg, m[i].j0);
+		assert_non_null(d);
+		assert_string_equal(d->id, m[i].id);
+	}
+	assert_null(lang_by_judge0_id(&reg, 0));
+	assert_null(lang_by_judge0_id(&reg, 9999));
+}
+
+static void lang__shipped__sane_fields(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < reg.n; i++) {
+		const struct lang_def *d = &reg.defs[i];
+		assert_true(d->defaults.time_ms <= d->max.time_ms);
+		assert_non_null(d->run);
+		assert_non_null(d->packages[0]);
+		assert_true(d->run[0][0] == '/' || !strncmp(d->run[0], "./", 2));
+		if (i > 0)
+			assert_true(strcmp(reg.defs[i - 1].id, d->id) < 0);
+	}
+	const struct lang_def *java = lang_find(&reg, "java");
+	assert_string_equal(java->source, "Main.java");
+	assert_false(java->rlimit_as);
+	assert_true(java->defaults.procs > 1);
+	assert_false(lang_find(&reg, "go")->rlimit_as);
+	assert_false(lang_find(&reg, "javascript")->rlimit_as);
+	assert_true(lang_find(&reg, "c")->rlimit_as);
+	assert_null(lang_find(&reg, "cpp20")->judge0_id ? "has" : NULL);
+}
+
+static void lang__expand__substitutes_memory(void **state)
+{
+	(void)state;
+	const struct lang_def *java = lang_find(&reg, "java");
+	struct lang_vars vars = {.memory_mb = 512, .compile_memory_mb = 1024};
+	char **argv;
+	struct gv_err err;
+	assert_int_equal(lang_expand_argv((const char *const *)java->run, &vars, &argv, &err), 0);
+	bool found = false;
+	for (char **a = argv; *a; a++)
+		found |= !strcmp(*a, "-Xmx512m");
+	assert_true(found);
+	lang_argv_free(argv);
+	assert_int_equal(lang_expand_argv((const char *const *)java->compile, &vars, &argv, &err), 0);
+	found = false;
+	for (char **a = argv; *a; a++)
+		found |= !strcmp(*a, "-J-Xmx1024m");
+	assert_true(found);
+	lang_argv_free(argv);
+}
+
+struct tmpl_case {
+	const char *in;
+	const char *out; /* NULL: error */
+};
+
+static const struct tmpl_case tmpls[] = {
+	{"plain", "plain"},	      {"-Xmx{memory_mb}m", "-Xmx7m"}, {"{compile_memory_mb}", "9"},
+	{"{{literal}}", "{literal}"}, {"{memory_mb", NULL},	       {"{unknown}", NULL},
+	{"a}b", NULL},		      {"{}", NULL},
+};
+
+static void lang__expand__table(void **state)
+{
+	(void)state;
+	struct lang_vars vars = {.memory_mb = 7, .compile_memory_mb = 9};
+	for (size_t i = 0; i < sizeof(tmpls) / sizeof(tmpls[0]); i++) {
+		const char *t[] = {tmpls[i].in, NULL};
+		char **argv = NULL;
+		struct gv_err err;
+		int rc = lang_expand_argv(t, &vars, &argv, &err);
+		if (!tmpls[i].out) {
+			if (rc == 0)
+				fail_msg("'%s' expanded", tmpls[i].in);
+			continue;
+		}
+		if (rc < 0)
+			fail_msg("'%s': %s", tmpls[i].in, err.msg);
+		assert_string_equal(argv[0], tmpls[i].out);
+		assert_null(argv[1]);
+		lang_argv_free(argv);
+	}
+	const char *empty[] = {NULL};
+	char **argv;
+	struct gv_err err;
+	assert_int_equal(lang_expand_argv(empty, &(struct lang_vars){0}, &argv, &err), -1);
+}
+
+/* ---- broken definitions ------------------------------------------------ */
+
+#define GOOD_LIMITS                                                                                           \
+	"limits:\n"                                                                                           \
+	"  defaults: {time_ms: 1000, wall_ms: 2000, memory_mb: 256, output_kb: 1024, procs: 1,\n"             \
+	"             compile_time_ms: 1000, compile_wall_ms: 2000, compile_memory_mb: 256, compile_procs: 1}\n" \
+	"  max: {time_ms: 1000, wall_ms: 2000, memory_mb: 256, output_kb: 1024, procs: 1,\n"                  \
+	"        compile_time_ms: 1000, compile_wall_ms: 2000, compile_memory_mb: 256, compile_procs: 1}\n"
+#define GOOD_HEAD                                                                                             \
+	"id: x\nname: X\nversion: \"1\"\nversion_command: [/usr/bin/x, --version]\npackages: [x]\n"           \
+	"extensions: [.x]\nsource: main.x\n"
+
+struct bad_def {
+	const char *name;
+	const char *text;
+	const char *msg_has;
+};
+
+static const struct bad_def bad_defs[] = {
+	{"lang__def__good__loads", GOOD_HEAD "run: [/usr/bin/x, main.x]\nrlimit_as: true\n" GOOD_LIMITS, NULL},
+	{"lang__def__unknown_key__fails_with_line",
+	 GOOD_HEAD "run: [/usr/bin/x, main.x]\nrlimit_as: true\ncolour: blue\n" GOOD_LIMITS, "x.yaml:10: language: unknown key 'colour'"},
+	{"lang__def__missing_run__fails", GOOD_HEAD "rlimit_as: true\n" GOOD_LIMITS, "missing required key 'run'"},
+	{"lang__def__repeated_key__fails", GOOD_HEAD "run: [/usr/bin/x]\nrun: [/usr/bin/y]\nrlimit_as: true\n" GOOD_LIMITS,
+	 "given twice"},
+	{"lang__def__relative_program__fails", GOOD_HEAD "run: [x, main.x]\nrlimit_as: true\n" GOOD_LIMITS,
+	 "run: 'x'"},
+	{"lang__def__local_program_without_compile__fails", GOOD_HEAD "run: [./main]\nrlimit_as: true\n" GOOD_LIMITS,
+	 "run: './main'"},
+	{"lang__def__program_outside_usr__fails", GOOD_HEAD "run: [/etc/alternatives/x]\nrlimit_as: true\n" GOOD_LIMITS,
+	 "under /usr/"},
+	{"lang__def__dotdot_program__fails", GOOD_HEAD "run: [/usr/../bin/sh]\nrlimit_as: true\n" GOOD_LIMITS,
+	 "under /usr/"},
+	{"lang__def__bad_bool__fails", GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: yes\n" GOOD_LIMITS, "true or false"},
+	{"lang__def__bad_placeholder__fails", GOOD_HEAD "run: [/usr/bin/x, \"{heap}\"]\nrlimit_as: true\n" GOOD_LIMITS,
+	 "unknown placeholder"},
+	{"lang__def__default_above_max__fails",
+	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nlimits:\n"
+		   "  defaults: {time_ms: 5000, wall_ms: 6000, memory_mb: 256, output_kb: 1024, procs: 1,\n"
+		   "             compile_time_ms: 1000, compile_wall_ms: 2000, compile_memory_mb: 256, compile_procs: 1}\n"
+		   "  max: {time_ms: 1000, wall_ms: 2000, memory_mb: 256, output_kb: 1024, procs: 1,\n"
+		   "        compile_time_ms: 1000, compile_wall_ms: 2000, compile_memory_mb: 256, compile_procs: 1}\n",
+	 "above limits.max.time_ms"},
+	{"lang__def__missing_limit__fails",
+	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nlimits:\n"
+		   "  defaults: {time_ms: 1000, wall_ms: 2000, memory_mb: 256, output_kb: 1024, procs: 1}\n"
+		   "  max: {time_ms: 1000, wall_ms: 2000, memory_mb: 256, output_kb: 1024, procs: 1}\n",
+	 "limits.defaults: missing required key 'compile_time_ms'"},
+	{"lang__def__negative_limit__fails",
+	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nlimits:\n"
+		   "  defaults: {time_ms: -1, wall_ms: 2000, memory_mb: 256, output_kb: 1024, procs: 1,\n"
+		   "             compile_time_ms: 1000, compile_wall_ms: 2000, compile_memory_mb: 256, compile_procs: 1}\n"
+		   "  max: {time_ms: 1000, wall_ms: 2000, memory_mb: 256, output_kb: 1024, procs: 1,\n"
+		   "        compile_time_ms: 1000, compile_wall_ms: 2000, compile_memory_mb: 256, compile_procs: 1}\n",
+	 "time_ms: expected a non-negative integer"},
+	{"lang__def__source_with_slash__fails",
+	 "id: x\nname: X\nversion: \"1\"\nversion_command: [/usr/bin/x]\npackages: [x]\nextensions: [.x]\n"
+	 "source: ../main.x\nrun: [/usr/bin/x]\nrlimit_as: true\n" GOOD_LIMITS,
+	 "plain file name"},
+	{"lang__def__id_mismatch__fails",
+	 "id: y\nname: X\nversion: \"1\"\nversion_command: [/usr/bin/x]\npackages: [x]\nextensions: [.x]\n"
+	 "source: main.x\nrun: [/usr/bin/x]\nrlimit_as: true\n" GOOD_LIMITS,
+	 "does not match the file name"},
+	{"lang__def__bad_extension__fails",
+	 "id: x\nname: X\nversion: \"1\"\nversion_command: [/usr/bin/x]\npackages: [x]\nextensions: [x]\n"
+	 "source: main.x\nrun: [/usr/bin/x]\nrlimit_as: true\n" GOOD_LIMITS,
+	 "must look like '.cpp'"},
+	{"lang__def__host_etc_outside_etc__fails", GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nhost_etc: [/root]\n" GOOD_LIMITS,
+	 "host_etc"},
+	{"lang__def__yaml_syntax__fails_with_line", GOOD_HEAD "run: [/usr/bin/x\nrlimit_as: true\n", "x.yaml:"},
+	{"lang__def__not_a_mapping__fails", "- a\n- b\n", "expected a mapping"},
+	{"lang__def__empty__fails", "", "empty file"},
+};
+
+static void run_bad_def(void **state)
+{
+	const struct bad_def *c = *state;
+	struct lang_def d;
+	struct gv_err err;
+	int rc = lang_def_parse(&d, "languages/x.yaml", c->text, strlen(c->text), &err);
+	if (!c->msg_has) {
+		if (rc < 0)
+			fail_msg("%s", err.msg);
+		assert_string_equal(d.id, "x");
+		assert_null(d.compile);
+		assert_true(d.time_factor == 1.0);
+		assert_non_null(d.host_etc);
+		lang_def_clear(&d);
+		return;
+	}
+	if (rc == 0) {
+		lang_def_clear(&d);
+		fail_msg("loaded");
+	}
+	if (!strstr(err.msg, c->msg_has))
+		fail_msg("message \"%s\" lacks \"%s\"", err.msg, c->msg_has);
+}
+
+int main(void)
+{
+	const struct CMUnitTest fixed[] = {
+		cmocka_unit_test(lang__shipped__required_ids_present),
+		cmocka_unit_test(lang__extensions__map_to_ids),
+		cmocka_unit_test(lang__judge0_ids__map_to_ids),
+		cmocka_unit_test(lang__shipped__sane_fields),
+		cmocka_unit_test(lang__expand__substitutes_memory),
+		cmocka_unit_test(lang__expand__table),
+	};
+	size_t nf = sizeof(fixed) / sizeof(fixed[0]), nb = sizeof(bad_defs) / sizeof(bad_defs[0]);
+	struct CMUnitTest *tests = calloc(nf + nb, sizeof(*tests));
+	if (!tests)
+		return 1;
+	memcpy(tests, fixed, sizeof(fixed));
+	for (size_t i = 0; i < nb; i++)
+		tests[nf + i] = (struct CMUnitTest){bad_defs[i].name, run_bad_def, NULL, NULL, (void *)&bad_defs[i]};
+	int rc = _cmocka_run_group_tests("lang", tests, nf + nb, load_shipped, free_shipped);
+	free(tests);
+	return rc;
+}
