@@ -39,9 +39,15 @@ struct exec_bundle_params {
 	bool seccomp;                /* emit linux.seccomp (runsc --oci-seccomp) */
 };
 
-/* The sandbox's uid/gid inside: nobody/nogroup. */
+/* The uid/gid every compiler and program runs as inside: nobody/nogroup.
+ * gavel-init drops them to it before execve. */
 #define EXEC_BUNDLE_UID 65534
 #define EXEC_BUNDLE_GID 65534
+/* gavel-init itself: root of gVisor's user namespace (not of the host)
+ * with only the capabilities in exec_bundle_init_caps. */
+#define EXEC_BUNDLE_INIT_UID 0
+#define EXEC_BUNDLE_INIT_NCAPS 5
+extern const char *const exec_bundle_init_caps[EXEC_BUNDLE_INIT_NCAPS];
 /* pids.limit counts host threads (~20 per sandboxed process) and reaching it
  * panics the Sentry: it is a backstop only, never the process limit. */
 #define EXEC_BUNDLE_MIN_PIDS 1024

@@ -942,8 +942,8 @@ static unsigned sweep_work_root(int fd)
 	size_t k = 0;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL && k < 256)
-		if (strncmp(de->d_name, "gv-", 3) == 0 && strlen(de->d_name) < 40)
-			snprintf(names[k++], 40, "%s", de->d_name);
+		if (strncmp(de->d_name, "gv-", 3) == 0 && strlen(de->d_name) < sizeof(names[0]))
+			memcpy(names[k++], de->d_name, strlen(de->d_name) + 1);
 	closedir(d);
 	for (size_t i = 0; i < k; i++)
 		if (remove_tree_at(fd, names[i], 0) == 0)

@@ -14,7 +14,13 @@ uint64_t init_as_margin_kb(uint64_t memory_kb)
 uint64_t init_as_limit_kb(const struct init_limits *lim)
 {
 	uint64_t stack = lim->stack_kb < INIT_STACK_RESERVE_MAX_KB ? lim->stack_kb : INIT_STACK_RESERVE_MAX_KB;
-	return lim->memory_kb + stack;
+	/* The address space gets room over the memory limit (as much again,
+	 * at least 64 MiB): a program growing its heap step by step then
+	 * reaches the resident-memory limit, which the sampler and ru_maxrss
+	 * see (MLE), instead of a failed allocation that it reports its own way
+	 * (RE). RLIMIT_AS stays the backstop against huge reservations. */
+	uint64_t room = lim->memory_kb > 64u * 1024 ? lim->memory_kb : 64u * 1024;
+	return lim->memory_kb + room + stack;
 }
 
 static void set(struct exec_record *rec, enum exec_status s, enum exec_limit l, const char *msg)

@@ -252,6 +252,9 @@ static void session__memory_bomb__mle(void **state)
 	struct exec_session *s = open_c(&job);
 	struct exec_phase_result r;
 	run_one(s, "", &r);
+	if (strcmp(r.status, "MLE") != 0)
+		fprintf(stderr, "# memory bomb: %s signal %d memory %llu kB: %s\n", r.status, r.signal,
+			(unsigned long long)r.memory_kb, r.message);
 	assert_string_equal(r.status, "MLE");
 	assert_string_equal(r.limit, "memory");
 	exec_phase_result_free(&r);
@@ -445,6 +448,118 @@ static void session__bad_job__refused_before_anything_runs(void **state)
 	exec_phase_result_free(&r);
 }
 
+/* A hostile gavel-init: answers the compile phase, then either never
+ * answers ("hang") or announces a stdout frame over the cap ("flood"). It
+ * stands for a compromised inside; the host must hold on its own. */
+static const char fake_init_src[] =
+	"#include <stdio.h>\n#include <string.h>\n#include <unistd.h>\n#include <fcntl.h>\n"
+	"int main(void){char j[4096]={0};int fd=open(\"/box/job\",O_RDONLY);"
+	"if(fd<0||read(fd,j,sizeof j-1)<0)return 1;"
+	"const char*c=\"phase:compile\\nstatus:OK\\n\";"
+	"printf(\"stdout 0\\nstderr 0\\nresult %zu\\n%s\",strlen(c),c);fflush(stdout);"
+	"char b[256];if(read(0,b,sizeof b)<0)return 1;"
+	"if(strstr(j,\"run_arg:flood\")){printf(\"stdout 100000\\n\");fflush(stdout);"
+	"for(;;)fwrite(j,1,sizeof j,stdout);}"
+	"for(;;)pause();}\n";
+
+static bool build_fake_init(char *out, size_t outsz)
+{
+	char dir[160], src[200];
+	snprintf(dir, sizeof(dir), "/var/tmp/gavel-test-%d-fake", (int)getpid());
+	snprintf(src, sizeof(src), "%s/init.c", dir);
+	snprintf(out, outsz, "%s/init", dir);
+	mkdir(dir, 0755);
+	FILE *f = fopen(src, "w");
+	if (!f)
+		return false;
+	fputs(fake_init_src, f);
+	fclose(f);
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "/usr/bin/gcc -static -O1 -o %s %s", out, src);
+	return system(cmd) == 0 && chmod(out, 0755) == 0;
+}
+
+static void remove_fake_init(const char *bin)
+{
+	char dir[160], src[200];
+	snprintf(dir, sizeof(dir), "/var/tmp/gavel-test-%d-fake", (int)getpid());
+	snprintf(src, sizeof(src), "%s/init.c", dir);
+	unlink(bin);
+	unlink(src);
+	rmdir(dir);
+}
+
+static void hostile_init(const char *mode, struct exec_phase_result *r, struct gv_err *err,
+			 int *rc, double *ms)
+{
+	char bin[256];
+	if (!build_fake_init(bin, sizeof(bin)))
+		fail_msg("cannot build the fake init with gcc -static");
+	struct exec_engine_config cfg = g.cfg;
+	cfg.init_path = bin;
+	struct exec_engine e2;
+	if (exec_engine_init(&e2, &cfg, err) != 0)
+		fail_msg("engine: %s", err->msg);
+	const char *const argv[] = {mode, NULL};
+	struct exec_job job = {
+		.tenant = "tenant-h",
+		.run_argv = argv,
+		.run_limits = {.cpu_ms = 500, .wall_ms = 1000, .memory_kb = 65536, .output_bytes = 65536},
+	};
+	struct exec_session *s = NULL;
+	struct exec_phase_result c;
+	if (exec_session_open(&e2, &job, &s, &c, err) != 0)
+		fail_msg("open: %s", err->msg);
+	exec_phase_result_free(&c);
+	double t = now_ms();
+	*rc = exec_session_run_test(s, "x", 1, r, err);
+	*ms = now_ms() - t;
+	assert_false(exec_session_alive(s));
+	char cg[256];
+	snprintf(cg, sizeof(cg), "%s", exec_session_cgroup(s));
+	exec_session_close(s);
+	unsigned n = 0;
+	struct gv_err e;
+	assert_int_equal(exec_runsc_list(&e2.runsc, count_id, &n, &e), 0);
+	assert_int_equal(n, 0);
+	assert_false(cgroup_exists("memory", cg));
+	exec_engine_fini(&e2);
+	remove_fake_init(bin);
+}
+
+static void session__silent_init__host_wall_backstop(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_phase_result r;
+	struct gv_err err;
+	int rc;
+	double ms;
+	hostile_init("hang", &r, &err, &rc, &ms);
+	fprintf(stderr, "# host backstop fired after %.0f ms\n", ms);
+	assert_int_equal(rc, 0);
+	assert_string_equal(r.status, "WLE");
+	assert_string_equal(r.limit, "wall");
+	assert_true(ms >= 1000 && ms < 1000 + 5000 + 2000);
+	exec_phase_result_free(&r);
+}
+
+static void session__oversized_frame__protocol_error(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_phase_result r;
+	struct gv_err err;
+	int rc;
+	double ms;
+	hostile_init("flood", &r, &err, &rc, &ms);
+	assert_int_equal(rc, -1);
+	assert_int_equal(err.code, GV_EPROTO);
+	assert_string_equal(r.status, "IE");
+	assert_null(r.out); /* nothing allocated for the refused frame */
+	exec_phase_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +573,8 @@ int main(void)
 		cmocka_unit_test_teardown(session__close__leaves_nothing, test_teardown),
 		cmocka_unit_test_teardown(engine__init__sweeps_stale_sandbox, test_teardown),
 		cmocka_unit_test_teardown(session__bad_job__refused_before_anything_runs, test_teardown),
+		cmocka_unit_test_teardown(session__silent_init__host_wall_backstop, test_teardown),
+		cmocka_unit_test_teardown(session__oversized_frame__protocol_error, test_teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -64,30 +64,38 @@ static json_t *path(json_t *j, const char *a, const char *b, const char *c)
 	return j;
 }
 
-static void bundle__config__no_capabilities(void **state)
+/* init holds exactly its five supervision capabilities, none inheritable
+ * or ambient (so nothing it starts can hold one), and noNewPrivileges. */
+static void bundle__config__init_caps_only_no_inheritable(void **state)
 {
 	(void)state;
 	json_t *c = config();
 	json_t *caps = path(c, "process", "capabilities", NULL);
 	assert_non_null(caps);
-	static const char *const sets[] = {"bounding", "effective", "inheritable", "permitted", "ambient"};
-	for (size_t i = 0; i < 5; i++) {
-		json_t *s = json_object_get(caps, sets[i]);
-		assert_true(json_is_array(s));
-		assert_int_equal(json_array_size(s), 0);
+	static const char *const held[] = {"bounding", "effective", "permitted"};
+	static const char *const want[] = {"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_FOWNER",
+					   "CAP_DAC_OVERRIDE"};
+	for (size_t i = 0; i < 3; i++) {
+		json_t *set = json_object_get(caps, held[i]);
+		assert_true(json_is_array(set));
+		assert_int_equal(json_array_size(set), 5);
+		for (size_t k = 0; k < 5; k++)
+			assert_string_equal(json_string_value(json_array_get(set, k)), want[k]);
 	}
+	assert_int_equal(json_array_size(json_object_get(caps, "inheritable")), 0);
+	assert_int_equal(json_array_size(json_object_get(caps, "ambient")), 0);
 	assert_true(json_is_true(path(c, "process", "noNewPrivileges", NULL)));
 	json_decref(c);
 }
 
-static void bundle__config__readonly_root_uid_65534(void **state)
+static void bundle__config__readonly_root_init_uid_0(void **state)
 {
 	(void)state;
 	json_t *c = config();
 	assert_true(json_is_true(path(c, "root", "readonly", NULL)));
 	assert_string_equal(json_string_value(path(c, "root", "path", NULL)), "rootfs");
-	assert_int_equal(json_integer_value(path(c, "process", "user", "uid")), 65534);
-	assert_int_equal(json_integer_value(path(c, "process", "user", "gid")), 65534);
+	assert_int_equal(json_integer_value(path(c, "process", "user", "uid")), 0);
+	assert_int_equal(json_integer_value(path(c, "process", "user", "gid")), 0);
 	assert_int_equal(json_array_size(path(c, "process", "user", "additionalGids")), 0);
 	json_t *args = path(c, "process", "args", NULL);
 	assert_int_equal(json_array_size(args), 1);
@@ -498,8 +506,8 @@ static void runsc__argv__global_flags_first(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(bundle__config__no_capabilities),
-		cmocka_unit_test(bundle__config__readonly_root_uid_65534),
+		cmocka_unit_test(bundle__config__init_caps_only_no_inheritable),
+		cmocka_unit_test(bundle__config__readonly_root_init_uid_0),
 		cmocka_unit_test(bundle__config__env_is_exactly_three),
 		cmocka_unit_test(bundle__config__expected_mounts),
 		cmocka_unit_test(bundle__config__namespaces_cgroup_resources),

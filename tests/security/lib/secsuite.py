@@ -19,7 +19,7 @@ Output is TAP: the plan first, then one "ok"/"not ok" line per probe with
 
 Environment: BUILD (default build), GAVEL_SEC_BUDGET (seconds for the whole
 suite, default 840: the test runner kills it at 900), GAVEL_SEC_KEEP=1 keeps
-the temporary folder.
+the temporary folder, GAVEL_SEC_VERBOSE=1 prints diagnostics for passes too.
 """
 import ctypes
 import fnmatch
@@ -694,6 +694,10 @@ def main(argv):
             took = time.monotonic() - t0
             if ok:
                 print("ok %d - %s (%.1fs)" % (i, p.name, took), flush=True)
+                if os.environ.get("GAVEL_SEC_VERBOSE") == "1":
+                    for d in diag:
+                        for line in d.splitlines() or [""]:
+                            print("#   " + line[:4000])
             else:
                 failed += 1
                 print("not ok %d - %s: %s" % (i, p.name, summary[:600]), flush=True)

@@ -1,0 +1,477 @@
+/* The job message format (common/jobspec.h): strict validation of the
+ * normalized request with every size checked before it is copied, its
+ * canonical serialisation, and the result document builders. */
+#include "common/jobspec.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+
+static char *dup_len(const char *s, size_t len)
+{
+	char *p = malloc(len + 1);
+	if (!p)
+		return NULL;
+	if (len)
+		memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+void gv_jobspec_free(struct gv_jobspec *spec)
+{
+	if (!spec)
+		return;
+	for (size_t i = 0; i < spec->n_files; i++) {
+		free(spec->files[i].name);
+		free(spec->files[i].content);
+	}
+	free(spec->files);
+	for (size_t i = 0; i < spec->n_tests; i++) {
+		free(spec->tests[i].input);
+		free(spec->tests[i].expected);
+	}
+	free(spec->tests);
+	free(spec->stdin_data);
+	free(spec->checker_flags);
+	free(spec->callback_url);
+	free(spec->problem_id);
+	memset(spec, 0, sizeof(*spec));
+}
+
+static bool language_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > GV_JOBSPEC_LANGUAGE_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '+' || c == '.' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* One path component of [A-Za-z0-9._-], not ".", "..", or "job" (the
+ * engine's job record). */
+static bool file_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > GV_JOBSPEC_FILE_NAME_MAX || strcmp(s, ".") == 0 || strcmp(s, "..") == 0 ||
+	    strcmp(s, "job") == 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+		      c == '.' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* A string field as an owned copy; counts its length against *budget. */
+static int take_string(const json_t *obj, const char *key, const char *path, unsigned flags, size_t max,
+		       size_t *budget, const char *budget_name, char **out, size_t *outlen, struct gv_err *err)
+{
+	const char *s = NULL;
+	int rc = gv_json_get_string(obj, key, flags, max, &s, err);
+	if (rc < 0) {
+		if (path)
+			gv_err_prefix(err, "%s", path);
+		return -1;
+	}
+	if (rc == 1)
+		return 1;
+	size_t len = json_string_length(json_object_get(obj, key));
+	if (budget) {
+		if (len > *budget)
+			return gv_err_set(err, GV_ELIMIT, "%s exceed %s", budget_name,
+					  budget_name[0] == 's' ? "1 MiB in total" : "16 MiB in total");
+		*budget -= len;
+	}
+	*out = dup_len(s, len);
+	if (!*out)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	if (outlen)
+		*outlen = len;
+	return 0;
+}
+
+static int get_u32(const json_t *obj, const char *key, uint32_t max, uint32_t *out, struct gv_err *err)
+{
+	int64_t v = 0;
+	int rc = gv_json_get_int(obj, key, GV_JSON_NULL_OK, 0, max, &v, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_files(const json_t *json, struct gv_jobspec *spec, struct gv_err *err)
+{
+	json_t *files = NULL;
+	if (gv_json_get_array(json, "files", GV_JSON_REQUIRED, GV_JOBSPEC_FILES_MAX, &files, err) != 0)
+		return -1;
+	size_t n = json_array_size(files);
+	if (n == 0)
+		return gv_err_set(err, GV_EINVAL, "field 'files': at least one file is required");
+	spec->files = calloc(n, sizeof(*spec->files));
+	if (!spec->files)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	size_t budget = GV_JOBSPEC_SOURCE_MAX;
+	static const char *const keys[] = { "name", "content", NULL };
+	for (size_t i = 0; i < n; i++) {
+		json_t *f = json_array_get(files, i);
+		char path[64];
+		snprintf(path, sizeof(path), "files[%zu]", i);
+		if (!json_is_object(f))
+			return gv_err_set(err, GV_EINVAL, "field '%s': expected object, got %s", path,
+					  gv_json_type_name(f));
+		if (gv_json_check_keys(f, keys, err) != 0) {
+			gv_err_prefix(err, "%s", path);
+			return -1;
+		}
+		struct gv_jobspec_file *out = &spec->files[i];
+		spec->n_files = i + 1;
+		if (take_string(f, "name", path, GV_JSON_REQUIRED, GV_JOBSPEC_FILE_NAME_MAX, NULL, NULL, &out->name,
+				NULL, err) < 0 ||
+		    take_string(f, "content", path, GV_JSON_REQUIRED, GV_JOBSPEC_SOURCE_MAX, &budget, "source files",
+				&out->content, &out->len, err) < 0)
+			return -1;
+		if (!file_name_ok(out->name))
+			return gv_err_set(err, GV_EINVAL,
+					  "field '%s.name': must be one file name of [A-Za-z0-9._-], not 'job'", path);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(spec->files[j].name, out->name) == 0)
+				return gv_err_set(err, GV_EINVAL, "field '%s.name': '%s' appears twice", path,
+						  out->name);
+	}
+	return 0;
+}
+
+static int parse_tests(const json_t *json, struct gv_jobspec *spec, size_t *budget, struct gv_err *err)
+{
+	json_t *tests = NULL;
+	int rc = gv_json_get_array(json, "tests", GV_JSON_NULL_OK, GV_JOBSPEC_TESTS_MAX, &tests, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 1)
+		return 0;
+	size_t n = json_array_size(tests);
+	if (n == 0)
+		return gv_err_set(err, GV_EINVAL, "field 'tests': at least one test, or leave it out for a plain run");
+	spec->has_tests = true;
+	spec->tests = calloc(n, sizeof(*spec->tests));
+	if (!spec->tests)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	static const char *const keys[] = { "input", "expected", NULL };
+	for (size_t i = 0; i < n; i++) {
+		json_t *t = json_array_get(tests, i);
+		char path[64];
+		snprintf(path, sizeof(path), "tests[%zu]", i);
+		if (!json_is_object(t))
+			return gv_err_set(err, GV_EINVAL, "field '%s': expected object, got %s", path,
+					  gv_json_type_name(t));
+		if (gv_json_check_keys(t, keys, err) != 0) {
+			gv_err_prefix(err, "%s", path);
+			return -1;
+		}
+		struct gv_jobspec_test *out = &spec->tests[i];
+		spec->n_tests = i + 1;
+		rc = take_string(t, "input", path, GV_JSON_NULL_OK, GV_JOBSPEC_DATA_MAX, budget, "test data",
+				 &out->input, &out->input_len, err);
+		if (rc < 0)
+			return -1;
+		if (rc == 1 && !(out->input = dup_len("", 0)))
+			return gv_err_set(err, ENOMEM, "out of memory");
+		if (take_string(t, "expected", path, GV_JSON_REQUIRED, GV_JOBSPEC_DATA_MAX, budget, "test data",
+				&out->expected, &out->expected_len, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_checker(const json_t *json, struct gv_jobspec *spec, struct gv_err *err)
+{
+	json_t *c = NULL;
+	int rc = gv_json_get_object(json, "checker", GV_JSON_NULL_OK, &c, err);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	static const char *const keys[] = { "mode", "flags", NULL };
+	if (gv_json_check_keys(c, keys, err) != 0) {
+		gv_err_prefix(err, "checker");
+		return -1;
+	}
+	const char *mode = NULL;
+	rc = gv_json_get_string(c, "mode", GV_JSON_NULL_OK, 16, &mode, err);
+	if (rc < 0) {
+		gv_err_prefix(err, "checker");
+		return -1;
+	}
+	if (rc == 0) {
+		if (strcmp(mode, "tokens") == 0)
+			spec->checker_mode = GV_CHECKER_TOKENS;
+		else if (strcmp(mode, "exact") == 0)
+			spec->checker_mode = GV_CHECKER_EXACT;
+		else
+			return gv_err_set(err, GV_EINVAL, "field 'checker.mode': expected 'tokens' or 'exact'");
+	}
+	if (take_string(c, "flags", "checker", GV_JSON_NULL_OK, GV_JOBSPEC_FLAGS_MAX - 1, NULL, NULL,
+			&spec->checker_flags, NULL, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int parse_limits(const json_t *json, struct gv_jobspec *spec, struct gv_err *err)
+{
+	json_t *l = NULL;
+	int rc = gv_json_get_object(json, "limits", GV_JSON_NULL_OK, &l, err);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	static const char *const keys[] = { "time_ms", "wall_ms", "memory_mb", "output_kb", NULL };
+	if (gv_json_check_keys(l, keys, err) != 0 ||
+	    get_u32(l, "time_ms", GV_JOBSPEC_TIME_MS_MAX, &spec->time_ms, err) != 0 ||
+	    get_u32(l, "wall_ms", GV_JOBSPEC_TIME_MS_MAX, &spec->wall_ms, err) != 0 ||
+	    get_u32(l, "memory_mb", GV_JOBSPEC_MEMORY_MB_MAX, &spec->memory_mb, err) != 0 ||
+	    get_u32(l, "output_kb", GV_JOBSPEC_OUTPUT_KB_MAX, &spec->output_kb, err) != 0) {
+		gv_err_prefix(err, "limits");
+		return -1;
+	}
+	return 0;
+}
+
+int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_err *err)
+{
+	memset(spec, 0, sizeof(*spec));
+	if (!json_is_object(json))
+		return gv_err_set(err, GV_EINVAL, "request: expected object, got %s", gv_json_type_name(json));
+	static const char *const keys[] = { "language",     "files",    "stdin", "tests",        "checker",
+					    "limits",       "return_output", "gpus", "callback_url", "problem_id",
+					    NULL };
+	if (gv_json_check_keys(json, keys, err) != 0)
+		return -1;
+	const char *lang = NULL;
+	if (gv_json_get_string(json, "language", GV_JSON_REQUIRED, GV_JOBSPEC_LANGUAGE_MAX, &lang, err) != 0)
+		return -1;
+	if (!language_ok(lang))
+		return gv_err_set(err, GV_EINVAL, "field 'language': not a language id");
+	strcpy(spec->language, lang);
+	if (parse_files(json, spec, err) != 0)
+		return -1;
+	size_t budget = GV_JOBSPEC_DATA_MAX;
+	int rc = take_string(json, "stdin", NULL, GV_JSON_NULL_OK, GV_JOBSPEC_DATA_MAX, &budget, "test data",
+			     &spec->stdin_data, &spec->stdin_len, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 1 && !(spec->stdin_data = dup_len("", 0)))
+		return gv_err_set(err, ENOMEM, "out of memory");
+	if (parse_tests(json, spec, &budget, err) != 0 || parse_checker(json, spec, err) != 0 ||
+	    parse_limits(json, spec, err) != 0)
+		return -1;
+	if (gv_json_get_bool(json, "return_output", GV_JSON_NULL_OK, &spec->return_output, err) < 0 ||
+	    get_u32(json, "gpus", GV_JOBSPEC_GPUS_MAX, &spec->gpus, err) != 0)
+		return -1;
+	if (take_string(json, "callback_url", NULL, GV_JSON_NULL_OK, GV_JOBSPEC_URL_MAX, NULL, NULL,
+			&spec->callback_url, NULL, err) < 0 ||
+	    take_string(json, "problem_id", NULL, GV_JSON_NULL_OK, GV_JOBSPEC_PROBLEM_MAX, NULL, NULL,
+			&spec->problem_id, NULL, err) < 0)
+		return -1;
+	return 0;
+}
+
+int gv_jobspec_parse(const char *text, size_t len, struct gv_jobspec *spec, struct gv_err *err)
+{
+	memset(spec, 0, sizeof(*spec));
+	json_t *json = gv_json_parse(text, len, GV_JOBSPEC_JSON_MAX, 8, err);
+	if (!json)
+		return -1;
+	int rc = gv_jobspec_from_json(json, spec, err);
+	json_decref(json);
+	return rc;
+}
+
+/* json_object_set_new that remembers a failure. */
+static void put(json_t *obj, const char *key, json_t *v, bool *ok)
+{
+	if (!v || json_object_set_new(obj, key, v) != 0)
+		*ok = false;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
+{
+	bool ok = true;
+	json_t *o = json_object();
+	json_t *files = json_array();
+	if (!o || !files) {
+		json_decref(o);
+		json_decref(files);
+		return NULL;
+	}
+	put(o, "language", json_string(spec->language), &ok);
+	for (size_t i = 0; i < spec->n_files; i++) {
+		json_t *f = json_object();
+		if (!f)
+			ok = false;
+		else {
+			put(f, "name", json_string(spec->files[i].name), &ok);
+			put(f, "content", json_stringn(spec->files[i].content, spec->files[i].len), &ok);
+			if (json_array_append_new(files, f) != 0)
+				ok = false;
+		}
+	}
+	put(o, "files", files, &ok);
+	put(o, "stdin", json_stringn(spec->stdin_data ? spec->stdin_data : "", spec->stdin_len), &ok);
+	if (spec->has_tests) {
+		json_t *tests = json_array();
+		for (size_t i = 0; tests && i < spec->n_tests; i++) {
+			json_t *t = json_object();
+			if (!t) {
+				ok = false;
+				break;
+			}
+			put(t, "input", json_stringn(spec->tests[i].input, spec->tests[i].input_len), &ok);
+			put(t, "expected", json_stringn(spec->tests[i].expected, spec->tests[i].expected_len), &ok);
+			if (json_array_append_new(tests, t) != 0)
+				ok = false;
+		}
+		put(o, "tests", tests, &ok);
+	} else {
+		put(o, "tests", json_null(), &ok);
+	}
+	json_t *checker = json_object();
+	if (checker) {
+		put(checker, "mode", json_string(spec->checker_mode == GV_CHECKER_EXACT ? "exact" : "tokens"), &ok);
+		put(checker, "flags", str_or_null(spec->checker_flags), &ok);
+	}
+	put(o, "checker", checker, &ok);
+	json_t *limits = json_object();
+	if (limits) {
+		put(limits, "time_ms", json_integer(spec->time_ms), &ok);
+		put(limits, "wall_ms", json_integer(spec->wall_ms), &ok);
+		put(limits, "memory_mb", json_integer(spec->memory_mb), &ok);
+		put(limits, "output_kb", json_integer(spec->output_kb), &ok);
+	}
+	put(o, "limits", limits, &ok);
+	put(o, "return_output", json_boolean(spec->return_output), &ok);
+	put(o, "gpus", json_integer(spec->gpus), &ok);
+	put(o, "callback_url", str_or_null(spec->callback_url), &ok);
+	put(o, "problem_id", str_or_null(spec->problem_id), &ok);
+	if (!ok) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+char *gv_jobspec_to_text(const struct gv_jobspec *spec, size_t *len, struct gv_err *err)
+{
+	json_t *j = gv_jobspec_to_json(spec);
+	if (!j) {
+		gv_err_set(err, ENOMEM, "out of memory");
+		return NULL;
+	}
+	char *s = gv_json_dump(j, JSON_COMPACT, GV_JOBSPEC_JSON_MAX, len, err);
+	json_decref(j);
+	return s;
+}
+
+/* ---- results ---- */
+
+bool gv_result_verdict_ok(const char *v)
+{
+	static const char *const ok[] = { "AC", "WA", "TLE", "MLE", "OLE", "RE", "CE", "PE", "IE" };
+	if (!v)
+		return false;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (strcmp(v, ok[i]) == 0)
+			return true;
+	return false;
+}
+
+static json_t *lossy(const char *s, size_t len)
+{
+	if (!s)
+		return json_string("");
+	if (len > GV_RESULT_OUTPUT_MAX)
+		len = GV_RESULT_OUTPUT_MAX;
+	return gv_json_string_lossy(s, len);
+}
+
+static json_t *text(const char *s)
+{
+	return lossy(s ? s : "", s ? strlen(s) : 0);
+}
+
+json_t *gv_result_to_json(const struct gv_result *r)
+{
+	bool ok = true;
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	put(o, "kind", json_string(r->kind ? r->kind : "run"), &ok);
+	put(o, "verdict", text(r->verdict ? r->verdict : "IE"), &ok);
+	put(o, "status", text(r->status ? r->status : "IE"), &ok);
+	put(o, "message", text(r->message), &ok);
+	put(o, "compile_output", lossy(r->compile_output, r->compile_output_len), &ok);
+	put(o, "time_ms", json_integer((json_int_t)r->time_ms), &ok);
+	put(o, "wall_ms", json_integer((json_int_t)r->wall_ms), &ok);
+	put(o, "memory_kb", json_integer((json_int_t)r->memory_kb), &ok);
+	put(o, "exit_code", json_integer(r->exit_code), &ok);
+	put(o, "signal", json_integer(r->signal), &ok);
+	if (r->has_output) {
+		put(o, "stdout", lossy(r->out, r->out_len), &ok);
+		put(o, "stderr", lossy(r->err_out, r->err_len), &ok);
+	}
+	if (r->kind && strcmp(r->kind, "judge") == 0) {
+		json_t *tests = json_array();
+		for (size_t i = 0; tests && i < r->n_tests; i++) {
+			const struct gv_result_test *t = &r->tests[i];
+			json_t *to = json_object();
+			if (!to) {
+				ok = false;
+				break;
+			}
+			put(to, "verdict", text(t->verdict ? t->verdict : "IE"), &ok);
+			put(to, "time_ms", json_integer((json_int_t)t->time_ms), &ok);
+			put(to, "wall_ms", json_integer((json_int_t)t->wall_ms), &ok);
+			put(to, "memory_kb", json_integer((json_int_t)t->memory_kb), &ok);
+			put(to, "exit_code", json_integer(t->exit_code), &ok);
+			put(to, "signal", json_integer(t->signal), &ok);
+			put(to, "message", text(t->message), &ok);
+			if (t->out)
+				put(to, "stdout", lossy(t->out, t->out_len), &ok);
+			if (json_array_append_new(tests, to) != 0)
+				ok = false;
+		}
+		put(o, "tests", tests, &ok);
+	}
+	put(o, "time_limit_ms", json_integer(r->time_limit_ms), &ok);
+	put(o, "memory_limit_mb", json_integer(r->memory_limit_mb), &ok);
+	put(o, "node", str_or_null(r->node), &ok);
+	put(o, "sandboxes", json_integer(r->sandboxes), &ok);
+	if (!ok) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *gv_result_internal_error(const char *kind, const char *message)
+{
+	struct gv_result r = {
+		.kind = kind ? kind : "run",
+		.verdict = "IE",
+		.status = "IE",
+		.message = message,
+	};
+	return gv_result_to_json(&r);
+}

@@ -1,0 +1,187 @@
+/* The job message format: the normalized submission request that the
+ * frontend stores in `submissions.request` (jsonb) and the executor runs, and
+ * the result document the executor stores in `submissions.result` (jsonb).
+ * Every API (native /v1, Judge0, Piston) is translated into this one shape by
+ * the frontend; the scheduler and the executor know nothing else.
+ *
+ * Request (fields not listed are refused; null counts as absent):
+ *   {
+ *     "language": "cpp",                 required, [a-z0-9_+.-]{1,32}
+ *     "files": [{"name": "main.cpp", "content": "..."}],
+ *                                        required, 1..GV_JOBSPEC_FILES_MAX;
+ *                                        the main source first (the executor
+ *                                        saves it under the language's own
+ *                                        file name); other names are one
+ *                                        path component of [A-Za-z0-9._-],
+ *                                        not "job", unique; content is a
+ *                                        UTF-8 string (no NUL)
+ *     "stdin": "...",                    plain run only (default "")
+ *     "tests": [{"input": "...", "expected": "..."}],
+ *                                        optional, 1..GV_JOBSPEC_TESTS_MAX;
+ *                                        present = judged with the built-in
+ *                                        checker; absent = plain run
+ *     "checker": {"mode": "tokens"|"exact", "flags": "float_tolerance 1e-6"},
+ *                                        optional; flags as in problem.yaml
+ *                                        validator_flags (executor/checker.h);
+ *                                        the frontend should check them with
+ *                                        exec_checker_parse_flags to answer
+ *                                        400; the executor answers IE
+ *     "limits": {"time_ms", "wall_ms", "memory_mb", "output_kb"},
+ *                                        optional; 0 or absent = the
+ *                                        language's default; over the
+ *                                        language's maximum is refused by
+ *                                        exec_lang_job_build (GV_ELIMIT), so
+ *                                        the frontend checks it with the
+ *                                        language registry
+ *     "return_output": false,            include stdout/stderr in the result
+ *     "gpus": 0,                         0..GV_JOBSPEC_GPUS_MAX
+ *     "callback_url": null,              string (<= 2048 bytes) or null
+ *     "problem_id": null                 string (<= 128 bytes) or null (issue 6)
+ *   }
+ * Bounds: all files' content together <= GV_JOBSPEC_SOURCE_MAX (1 MiB);
+ * stdin plus every test's input and expected together <= GV_JOBSPEC_DATA_MAX
+ * (16 MiB); the JSON text <= GV_JOBSPEC_JSON_MAX.
+ *
+ * Result (written once by the executor, or by the scheduler for a job that
+ * failed GV_QUEUE_MAX_ATTEMPTS attempts):
+ *   {
+ *     "kind": "run" | "judge",
+ *     "verdict": "AC|WA|TLE|MLE|OLE|RE|CE|IE",
+ *                 judge: the aggregated verdict (first non-AC test);
+ *                 run:   the run status with OK written as "AC" (Judge0's
+ *                        "Accepted" for a run without expected output)
+ *     "status":  run:   "OK|TLE|MLE|OLE|RE|CE|IE" (the program's run status);
+ *                judge: "OK" (compiled, tests judged), "CE" or "IE"
+ *     "message": "" | what failed (IE) or the limit hit,
+ *     "compile_output": "...",          compiler stdout+stderr, bounded
+ *     "time_ms", "wall_ms", "memory_kb": run: the run's; judge: the max
+ *                                        over the tests that ran
+ *     "exit_code": int, "signal": int,  run: the run's; judge: of the
+ *                                        deciding test (first failed, else last)
+ *     "stdout", "stderr":               only with return_output (run: the
+ *                                        run's; judge: absent)
+ *     "tests": [{"verdict", "time_ms", "wall_ms", "memory_kb", "exit_code",
+ *                "signal", "message", "stdout" (only with return_output)}],
+ *                                        judge only, one per test, in order;
+ *                                        tests after an IE are "SKIPPED"
+ *     "time_limit_ms", "memory_limit_mb": the limits applied (0 when unknown)
+ *     "node": "executor node name", "sandboxes": int
+ *   }
+ * The row's `verdict` column gets the result's "verdict"; `status` 'done'. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+#define GV_JOBSPEC_LANGUAGE_MAX 32              /* bytes of a language id */
+#define GV_JOBSPEC_FILES_MAX 32                 /* files of one submission */
+#define GV_JOBSPEC_FILE_NAME_MAX 64             /* bytes of one file name */
+#define GV_JOBSPEC_TESTS_MAX 100                /* inline tests */
+#define GV_JOBSPEC_SOURCE_MAX (1024u * 1024u)   /* all files' content */
+#define GV_JOBSPEC_DATA_MAX (16u * 1024u * 1024u) /* stdin + inputs + expected */
+#define GV_JOBSPEC_JSON_MAX (120u * 1024u * 1024u) /* the JSON text (escapes: \uXXXX is 6x) */
+#define GV_JOBSPEC_FLAGS_MAX 1024               /* checker flags (= EXEC_CHECKER_FLAGS_MAX) */
+#define GV_JOBSPEC_URL_MAX 2048
+#define GV_JOBSPEC_PROBLEM_MAX 128
+#define GV_JOBSPEC_GPUS_MAX 16
+/* Sanity caps on limits; the language's maximum is the real bound. */
+#define GV_JOBSPEC_TIME_MS_MAX (3600u * 1000u)
+#define GV_JOBSPEC_MEMORY_MB_MAX (1024u * 1024u)
+#define GV_JOBSPEC_OUTPUT_KB_MAX (1024u * 1024u)
+
+enum gv_checker_mode { GV_CHECKER_TOKENS = 0, GV_CHECKER_EXACT };
+
+struct gv_jobspec_file {
+	char *name;    /* owned */
+	char *content; /* owned, NUL-terminated, len bytes */
+	size_t len;
+};
+
+struct gv_jobspec_test {
+	char *input;    /* owned, NUL-terminated */
+	size_t input_len;
+	char *expected; /* owned, NUL-terminated */
+	size_t expected_len;
+};
+
+/* A parsed request. Every pointer is owned by the spec (gv_jobspec_free). */
+struct gv_jobspec {
+	char language[GV_JOBSPEC_LANGUAGE_MAX + 1];
+	struct gv_jobspec_file *files;
+	size_t n_files;
+	char *stdin_data; /* never NULL after a successful parse ("" when absent) */
+	size_t stdin_len;
+	bool has_tests;   /* "tests" present: a judged submission */
+	struct gv_jobspec_test *tests;
+	size_t n_tests;
+	enum gv_checker_mode checker_mode;
+	char *checker_flags; /* NULL when absent */
+	uint32_t time_ms, wall_ms, memory_mb, output_kb; /* 0: language default */
+	bool return_output;
+	uint32_t gpus;
+	char *callback_url;  /* NULL when absent */
+	char *problem_id;    /* NULL when absent */
+};
+
+/* Validates json (a request object) into spec (fully overwritten; release
+ * with gv_jobspec_free, also after a failure). Errors are GV_EINVAL
+ * ("field 'files[1].name': ...") or GV_ELIMIT, with messages fit for an
+ * HTTP 400 answer. Copies what it keeps: json may be freed afterwards. */
+int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_err *err) GV_MUST_CHECK;
+/* gv_jobspec_from_json over JSON text (len bytes, <= GV_JOBSPEC_JSON_MAX). */
+int gv_jobspec_parse(const char *text, size_t len, struct gv_jobspec *spec, struct gv_err *err) GV_MUST_CHECK;
+/* A new JSON object (caller json_decrefs) in the canonical form: every field
+ * present, absent optionals as null / defaults. Round-trips through
+ * gv_jobspec_from_json. NULL only when out of memory. */
+json_t *gv_jobspec_to_json(const struct gv_jobspec *spec);
+/* Same as compact text (malloc'd, caller frees); NULL with err. */
+char *gv_jobspec_to_text(const struct gv_jobspec *spec, size_t *len, struct gv_err *err) GV_MUST_CHECK;
+/* Releases everything; NULL-safe; leaves spec zeroed. */
+void gv_jobspec_free(struct gv_jobspec *spec);
+
+/* ---- Result documents (see the format above). ---- */
+
+#define GV_RESULT_OUTPUT_MAX (64u * 1024u * 1024u) /* stdout kept in a result (engine caps first) */
+
+struct gv_result_test {
+	const char *verdict; /* "AC", "WA", ..., "SKIPPED" */
+	uint64_t time_ms, wall_ms, memory_kb;
+	int exit_code, signal;
+	const char *message; /* may be NULL */
+	const char *out;     /* stdout; NULL: not returned */
+	size_t out_len;
+};
+
+/* Borrowed views: the builder copies what it needs. */
+struct gv_result {
+	const char *kind;    /* "run" or "judge" */
+	const char *verdict;
+	const char *status;
+	const char *message; /* may be NULL */
+	const char *compile_output;
+	size_t compile_output_len;
+	uint64_t time_ms, wall_ms, memory_kb;
+	int exit_code, signal;
+	bool has_output;     /* emit stdout/stderr (run with return_output) */
+	const char *out, *err_out;
+	size_t out_len, err_len;
+	const struct gv_result_test *tests;
+	size_t n_tests;
+	uint32_t time_limit_ms, memory_limit_mb;
+	const char *node;    /* may be NULL */
+	unsigned sandboxes;
+};
+
+/* A new result object (caller json_decrefs); program output is attacker
+ * bytes and goes through gv_json_string_lossy. NULL only when out of memory. */
+json_t *gv_result_to_json(const struct gv_result *r);
+/* The result of a job that our machinery could not finish: kind from the
+ * request when known (NULL: "run"), verdict and status "IE", message. */
+json_t *gv_result_internal_error(const char *kind, const char *message);
+/* True when v is a value of the submissions.verdict column
+ * (AC WA TLE MLE OLE RE CE PE IE). */
+bool gv_result_verdict_ok(const char *v);

@@ -1,0 +1,86 @@
+/* The option table of gavel-frontend. Every option is documented here in
+ * one line; deploy/gavel.conf.example carries the longer text. */
+#include "frontend/config.h"
+
+#include <string.h>
+
+#define F(field) GV_CONFIG_FIELD(struct fe_config, field)
+
+static const char *const log_levels[] = { "debug", "info", "warn", "error", NULL };
+
+const struct gv_config_option fe_config_table[] = {
+	{ .name = "log.level", .type = GV_CONFIG_ENUM, F(log_level), .def = "info",
+	  .choices = log_levels, .flags = GV_CONFIG_RELOADABLE, .doc = "lowest level written" },
+	{ .name = "database.url", .type = GV_CONFIG_STRING, F(database_url), .def = "",
+	  .flags = GV_CONFIG_SECRET, .doc = "owner role URL (fallback when service_url is empty)" },
+	{ .name = "database.service_url", .type = GV_CONFIG_STRING, F(database_service_url), .def = "",
+	  .flags = GV_CONFIG_SECRET, .doc = "service role URL the daemons use" },
+	{ .name = "database.connect_timeout", .type = GV_CONFIG_DURATION,
+	  F(database_connect_timeout_ms), .def = "5s", .min = 100, .max = 600000,
+	  .doc = "time allowed to establish one connection" },
+	{ .name = "database.statement_timeout", .type = GV_CONFIG_DURATION,
+	  F(database_statement_timeout_ms), .def = "30s", .min = 0, .max = 3600000,
+	  .doc = "longest a single statement may run (0: none)" },
+	{ .name = "redis.url", .type = GV_CONFIG_STRING, F(redis_url), .def = "redis://127.0.0.1:6379/0",
+	  .flags = GV_CONFIG_SECRET, .doc = "Redis URL" },
+	{ .name = "redis.connect_timeout", .type = GV_CONFIG_DURATION, F(redis_connect_timeout_ms),
+	  .def = "2s", .min = 100, .max = 600000, .doc = "time allowed to establish one connection" },
+	{ .name = "frontend.listen", .type = GV_CONFIG_STRING, F(listen), .def = "127.0.0.1",
+	  .min = 1, .max = 255, .doc = "address to listen on" },
+	{ .name = "frontend.port", .type = GV_CONFIG_INT, F(port), .def = "2358", .min = 0, .max = 65535,
+	  .doc = "TCP port (0: any free port, for tests)" },
+	{ .name = "frontend.threads", .type = GV_CONFIG_INT, F(threads), .def = "4", .min = 1, .max = 256,
+	  .doc = "event-loop threads" },
+	{ .name = "frontend.max_body_size", .type = GV_CONFIG_SIZE, F(max_body_size), .def = "1m",
+	  .min = 1024, .max = 1024LL * 1024 * 1024, .doc = "largest request body (413 beyond)" },
+	{ .name = "frontend.max_header_size", .type = GV_CONFIG_SIZE, F(max_header_size), .def = "16k",
+	  .min = 1024, .max = 1024 * 1024, .doc = "largest request header block" },
+	{ .name = "frontend.max_connections", .type = GV_CONFIG_INT, F(max_connections), .def = "1024",
+	  .min = 1, .max = 1000000, .doc = "open client connections beyond which new ones are closed" },
+	{ .name = "frontend.request_timeout", .type = GV_CONFIG_DURATION, F(request_timeout_ms),
+	  .def = "30s", .min = 100, .max = 3600000,
+	  .doc = "idle time allowed while a client sends its request or reads the reply" },
+	{ .name = "frontend.wait_timeout", .type = GV_CONFIG_DURATION, F(wait_timeout_ms), .def = "20s",
+	  .min = 0, .max = 3600000, .doc = "longest a wait=true request is held before 202" },
+	{ .name = "frontend.sse_max_duration", .type = GV_CONFIG_DURATION, F(sse_max_duration_ms),
+	  .def = "10m", .min = 1000, .max = 86400000, .doc = "longest an SSE stream stays open" },
+	{ .name = "frontend.max_batch_size", .type = GV_CONFIG_INT, F(max_batch_size), .def = "20",
+	  .min = 1, .max = 1000, .doc = "submissions in one Judge0 batch" },
+	{ .name = "frontend.max_source_size", .type = GV_CONFIG_SIZE, F(max_source_size), .def = "256k",
+	  .min = 1, .max = 64LL * 1024 * 1024, .doc = "bytes of source (all files together)" },
+	{ .name = "frontend.max_tests", .type = GV_CONFIG_INT, F(max_tests), .def = "100", .min = 1,
+	  .max = 10000, .doc = "inline tests in one submission" },
+	{ .name = "frontend.max_test_size", .type = GV_CONFIG_SIZE, F(max_test_size), .def = "1m",
+	  .min = 1, .max = 1024LL * 1024 * 1024, .doc = "bytes of one stdin, input or expected output" },
+	{ .name = "frontend.languages_dir", .type = GV_CONFIG_STRING, F(languages_dir),
+	  .def = "languages", .min = 1, .max = 4096, .doc = "folder of language definition files" },
+	{ .name = "frontend.auth_cache_ttl", .type = GV_CONFIG_DURATION, F(auth_cache_ttl_ms),
+	  .def = "1s", .min = 0, .max = 1000, .doc = "how long a looked-up key is trusted (<= 1s)" },
+	{ .name = "frontend.webhook_max_attempts", .type = GV_CONFIG_INT, F(webhook_max_attempts),
+	  .def = "5", .min = 1, .max = 20, .doc = "delivery attempts per callback_url" },
+	{ .name = "frontend.webhook_timeout", .type = GV_CONFIG_DURATION, F(webhook_timeout_ms),
+	  .def = "5s", .min = 100, .max = 60000, .doc = "time allowed for one delivery attempt" },
+	{ .name = "frontend.judge0_ids", .type = GV_CONFIG_LIST, F(judge0_ids), .def = "",
+	  .doc = "Judge0 language id overrides: lang=id, ..." },
+};
+
+const size_t fe_config_table_len = sizeof(fe_config_table) / sizeof(fe_config_table[0]);
+
+int fe_config_load(struct fe_config *cfg, const char *path, char *const *envp, struct gv_err *err)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	return gv_config_load(fe_config_table, fe_config_table_len, cfg, path, envp, err);
+}
+
+void fe_config_free(struct fe_config *cfg)
+{
+	if (cfg)
+		gv_config_free(fe_config_table, fe_config_table_len, cfg);
+}
+
+const char *fe_config_db_url(const struct fe_config *cfg)
+{
+	if (cfg->database_service_url && cfg->database_service_url[0])
+		return cfg->database_service_url;
+	return cfg->database_url ? cfg->database_url : "";
+}

@@ -1,0 +1,51 @@
+/* gavel-frontend's configuration: one declarative table (common/config.h)
+ * filling struct fe_config from defaults, an optional file and GAVEL_*
+ * environment variables. Options of the [frontend] section plus the shared
+ * [log], [database] and [redis] ones that the frontend uses. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/err.h"
+
+struct fe_config {
+	int log_level;               /* enum gv_log_level */
+	char *database_url;          /* owner role: used only when service_url is empty */
+	char *database_service_url;  /* what the frontend connects with */
+	uint64_t database_connect_timeout_ms;
+	uint64_t database_statement_timeout_ms;
+	char *redis_url;
+	uint64_t redis_connect_timeout_ms;
+	char *listen;
+	int port;
+	int threads;
+	uint64_t max_body_size;
+	uint64_t max_header_size;
+	int max_connections;
+	uint64_t request_timeout_ms;
+	uint64_t wait_timeout_ms;     /* longest wait=true hold */
+	uint64_t sse_max_duration_ms;
+	int max_batch_size;
+	uint64_t max_source_size;
+	int max_tests;
+	uint64_t max_test_size;       /* one input or expected output */
+	char *languages_dir;
+	uint64_t auth_cache_ttl_ms;
+	int webhook_max_attempts;
+	uint64_t webhook_timeout_ms;
+	/* Comma-separated "lang=id" Judge0 id overrides: "python3=71,cpp=54". */
+	struct gv_config_list judge0_ids;
+};
+
+extern const struct gv_config_option fe_config_table[];
+extern const size_t fe_config_table_len;
+
+/* Loads defaults, then path (NULL: no file), then envp. On failure err says
+ * FILE:LINE: reason and *cfg holds nothing (fe_config_free is safe). */
+int fe_config_load(struct fe_config *cfg, const char *path, char *const *envp,
+		   struct gv_err *err) GV_MUST_CHECK;
+void fe_config_free(struct fe_config *cfg);
+/* The URL the daemon uses: service_url, else url. Borrowed from cfg. */
+const char *fe_config_db_url(const struct fe_config *cfg);

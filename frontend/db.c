@@ -1,0 +1,381 @@
+/* libpq pipeline mode on libevent. The connection is nonblocking; output is
+ * flushed with PQflush on write readiness, input consumed on read
+ * readiness, and results are matched to transactions in FIFO order: each
+ * statement yields its result(s) then NULL, each transaction ends with a
+ * PGRES_PIPELINE_SYNC result. A broken connection fails everything in
+ * flight and reconnects with bounded backoff, without blocking the loop
+ * (PQconnectStartParams + PQconnectPoll). */
+#include "frontend/db.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/backoff.h"
+#include "common/log.h"
+
+struct db_txn {
+	fe_db_cb cb;
+	void *arg;
+	int nstmts;       /* including the hidden set_config */
+	int first_user;   /* 1 when set_config was sent, else 0 */
+	int idx;          /* statement whose results are being read */
+	PGresult *results[FE_DB_STMTS_MAX + 1];
+	char error[256];
+	struct db_txn *next;
+};
+
+enum db_state { DB_DOWN, DB_CONNECTING, DB_UP };
+
+struct fe_db {
+	struct event_base *base;
+	char *url;
+	int connect_timeout_s;
+	int statement_timeout_ms;
+	PGconn *conn;
+	enum db_state state;
+	struct event *rev, *wev, *retry;
+	PostgresPollingStatusType poll_want;
+	unsigned attempt;
+	unsigned seed;
+	struct db_txn *head, *tail;
+	size_t inflight;
+};
+
+static void db_connect_start(struct fe_db *db);
+
+static void txn_finish(struct db_txn *t)
+{
+	int n = t->nstmts - t->first_user;
+	t->cb(t->arg, (PGresult *const *)&t->results[t->first_user], n, t->error[0] ? t->error : NULL);
+	for (int i = 0; i <= FE_DB_STMTS_MAX; i++)
+		PQclear(t->results[i]);
+	free(t);
+}
+
+static void db_fail_all(struct fe_db *db, const char *why)
+{
+	struct db_txn *t = db->head;
+	db->head = db->tail = NULL;
+	db->inflight = 0;
+	while (t) {
+		struct db_txn *next = t->next;
+		if (!t->error[0])
+			snprintf(t->error, sizeof(t->error), "%s", why);
+		txn_finish(t);
+		t = next;
+	}
+}
+
+static void db_drop(struct fe_db *db, const char *why)
+{
+	if (db->rev) {
+		event_free(db->rev);
+		db->rev = NULL;
+	}
+	if (db->wev) {
+		event_free(db->wev);
+		db->wev = NULL;
+	}
+	if (db->conn) {
+		PQfinish(db->conn);
+		db->conn = NULL;
+	}
+	if (db->state == DB_UP)
+		gv_warn(NULL, "postgres: connection lost: %s", why);
+	db->state = DB_DOWN;
+	db_fail_all(db, "database unavailable");
+	long delay = gv_backoff_jitter_ms(gv_backoff_delay_ms(db->attempt, 100, 5000), &db->seed);
+	if (db->attempt < 30)
+		db->attempt++;
+	struct timeval tv = { delay / 1000, (delay % 1000) * 1000 };
+	evtimer_add(db->retry, &tv);
+}
+
+static void db_flush(struct fe_db *db)
+{
+	int r = PQflush(db->conn);
+	if (r < 0) {
+		db_drop(db, PQerrorMessage(db->conn));
+		return;
+	}
+	if (r == 1)
+		event_add(db->wev, NULL);
+	else
+		event_del(db->wev);
+}
+
+/* Reads every available result. Returns -1 when the connection was dropped. */
+static int db_read(struct fe_db *db)
+{
+	if (!PQconsumeInput(db->conn)) {
+		db_drop(db, PQerrorMessage(db->conn));
+		return -1;
+	}
+	while (db->head) {
+		if (PQisBusy(db->conn))
+			break;
+		struct db_txn *t = db->head;
+		PGresult *r = PQgetResult(db->conn);
+		if (!r) {
+			if (t->idx < t->nstmts)
+				t->idx++;
+			continue;
+		}
+		ExecStatusType st = PQresultStatus(r);
+		if (st == PGRES_PIPELINE_SYNC) {
+			PQclear(r);
+			db->head = t->next;
+			if (!db->head)
+				db->tail = NULL;
+			db->inflight--;
+			txn_finish(t);
+			/* A callback may have sent on a broken connection and
+			 * dropped it. */
+			if (db->state != DB_UP)
+				return -1;
+			continue;
+		}
+		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && !t->error[0]) {
+			if (st == PGRES_PIPELINE_ABORTED)
+				snprintf(t->error, sizeof(t->error), "statement skipped after an earlier error");
+			else {
+				const char *m = PQresultErrorMessage(r);
+				const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+				snprintf(t->error, sizeof(t->error), "%.*s (SQLSTATE %s)",
+					 (int)strcspn(m, "\n"), m, state ? state : "?");
+			}
+		}
+		if (t->idx < t->nstmts) {
+			PQclear(t->results[t->idx]);
+			t->results[t->idx] = r;
+		} else {
+			PQclear(r);
+		}
+	}
+	if (PQstatus(db->conn) == CONNECTION_BAD) {
+		db_drop(db, "connection bad");
+		return -1;
+	}
+	return 0;
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fe_db *db = arg;
+	if (db->state != DB_UP)
+		return;
+	if (db_read(db) == 0 && db->conn)
+		db_flush(db);
+}
+
+static void on_write(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fe_db *db = arg;
+	if (db->state == DB_UP)
+		db_flush(db);
+}
+
+static void db_poll_events(struct fe_db *db);
+
+static void on_connect_io(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fe_db *db = arg;
+	db_poll_events(db);
+}
+
+/* Drives PQconnectPoll until the connection is up or has failed. */
+static void db_poll_events(struct fe_db *db)
+{
+	PostgresPollingStatusType st = PQconnectPoll(db->conn);
+	if (db->rev) {
+		event_free(db->rev);
+		db->rev = NULL;
+	}
+	if (st == PGRES_POLLING_FAILED) {
+		char why[256];
+		snprintf(why, sizeof(why), "%.*s", (int)strcspn(PQerrorMessage(db->conn), "\n"),
+			 PQerrorMessage(db->conn));
+		if (db->attempt == 0 || db->attempt % 10 == 0)
+			gv_warn(NULL, "postgres: connect failed: %s", why);
+		db_drop(db, why);
+		return;
+	}
+	int fd = PQsocket(db->conn);
+	if (st == PGRES_POLLING_OK) {
+		if (PQsetnonblocking(db->conn, 1) != 0 || PQenterPipelineMode(db->conn) != 1) {
+			db_drop(db, "cannot enter pipeline mode");
+			return;
+		}
+		db->rev = event_new(db->base, fd, EV_READ | EV_PERSIST, on_read, db);
+		db->wev = event_new(db->base, fd, EV_WRITE, on_write, db);
+		if (!db->rev || !db->wev || event_add(db->rev, NULL) != 0) {
+			db_drop(db, "out of memory");
+			return;
+		}
+		db->state = DB_UP;
+		db->attempt = 0;
+		gv_info(NULL, "postgres: connected");
+		return;
+	}
+	short ev = st == PGRES_POLLING_READING ? EV_READ : EV_WRITE;
+	db->rev = event_new(db->base, fd, ev, on_connect_io, db);
+	struct timeval tv = { db->connect_timeout_s, 0 };
+	if (!db->rev || event_add(db->rev, &tv) != 0)
+		db_drop(db, "out of memory");
+}
+
+static void db_connect_start(struct fe_db *db)
+{
+	char opts[64], timeout[16];
+	snprintf(opts, sizeof(opts), "-c statement_timeout=%d", db->statement_timeout_ms);
+	snprintf(timeout, sizeof(timeout), "%d", db->connect_timeout_s);
+	/* The URL comes first and expand_dbname=1 expands it; later keywords
+	 * win, and the URL's own parameters are kept otherwise. */
+	const char *const keys[] = { "dbname", "application_name", "options", "connect_timeout",
+				     "client_encoding", NULL };
+	const char *const vals[] = { db->url, "gavel-frontend", opts, timeout, "UTF8", NULL };
+	db->conn = PQconnectStartParams(keys, vals, 1);
+	if (!db->conn) {
+		db_drop(db, "out of memory");
+		return;
+	}
+	if (PQstatus(db->conn) == CONNECTION_BAD) {
+		db_drop(db, PQerrorMessage(db->conn));
+		return;
+	}
+	db->state = DB_CONNECTING;
+	db_poll_events(db);
+}
+
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fe_db *db = arg;
+	if (db->state == DB_DOWN)
+		db_connect_start(db);
+}
+
+struct fe_db *fe_db_new(struct event_base *base, const char *url, int connect_timeout_s,
+			int statement_timeout_ms, struct gv_err *err)
+{
+	struct fe_db *db = calloc(1, sizeof(*db));
+	if (!db) {
+		gv_err_errno(err, "calloc");
+		return NULL;
+	}
+	db->base = base;
+	db->url = strdup(url);
+	db->connect_timeout_s = connect_timeout_s > 0 ? connect_timeout_s : 5;
+	db->statement_timeout_ms = statement_timeout_ms;
+	db->seed = gv_backoff_seed();
+	db->retry = evtimer_new(base, on_retry, db);
+	if (!db->url || !db->retry) {
+		gv_err_set(err, ENOMEM, "out of memory");
+		fe_db_free(db);
+		return NULL;
+	}
+	db_connect_start(db);
+	return db;
+}
+
+void fe_db_free(struct fe_db *db)
+{
+	if (!db)
+		return;
+	if (db->rev)
+		event_free(db->rev);
+	if (db->wev)
+		event_free(db->wev);
+	db->rev = db->wev = NULL;
+	if (db->retry)
+		event_free(db->retry);
+	if (db->conn)
+		PQfinish(db->conn);
+	db->conn = NULL;
+	db_fail_all(db, "shutting down");
+	free(db->url);
+	free(db);
+}
+
+bool fe_db_ready(const struct fe_db *db)
+{
+	return db && db->state == DB_UP;
+}
+
+size_t fe_db_inflight(const struct fe_db *db)
+{
+	return db ? db->inflight : 0;
+}
+
+static int send_stmt(struct fe_db *db, const struct fe_db_stmt *s)
+{
+	return PQsendQueryParams(db->conn, s->sql, s->nparams, NULL, s->values, s->lengths, s->formats,
+				 0);
+}
+
+int fe_db_txn(struct fe_db *db, const char *tenant_id, const struct fe_db_stmt *stmts, int n,
+	      fe_db_cb cb, void *arg, struct gv_err *err)
+{
+	if (n < 1 || n > FE_DB_STMTS_MAX)
+		return gv_err_set(err, GV_EINTERNAL, "bad statement count %d", n);
+	if (db->state != DB_UP)
+		return gv_err_set(err, GV_EDB, "database unavailable");
+	if (db->inflight >= FE_DB_INFLIGHT_MAX)
+		return gv_err_set(err, GV_ELIMIT, "database busy");
+	struct db_txn *t = calloc(1, sizeof(*t));
+	if (!t)
+		return gv_err_errno(err, "calloc");
+	t->cb = cb;
+	t->arg = arg;
+	if (tenant_id) {
+		struct fe_db_stmt sc;
+		fe_db_stmt_text(&sc, "SELECT set_config('gavel.tenant_id', $1, true)", 1, tenant_id);
+		if (!send_stmt(db, &sc))
+			goto fail;
+		t->first_user = 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (!send_stmt(db, &stmts[i]))
+			goto fail;
+	if (!PQpipelineSync(db->conn))
+		goto fail;
+	t->nstmts = n + t->first_user;
+	if (db->tail)
+		db->tail->next = t;
+	else
+		db->head = t;
+	db->tail = t;
+	db->inflight++;
+	db_flush(db);
+	return 0;
+fail:
+	/* A send failure means the connection is unusable: whatever part of
+	 * this transaction went out has no Sync, so the pipeline is out of
+	 * step. Drop the connection (failing the others) and this one. */
+	gv_err_set(err, GV_EDB, "database send failed: %.*s",
+		   (int)strcspn(PQerrorMessage(db->conn), "\n"), PQerrorMessage(db->conn));
+	free(t);
+	db_drop(db, "send failed");
+	return -1;
+}
+
+void fe_db_stmt_text(struct fe_db_stmt *s, const char *sql, int nparams, ...)
+{
+	va_list ap;
+	memset(s, 0, sizeof(*s));
+	s->sql = sql;
+	s->nparams = nparams > FE_DB_PARAMS_MAX ? FE_DB_PARAMS_MAX : nparams;
+	va_start(ap, nparams);
+	for (int i = 0; i < s->nparams; i++)
+		s->values[i] = va_arg(ap, const char *);
+	va_end(ap);
+}

@@ -1,0 +1,85 @@
+/* The route table of gavel-frontend and its matcher: method + path to a
+ * route id with up to two path parameters. Pure (no libevent), so the table
+ * is unit-tested and the OpenAPI test can walk it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum fe_method {
+	FE_M_GET = 1 << 0,
+	FE_M_POST = 1 << 1,
+	FE_M_DELETE = 1 << 2,
+	FE_M_HEAD = 1 << 3,
+	FE_M_OPTIONS = 1 << 4,
+	FE_M_PUT = 1 << 5,
+	FE_M_PATCH = 1 << 6,
+	FE_M_OTHER = 1 << 7,
+};
+
+enum fe_route_id {
+	FE_ROUTE_NONE = 0,
+	FE_ROUTE_ROOT,
+	/* native /v1 */
+	FE_ROUTE_V1_SUBMIT,
+	FE_ROUTE_V1_SUBMISSION,
+	FE_ROUTE_V1_EVENTS,
+	FE_ROUTE_V1_LANGUAGES,
+	FE_ROUTE_V1_HEALTH,
+	FE_ROUTE_V1_OPENAPI,
+	FE_ROUTE_METRICS,
+	/* Judge0 CE 1.13.1 */
+	FE_ROUTE_J0_CREATE,
+	FE_ROUTE_J0_LIST,
+	FE_ROUTE_J0_GET,
+	FE_ROUTE_J0_DELETE,
+	FE_ROUTE_J0_BATCH_CREATE,
+	FE_ROUTE_J0_BATCH_GET,
+	FE_ROUTE_J0_LANGUAGES,
+	FE_ROUTE_J0_LANGUAGE,
+	FE_ROUTE_J0_STATUSES,
+	FE_ROUTE_J0_ABOUT,
+	FE_ROUTE_J0_CONFIG_INFO,
+	FE_ROUTE_J0_WORKERS,
+	/* Piston v2 */
+	FE_ROUTE_PISTON_RUNTIMES,
+	FE_ROUTE_PISTON_EXECUTE,
+	FE_ROUTE_COUNT_
+};
+
+#define FE_ROUTE_PARAMS_MAX 2
+#define FE_ROUTE_PARAM_MAX 128 /* bytes of one path parameter, with NUL */
+
+struct fe_route {
+	enum fe_method method;
+	const char *pattern;    /* "/v1/submissions/{id}/events" */
+	enum fe_route_id id;
+	bool auth;              /* needs a tenant key */
+	const char *name;       /* metrics label */
+};
+
+extern const struct fe_route fe_routes[];
+extern const size_t fe_routes_len;
+
+enum fe_match_result {
+	FE_MATCH_OK,
+	FE_MATCH_NOT_FOUND,   /* 404 */
+	FE_MATCH_BAD_METHOD,  /* 405; *allowed holds the methods the path takes */
+};
+
+struct fe_match {
+	const struct fe_route *route;
+	size_t nparams;
+	char params[FE_ROUTE_PARAMS_MAX][FE_ROUTE_PARAM_MAX];
+	unsigned allowed; /* FE_M_* mask when FE_MATCH_BAD_METHOD */
+};
+
+/* Matches path (without query string; one trailing '/' ignored) for method.
+ * HEAD matches GET routes. A parameter segment matches 1..127 bytes of
+ * [A-Za-z0-9_.-]; anything else does not match (404). Pure. */
+enum fe_match_result fe_route_match(enum fe_method method, const char *path, struct fe_match *m);
+
+/* "GET", "POST", ...; "OTHER" for the rest. */
+const char *fe_method_name(enum fe_method m);
+/* Writes "GET, HEAD, POST" for mask into buf. */
+void fe_methods_list(unsigned mask, char *buf, size_t size);

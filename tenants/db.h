@@ -1,0 +1,31 @@
+/* Transactions scoped to one tenant. The service role (gavel_service) is
+ * subject to row-level security on every tenant table (migration 0002):
+ * policies compare tenant_id with current_setting('gavel.tenant_id'),
+ * which a transaction sets with set_config(..., true) so that it ends with
+ * the transaction and can never leak to the next user of a pooled
+ * connection. A transaction that sets nothing sees no tenant rows at all.
+ *
+ * For an async caller (the frontend) the same two statements are:
+ *   BEGIN; TENANT_SQL_SET_TENANT ($1 = tenant uuid text) */
+#pragma once
+
+#include <libpq-fe.h>
+
+#include "common/err.h"
+
+/* Sets the tenant for the rest of the current transaction. */
+#define TENANT_SQL_SET_TENANT "SELECT set_config('gavel.tenant_id', $1::uuid::text, true)"
+
+/* BEGIN, then TENANT_SQL_SET_TENANT with tenant_id (NULL: only BEGIN, for
+ * owner-role work spanning tenants). On failure the connection is left
+ * idle (rolled back). */
+int tenant_tx_begin(PGconn *conn, const char *tenant_id, struct gv_err *err) GV_MUST_CHECK;
+/* COMMIT. */
+int tenant_tx_commit(PGconn *conn, struct gv_err *err) GV_MUST_CHECK;
+/* ROLLBACK if a transaction is open (also an aborted one); never fails
+ * loudly: for error paths. */
+void tenant_tx_rollback(PGconn *conn);
+
+/* True when s is a canonical-looking uuid text (36 chars, hex and dashes
+ * at 8-4-4-4-12). Pure. */
+int tenant_uuid_valid(const char *s);

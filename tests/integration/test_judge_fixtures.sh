@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Judges every labelled submission of every fixture problem under
+# tests/problems/ with the real `gavel judge` (real runsc sandbox) and checks
+# that each gets the verdict its folder names:
+#   submissions/<label>/<file>  with label accepted → AC, wrong_answer → WA,
+#   time_limit_exceeded → TLE, memory_limit_exceeded → MLE,
+#   run_time_error → RE, output_limit_exceeded → OLE, compile_error → CE.
+# A file named *_scores_N.* must also get score N. Speaks TAP.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+GAVEL=$BUILD/gavel
+FILTER=${1:-}
+
+declare -A want=(
+	[accepted]=AC [wrong_answer]=WA [time_limit_exceeded]=TLE [memory_limit_exceeded]=MLE
+	[run_time_error]=RE [output_limit_exceeded]=OLE [compile_error]=CE
+)
+
+cases=()
+for sub in tests/problems/*/submissions/*/*; do
+	[ -f "$sub" ] || continue
+	case "$sub" in *"$FILTER"*) ;; *) continue ;; esac
+	cases+=("$sub")
+done
+echo "1..${#cases[@]}"
+n=0
+for sub in "${cases[@]}"; do
+	n=$((n + 1))
+	problem=${sub%%/submissions/*}
+	label=$(basename "$(dirname "$sub")")
+	expected=${want[$label]:-}
+	if [ -z "$expected" ]; then
+		echo "not ok $n - $sub: unknown label '$label'"
+		continue
+	fi
+	if [ ! -x "$GAVEL" ]; then
+		echo "not ok $n - $sub: $GAVEL missing"
+		continue
+	fi
+	start=$(date +%s%N)
+	out=$(timeout 300 "$GAVEL" judge --json "$problem" "$sub" 2>/tmp/gavel-judge-fixture.err)
+	rc=$?
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	got=$(printf '%s' "$out" | python3 -c 'import json,sys
+try:
+    d=json.load(sys.stdin); print(d["verdict"], d["score"])
+except Exception as e:
+    print("unparsable", 0)')
+	verdict=${got% *}
+	score=${got#* }
+	ok=1
+	[ "$verdict" = "$expected" ] || ok=0
+	if [[ $sub =~ _scores_([0-9]+)\. ]]; then
+		python3 -c "import sys; sys.exit(0 if abs(float('$score') - ${BASH_REMATCH[1]}) < 1e-9 else 1)" || ok=0
+	fi
+	if [ $ok = 1 ]; then
+		echo "ok $n - $sub: $verdict score $score (${ms} ms)"
+	else
+		echo "not ok $n - $sub: expected $expected, got $verdict score $score (exit $rc, ${ms} ms)"
+		printf '%s\n' "$out" | head -c 2000 | sed 's/^/# /'
+		head -c 2000 /tmp/gavel-judge-fixture.err | sed 's/^/# /'
+	fi
+done

@@ -1,0 +1,167 @@
+/* Unit tests of gavel-init's pure parts: the verdict decision table and the
+ * job record parser. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "executor/init/job.h"
+#include "executor/init/verdict.h"
+
+struct decide_case {
+	const char *name;
+	struct init_outcome o;
+	int rlimit_as;
+	enum exec_status status;
+	enum exec_limit limit;
+};
+
+#define EXITED(code) .exited = 1, .exit_code = (code)
+#define KILLED(sig) .exited = 0, .term_signal = (sig)
+
+/* limits: cpu 1000 ms, memory 65536 KiB, stack 8192 KiB */
+static const struct decide_case decide_cases[] = {
+	{ "clean exit", { EXITED(0), .cpu_ms = 10 }, 0, EXEC_STATUS_OK, EXEC_LIMIT_NONE },
+	{ "non-zero exit", { EXITED(3) }, 0, EXEC_STATUS_RE, EXEC_LIMIT_NONE },
+	{ "segfault", { KILLED(SIGSEGV) }, 0, EXEC_STATUS_SG, EXEC_LIMIT_NONE },
+	{ "seccomp kill", { KILLED(SIGSYS) }, 0, EXEC_STATUS_SG, EXEC_LIMIT_NONE },
+	{ "cpu at the limit", { EXITED(0), .cpu_ms = 1000 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_CPU },
+	{ "SIGXCPU", { KILLED(SIGXCPU), .cpu_ms = 900 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_CPU },
+	{ "wall kill, little cpu", { KILLED(SIGKILL), .killed_wall = 1, .cpu_ms = 5 }, 0, EXEC_STATUS_WLE, EXEC_LIMIT_WALL },
+	{ "wall kill after cpu limit", { KILLED(SIGKILL), .killed_wall = 1, .cpu_ms = 1500 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_CPU },
+	{ "output kill wins", { KILLED(SIGKILL), .killed_output = 1, .cpu_ms = 2000 }, 0, EXEC_STATUS_OLE, EXEC_LIMIT_OUTPUT },
+	{ "sampled rss kill", { KILLED(SIGKILL), .killed_memory = 1 }, 0, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY },
+	{ "maxrss at limit, clean exit", { EXITED(0), .maxrss_kb = 65536 }, 0, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY },
+	{ "abort near AS limit", { KILLED(SIGABRT), .vmpeak_kb = 65536 + 65536 + 8192 - 100 }, 1, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY },
+	{ "abort far from AS limit", { KILLED(SIGABRT), .vmpeak_kb = 10000 }, 1, EXEC_STATUS_SG, EXEC_LIMIT_NONE },
+	{ "abort near AS but no RLIMIT_AS", { KILLED(SIGABRT), .vmpeak_kb = 139000 }, 0, EXEC_STATUS_SG, EXEC_LIMIT_NONE },
+	{ "clean exit near AS limit", { EXITED(0), .vmpeak_kb = 139000 }, 1, EXEC_STATUS_OK, EXEC_LIMIT_NONE },
+	{ "exit 1 near AS limit", { EXITED(1), .vmpeak_kb = 139000 }, 1, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY },
+	{ "execve ENOMEM", { EXITED(127), .exec_enomem = 1 }, 1, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY },
+	{ "unexplained SIGKILL under AS", { KILLED(SIGKILL) }, 1, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY },
+	{ "unexplained SIGKILL without AS", { KILLED(SIGKILL) }, 0, EXEC_STATUS_SG, EXEC_LIMIT_NONE },
+};
+
+static void verdict__decide_table__matches_rules(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(decide_cases) / sizeof(decide_cases[0]); i++) {
+		const struct decide_case *c = &decide_cases[i];
+		struct init_limits lim = { .cpu_ms = 1000, .wall_ms = 2000, .memory_kb = 65536,
+					   .stack_kb = 8192, .rlimit_as = c->rlimit_as };
+		struct exec_record rec;
+		memset(&rec, 0, sizeof(rec));
+		init_decide(&c->o, &lim, &rec);
+		if (rec.status != c->status || rec.limit != c->limit)
+			fail_msg("case '%s': got %s/%s want %s/%s", c->name, exec_status_name(rec.status),
+				 exec_limit_name(rec.limit), exec_status_name(c->status), exec_limit_name(c->limit));
+	}
+}
+
+static void verdict__as_limit__adds_room_and_capped_stack(void **state)
+{
+	(void)state;
+	struct init_limits a = { .memory_kb = 262144, .stack_kb = 8192 };
+	assert_int_equal(init_as_limit_kb(&a), 262144 + 262144 + 8192);
+	struct init_limits b = { .memory_kb = 524288, .stack_kb = 524288 };
+	assert_int_equal(init_as_limit_kb(&b), 524288 + 524288 + 131072);
+	/* Small limits still get 64 MiB of room. */
+	struct init_limits c = { .memory_kb = 16384, .stack_kb = 0 };
+	assert_int_equal(init_as_limit_kb(&c), 16384 + 65536);
+	assert_int_equal(init_as_margin_kb(4096), 1024);
+	assert_int_equal(init_as_margin_kb(262144), 32768);
+}
+
+#define JOB_BASE "version:1\nrun_arg:./main\ncpu_ms:1000\nwall_ms:2000\nmemory_kb:65536\noutput_bytes:1000\n"
+
+struct job_case {
+	const char *name;
+	const char *text;
+	int ok;
+};
+
+static const struct job_case job_cases[] = {
+	{ "minimal", JOB_BASE, 1 },
+	{ "with compile", JOB_BASE "compile_arg:gcc\ncompile_arg:-o\ncompile_arg:main\ncompile_cpu_ms:5000\ncompile_wall_ms:9000\ncompile_memory_kb:500000\n", 1 },
+	{ "unknown key ignored", JOB_BASE "tenant_hint:x\n", 1 },
+	{ "no version", "run_arg:./main\ncpu_ms:1000\nwall_ms:2000\nmemory_kb:65536\noutput_bytes:1000\n", 0 },
+	{ "version 2", JOB_BASE "version:2\n", 0 },
+	{ "no run_arg", "version:1\ncpu_ms:1000\nwall_ms:2000\nmemory_kb:65536\noutput_bytes:1000\n", 0 },
+	{ "missing cpu_ms", "version:1\nrun_arg:x\nwall_ms:2000\nmemory_kb:65536\noutput_bytes:1000\n", 0 },
+	{ "compile without its limits", JOB_BASE "compile_arg:gcc\n", 0 },
+	{ "cpu 0", JOB_BASE "cpu_ms:0\n", 0 },
+	{ "memory below 1 MiB", JOB_BASE "memory_kb:10\n", 0 },
+	{ "wall below cpu", JOB_BASE "wall_ms:10\n", 0 },
+	{ "procs too many", JOB_BASE "procs:100000\n", 0 },
+	{ "rlimit_as 2", JOB_BASE "rlimit_as:2\n", 0 },
+	{ "unknown seccomp policy", JOB_BASE "seccomp:none\n", 0 },
+	{ "bad number", JOB_BASE "fsize_kb:1k\n", 0 },
+};
+
+static void job__parse_table__matches_expectations(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(job_cases) / sizeof(job_cases[0]); i++) {
+		const struct job_case *c = &job_cases[i];
+		struct init_job job;
+		struct gv_err err;
+		gv_err_clear(&err);
+		int rc = init_job_parse(c->text, strlen(c->text), &job, &err);
+		if (c->ok && rc != 0)
+			fail_msg("case '%s': unexpected error %s", c->name, err.msg);
+		if (!c->ok && rc == 0)
+			fail_msg("case '%s': parsed but should fail", c->name);
+		init_job_free(&job);
+	}
+}
+
+static void job__parse__fills_argv_and_defaults(void **state)
+{
+	(void)state;
+	static const char text[] = JOB_BASE "run_arg:in put\ncompile_arg:gcc\ncompile_arg:-O2\n"
+				   "compile_cpu_ms:5000\ncompile_wall_ms:9000\ncompile_memory_kb:500000\n"
+				   "rlimit_as:1\n";
+	struct init_job job;
+	struct gv_err err;
+	assert_int_equal(init_job_parse(text, sizeof(text) - 1, &job, &err), 0);
+	assert_string_equal(job.run_argv[0], "./main");
+	assert_string_equal(job.run_argv[1], "in put");
+	assert_null(job.run_argv[2]);
+	assert_string_equal(job.compile_argv[1], "-O2");
+	assert_int_equal(job.test.stack_kb, 65536);
+	assert_int_equal(job.test.procs, 64);
+	assert_int_equal(job.test.stderr_bytes, 65536);
+	assert_int_equal(job.test.rlimit_as, 1);
+	assert_int_equal(job.compile.rlimit_as, 1);
+	assert_int_equal(job.compile.output_bytes, 65536);
+	init_job_free(&job);
+}
+
+static void job__too_many_args__is_refused(void **state)
+{
+	(void)state;
+	char text[8192];
+	int n = snprintf(text, sizeof(text), "%s", JOB_BASE);
+	for (int i = 0; i < INIT_JOB_MAX_ARGS + 1; i++)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "run_arg:a\n");
+	struct init_job job;
+	struct gv_err err;
+	assert_int_equal(init_job_parse(text, (size_t)n, &job, &err), -1);
+	assert_int_equal(err.code, GV_ELIMIT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(verdict__decide_table__matches_rules),
+		cmocka_unit_test(verdict__as_limit__adds_room_and_capped_stack),
+		cmocka_unit_test(job__parse_table__matches_expectations),
+		cmocka_unit_test(job__parse__fills_argv_and_defaults),
+		cmocka_unit_test(job__too_many_args__is_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
