@@ -320,15 +320,18 @@ int exec_runsc_check(const struct exec_runsc *r, struct gv_err *err)
 	return run_ok(r, extra, 10000, NULL, err);
 }
 
-int exec_runsc_create(const struct exec_runsc *r, const char *bundle, const char *pid_file,
-		      const char *id, const int stdio[3], pid_t *sandbox_pid, struct gv_err *err)
+/* create (start = false) or run --detach (start = true): either way the
+ * sandbox process is left behind, reparented to us. */
+static int create_sandbox(const struct exec_runsc *r, bool start, const char *bundle, const char *pid_file,
+			  const char *id, const int stdio[3], pid_t *sandbox_pid, struct gv_err *err)
 {
-	const char *extra[] = {"create", "--bundle", bundle, "--pid-file", pid_file, id, NULL};
+	const char *create[] = {"create", "--bundle", bundle, "--pid-file", pid_file, id, NULL};
+	const char *run[] = {"run", "--detach", "--bundle", bundle, "--pid-file", pid_file, id, NULL};
 	int st;
-	if (run_cli(r, extra, stdio, NULL, NULL, 60000, &st, err) != 0)
+	if (run_cli(r, start ? run : create, stdio, NULL, NULL, 60000, &st, err) != 0)
 		return -1;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return gv_err_set(err, GV_ESANDBOX, "runsc create failed (%s %d)",
+		return gv_err_set(err, GV_ESANDBOX, "runsc %s failed (%s %d)", start ? "run" : "create",
 				  WIFEXITED(st) ? "exit" : "signal",
 				  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	/* The pid file is in our own bundle dir, written by runsc (root). */
@@ -353,6 +356,18 @@ int exec_runsc_create(const struct exec_runsc *r, const char *bundle, const char
 		return -1;
 	*sandbox_pid = (pid_t)pid;
 	return 0;
+}
+
+int exec_runsc_create(const struct exec_runsc *r, const char *bundle, const char *pid_file,
+		      const char *id, const int stdio[3], pid_t *sandbox_pid, struct gv_err *err)
+{
+	return create_sandbox(r, false, bundle, pid_file, id, stdio, sandbox_pid, err);
+}
+
+int exec_runsc_run_detached(const struct exec_runsc *r, const char *bundle, const char *pid_file,
+			    const char *id, const int stdio[3], pid_t *sandbox_pid, struct gv_err *err)
+{
+	return create_sandbox(r, true, bundle, pid_file, id, stdio, sandbox_pid, err);
 }
 
 int exec_runsc_start(const struct exec_runsc *r, const char *id, struct gv_err *err)

@@ -753,7 +753,9 @@ static int start_sandbox(struct exec_session *s, struct gv_err *err)
 	snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
 	int stdio[3] = {in[0], out[1], er[1]};
 	int64_t t0 = now_ms();
-	int rc = exec_runsc_create(&s->e->runsc, s->dir, pidf, s->id, stdio, &s->pid, err);
+	/* One `run --detach` instead of create + start: one runsc start-up
+	 * (~25 ms of CLI) less per submission. */
+	int rc = exec_runsc_run_detached(&s->e->runsc, s->dir, pidf, s->id, stdio, &s->pid, err);
 	int64_t t1 = now_ms();
 	/* runsc create always "created" something worth a delete --force. */
 	s->created = true;
@@ -769,9 +771,8 @@ static int start_sandbox(struct exec_session *s, struct gv_err *err)
 	s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
 	if (s->pidfd < 0)
 		return gv_err_errno(err, "pidfd_open %d", (int)s->pid);
-	rc = exec_runsc_start(&s->e->runsc, s->id, err);
 	struct gv_log_ctx ctx = {.sandbox = s->id};
-	gv_debug(&ctx, "runsc create %lld ms, start %lld ms", (long long)(t1 - t0),
+	gv_debug(&ctx, "runsc run --detach %lld ms, pidfd %lld ms", (long long)(t1 - t0),
 		 (long long)(now_ms() - t1));
 	return rc;
 }

@@ -52,11 +52,12 @@ struct tenant_quota {
 	int weight;              /* fair-share weight (>= 1) */
 };
 
-/* Column list of tenant_quotas, in the order tenant_quota_from_pg reads. */
-#define TENANT_QUOTA_COLUMNS                                                      \
-	"requests_per_second, burst, max_queued, max_running, max_cpu_ms, "      \
-	"max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, max_gpus, " \
-	"egress_policy, retention_days, weight"
+/* Column list of tenant_quotas, in the order tenant_quota_from_pg reads
+ * (allowed_languages comma-joined, egress_policy as JSON text). */
+#define TENANT_QUOTA_COLUMNS                                                           \
+	"requests_per_second, burst, max_queued, max_running, max_cpu_ms, "           \
+	"max_wall_ms, max_memory_mb, max_output_kb, array_to_string(allowed_languages, ','), " \
+	"max_gpus, egress_policy::text, retention_days, weight"
 #define TENANT_QUOTA_NCOLS 13
 
 /* The quota row of tenant $1 (uuid): TENANT_QUOTA_COLUMNS, one row when the

@@ -73,18 +73,20 @@ static const char *const spin_c =
 	"int main(void){volatile unsigned long x=0; for(unsigned long i=0;i<%luUL;i++) x+=i*i;"
 	"printf(\"%%lu\\n\",(unsigned long)x);return 0;}\n";
 static const char *const touch_c =
-	"#include <stdlib.h>\n#include <string.h>\n#include <stdio.h>\n"
-	"int main(void){size_t n=100u<<20; char *p=malloc(n); if(!p) return 1; memset(p,1,n);"
-	"printf(\"%d\\n\",p[n-1]);return 0;}\n";
+	"#include <stdlib.h>\n#include <stdio.h>\n"
+	"int main(void){size_t n=100u<<20; volatile char *p=malloc(n); if(!p) return 1;"
+	"for(size_t i=0;i<n;i+=4096) p[i]=(char)i; printf(\"%d\\n\",p[n-4096]);return 0;}\n";
 
 static const char *const gcc_argv[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-o", "main", "main.c", NULL };
+static const char *const main_argv[] = { "./main", NULL };
+static const char *const true_argv[] = { "/usr/bin/true", NULL };
 
 static struct exec_job c_job(const struct exec_file *src)
 {
 	struct exec_job job = {
 		.tenant = "bench",
 		.compile_argv = gcc_argv,
-		.run_argv = (const char *const[]){ "./main", NULL },
+		.run_argv = main_argv,
 		.files = src,
 		.n_files = 1,
 		.compile_limits = { .cpu_ms = 20000, .wall_ms = 40000, .memory_kb = 1024 * 1024, .procs = 16 },
@@ -232,7 +234,7 @@ int main(int argc, char **argv)
 
 	/* 2. Fixed cost per submission vs a bare runsc run. */
 	struct exec_job tjob = {
-		.tenant = "bench", .run_argv = (const char *const[]){ "/usr/bin/true", NULL },
+		.tenant = "bench", .run_argv = true_argv,
 		.run_limits = { .cpu_ms = 2000, .wall_ms = 5000, .memory_kb = 256 * 1024, .procs = 4 },
 	};
 	double fixed[7];

@@ -351,6 +351,12 @@ def c_stdout_has(text):
     return check
 
 
+def c_stdout_lacks(text):
+    def check(host, res, out):
+        return ["stdout holds %r: the forgery was believed" % text] if text in (res.get("stdout") or "") else []
+    return check
+
+
 def c_no_shadow_in_output(host, res, out):
     if any(h in out for h in host.shadow_secrets):
         return ["a host /etc/shadow password hash appears in the output"]
@@ -358,20 +364,34 @@ def c_no_shadow_in_output(host, res, out):
 
 
 class DiskWatch:
-    """Host free space before a probe; the check compares after."""
+    """Host free space: sampled every 0.1 s while the probe runs; the check
+    fails if it ever dropped by more than 256 MiB (the work dir is a host
+    folder: what the sandbox writes there lands on the host's disk)."""
+
+    PATHS = ("/", "/tmp", ROOT)
 
     def __init__(self):
-        self.before = {}
+        self.before, self.lowest, self.stop = {}, {}, None
 
     def pre(self, host):
-        self.before = {p: shutil.disk_usage(p).free for p in ("/", "/tmp", ROOT)}
+        self.before = {p: shutil.disk_usage(p).free for p in self.PATHS}
+        self.lowest = dict(self.before)
+        self.stop = threading.Event()
+
+        def sample():
+            while not self.stop.wait(0.1):
+                for p in self.PATHS:
+                    self.lowest[p] = min(self.lowest[p], shutil.disk_usage(p).free)
+        threading.Thread(target=sample, daemon=True).start()
 
     def check(self, host, res, out):
+        if self.stop:
+            self.stop.set()
         fails = []
         for p, free in self.before.items():
-            drop = free - shutil.disk_usage(p).free
+            drop = free - min(self.lowest.get(p, free), shutil.disk_usage(p).free)
             if drop > 256 * MB:
-                fails.append("free space on %s dropped by %d MiB during the run" % (p, drop // MB))
+                fails.append("host free space on %s dropped by %d MiB during the run" % (p, drop // MB))
         return fails
 
 
@@ -440,6 +460,9 @@ def make_probes():
     add(Probe("chmod_chown", "chmod_chown.c", "no chown/chmod of others' files or to root", blocked=True))
     add(Probe("proc_init", "proc_init.c", "gavel-init's /proc entries and host-wide /proc, /sys knobs out of reach", blocked=True))
     add(Probe("dev_files", "dev_files.c", "no host devices: /dev/mem, kmsg, tty, disks, kvm; no /sys/firmware; no syslog", blocked=True))
+    add(Probe("forge_init_pipe", "forge_init_pipe.c",
+              "the program cannot write into gavel-init's result pipe: a forged OK result is not believed",
+              expect=("RE",), done=False, checks=[c_exit_code(3), c_stdout_lacks("FORGED-BY-PROGRAM")]))
     add(Probe("kill_init", "kill_init.c", "signals to gavel-init change nothing: the run still reports OK"))
     add(Probe("box_artifacts", "box_artifacts.c", "the compiled program and job record cannot be changed for later tests"))
     add(Probe("symlinks", "symlinks.c", "links/FIFOs/sparse files planted in the work dir are never followed by the host",
@@ -486,7 +509,7 @@ def make_probes():
     add(Probe("py_escape", "py_escape.py", "Python: clean env, no host files, no network, no ctypes privileges, confined shell",
               stdin=stdin_net, checks=[c_listener_untouched]))
     add(Probe("java_escape", "java_escape", "Java: clean env, no host files, no network, confined subprocess",
-              stdin=stdin_net, args=["--wall", "20"], checks=[c_listener_untouched]))
+              stdin=stdin_net, args=["--time", "5", "--wall", "20"], checks=[c_listener_untouched]))
     add(Probe("hello_final", "hello.c", "the engine still works at the end of the suite",
               checks=[c_stdout_is("hello\n")], done=False))
     return P

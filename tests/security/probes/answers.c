@@ -1,5 +1,5 @@
 /* answers — no expected answer, checker or other test's data is visible.
- * The driver writes a marker (GAVEL-SECPROBE-<random>) into files named
+ * The driver writes a marker (a fixed prefix and a random part) into files named
  * *.ans / gavel-secprobe-* next to the submitted source and in its temporary
  * folder on the host; this probe walks the sandbox's file system (all but
  * /proc, /sys, /dev and the read-only /usr) and reports any file whose name

@@ -4,6 +4,9 @@
  * followed by a read or write of the device. */
 #include "probe.h"
 
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <sys/ioctl.h>
 #include <sys/klog.h>
 
 static void try_open(const char *path, int flags)
@@ -73,11 +76,31 @@ int main(void)
 		try_open(ro[i], O_RDONLY);
 	static const char *rw[] = {
 		"/dev/kmsg", "/dev/tty", "/dev/console", "/dev/tty0", "/dev/tty1", "/dev/ttyS0", "/dev/kvm",
-		"/dev/fuse", "/dev/net/tun", "/dev/vsock", "/dev/vhost-net", "/dev/vhost-vsock",
+		"/dev/vsock", "/dev/vhost-net", "/dev/vhost-vsock",
 		"/dev/loop-control", "/dev/autofs", "/dev/btrfs-control", "/dev/uinput",
 	};
 	for (size_t i = 0; i < sizeof rw / sizeof rw[0]; i++)
 		try_open(rw[i], O_RDWR);
+	/* gVisor's own emulated devices (not the host's): opening them is
+	 * allowed; what they could do needs mount / CAP_NET_ADMIN. */
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	info("/dev/fuse (gVisor's): %s", fd >= 0 ? "opens; mounting it needs mount(2), see sys_mount" : strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		struct ifreq ifr;
+		memset(&ifr, 0, sizeof ifr);
+		ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+		snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "gvprobe0");
+		if (ioctl(fd, TUNSETIFF, &ifr) == 0)
+			escaped("created a network interface through /dev/net/tun");
+		else
+			blocked("TUNSETIFF errno=%d (%s)", errno, strerror(errno));
+		close(fd);
+	} else {
+		blocked("open /dev/net/tun errno=%d (%s)", errno, strerror(errno));
+	}
 	try_list("/sys/firmware");
 	try_list("/sys/firmware/acpi/tables");
 	try_list("/sys/firmware/efi");

@@ -57,13 +57,19 @@ for host, p in (("127.0.0.1", port), ("169.254.169.254", 80), ("8.8.8.8", 53)):
     except OSError as e:
         say("BLOCKED", "connect %s:%d: %s" % (host, p, e))
 
+# Each call below may be killed by seccomp (SIGSYS): "TRY <i>" goes first,
+# and the driver re-runs with "SKIP <i+1>" to reach the rest.
+skip = int(params.get("SKIP", "0"))
 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-for name, call in (
+for i, (name, call) in enumerate((
     ("mount", lambda: libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, None)),
     ("unshare(CLONE_NEWUSER)", lambda: libc.unshare(0x10000000)),
     ("setuid(0)", lambda: libc.setuid(0)),
     ("chroot", lambda: libc.chroot(b"/tmp")),
-):
+)):
+    if i < skip:
+        continue
+    print("TRY %d %s" % (i, name), flush=True)
     r = call()
     if r == 0:
         say("ESCAPED", name + " succeeded")

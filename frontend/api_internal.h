@@ -1,0 +1,27 @@
+/* Helpers shared by the API translation files (api_*.c); not for other
+ * components. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/json.h"
+#include "frontend/api.h"
+
+/* A JSON string of s[0..len), refusing more than max bytes (413), NUL
+ * bytes and invalid UTF-8 (400). NULL with e filled. */
+json_t *fe_text(const char *s, size_t len, const char *field, size_t max, struct fe_apierr *e);
+/* String field: 0 set, 1 absent/null (unless required), -1 error. */
+int fe_get_text(const json_t *obj, const char *key, const char *field, size_t max, bool required,
+		const char **out, size_t *len, struct fe_apierr *e);
+/* Non-negative integer field <= max: 0 set, 1 absent/null, -1 error. */
+int fe_get_uint(const json_t *obj, const char *key, const char *field, uint32_t max, uint32_t *out,
+		struct fe_apierr *e);
+/* Starts job->spec for lang. */
+int fe_spec_base(struct fe_job *job, const struct lang_def *lang, struct fe_apierr *e);
+/* Appends a file, counting its size into *total against max. */
+int fe_spec_add_file(struct fe_job *job, const char *name, const char *content, size_t len,
+		     size_t *total, size_t max, const char *field, struct fe_apierr *e);
+bool fe_file_name_ok(const char *name);

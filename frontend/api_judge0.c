@@ -1,0 +1,641 @@
+/* Judge0 CE 1.13.1 compatibility: request fields, number-or-string
+ * values, explicit nulls, base64_encoded, `fields` selection, status ids
+ * and descriptions, and the fixed documents (/statuses, /about,
+ * /config_info, /languages). Judge0 keeps its time in seconds as strings
+ * ("0.012") and memory in KB; we keep milliseconds and MB. */
+#include "frontend/api.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "frontend/api_internal.h"
+
+static const char *const j0_status_desc[] = {
+	NULL,
+	"In Queue",
+	"Processing",
+	"Accepted",
+	"Wrong Answer",
+	"Time Limit Exceeded",
+	"Compilation Error",
+	"Runtime Error (SIGSEGV)",
+	"Runtime Error (SIGXFSZ)",
+	"Runtime Error (SIGFPE)",
+	"Runtime Error (SIGABRT)",
+	"Runtime Error (NZEC)",
+	"Runtime Error (Other)",
+	"Internal Error",
+	"Exec Format Error",
+};
+
+const char *fe_j0_status_description(int id)
+{
+	if (id < 1 || id > 14)
+		return NULL;
+	return j0_status_desc[id];
+}
+
+int fe_j0_status_id(const char *status, const char *verdict, const json_t *result)
+{
+	if (!status || !strcmp(status, "queued"))
+		return 1;
+	if (!strcmp(status, "running"))
+		return 2;
+	if (strcmp(status, "done"))
+		return 13; /* failed, cancelled */
+	if (!verdict && result)
+		verdict = json_string_value(json_object_get(result, "verdict"));
+	if (!verdict)
+		return 13;
+	if (!strcmp(verdict, "AC"))
+		return 3;
+	if (!strcmp(verdict, "WA") || !strcmp(verdict, "PE"))
+		return 4;
+	if (!strcmp(verdict, "TLE"))
+		return 5;
+	if (!strcmp(verdict, "CE"))
+		return 6;
+	if (!strcmp(verdict, "OLE"))
+		return 8; /* isolate's file size limit: SIGXFSZ */
+	if (!strcmp(verdict, "MLE"))
+		return 12;
+	if (!strcmp(verdict, "RE")) {
+		json_int_t sig = result ? json_integer_value(json_object_get(result, "signal")) : 0;
+		switch (sig) {
+		case 11: return 7;
+		case 25: return 8;
+		case 8: return 9;
+		case 6: return 10;
+		case 0: return 11;
+		default: return 12;
+		}
+	}
+	return 13;
+}
+
+static const char *const j0_field_names[FE_J0_FIELD_COUNT_] = {
+	[FE_J0_TOKEN] = "token",
+	[FE_J0_SOURCE_CODE] = "source_code",
+	[FE_J0_LANGUAGE_ID] = "language_id",
+	[FE_J0_LANGUAGE] = "language",
+	[FE_J0_STDIN] = "stdin",
+	[FE_J0_EXPECTED_OUTPUT] = "expected_output",
+	[FE_J0_STDOUT] = "stdout",
+	[FE_J0_STDERR] = "stderr",
+	[FE_J0_COMPILE_OUTPUT] = "compile_output",
+	[FE_J0_MESSAGE] = "message",
+	[FE_J0_EXIT_CODE] = "exit_code",
+	[FE_J0_EXIT_SIGNAL] = "exit_signal",
+	[FE_J0_STATUS] = "status",
+	[FE_J0_STATUS_ID] = "status_id",
+	[FE_J0_CREATED_AT] = "created_at",
+	[FE_J0_FINISHED_AT] = "finished_at",
+	[FE_J0_TIME] = "time",
+	[FE_J0_WALL_TIME] = "wall_time",
+	[FE_J0_MEMORY] = "memory",
+	[FE_J0_CPU_TIME_LIMIT] = "cpu_time_limit",
+	[FE_J0_CPU_EXTRA_TIME] = "cpu_extra_time",
+	[FE_J0_WALL_TIME_LIMIT] = "wall_time_limit",
+	[FE_J0_MEMORY_LIMIT] = "memory_limit",
+	[FE_J0_STACK_LIMIT] = "stack_limit",
+	[FE_J0_MAX_PROCESSES] = "max_processes_and_or_threads",
+	[FE_J0_PER_PROCESS_TIME] = "enable_per_process_and_thread_time_limit",
+	[FE_J0_PER_PROCESS_MEMORY] = "enable_per_process_and_thread_memory_limit",
+	[FE_J0_MAX_FILE_SIZE] = "max_file_size",
+	[FE_J0_REDIRECT_STDERR] = "redirect_stderr_to_stdout",
+	[FE_J0_ENABLE_NETWORK] = "enable_network",
+	[FE_J0_NUMBER_OF_RUNS] = "number_of_runs",
+	[FE_J0_COMPILER_OPTIONS] = "compiler_options",
+	[FE_J0_COMMAND_LINE_ARGUMENTS] = "command_line_arguments",
+	[FE_J0_CALLBACK_URL] = "callback_url",
+	[FE_J0_ADDITIONAL_FILES] = "additional_files",
+};
+
+uint64_t fe_j0_default_fields(void)
+{
+	return 1ull << FE_J0_TOKEN | 1ull << FE_J0_TIME | 1ull << FE_J0_MEMORY | 1ull << FE_J0_STDOUT |
+	       1ull << FE_J0_STDERR | 1ull << FE_J0_COMPILE_OUTPUT | 1ull << FE_J0_MESSAGE |
+	       1ull << FE_J0_STATUS;
+}
+
+int fe_j0_parse_fields(const char *s, uint64_t *mask, struct fe_apierr *e)
+{
+	if (!s || !*s) {
+		*mask = fe_j0_default_fields();
+		return 0;
+	}
+	uint64_t m = 0;
+	const char *p = s;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		/* Judge0 trims spaces around names. */
+		const char *b = p, *end = p + n;
+		while (b < end && *b == ' ')
+			b++;
+		while (end > b && end[-1] == ' ')
+			end--;
+		size_t len = (size_t)(end - b);
+		if (len == 1 && *b == '*') {
+			m = (1ull << FE_J0_FIELD_COUNT_) - 1;
+			m &= ~(1ull << FE_J0_STATUS_ID);
+		} else if (len > 0) {
+			int found = -1;
+			for (int i = 0; i < FE_J0_FIELD_COUNT_; i++)
+				if (strlen(j0_field_names[i]) == len && !memcmp(j0_field_names[i], b, len))
+					found = i;
+			if (found < 0)
+				return fe_apierr_set(e, 400, "invalid_fields", "invalid field: %.*s",
+						     (int)(len > 64 ? 64 : len), b);
+			m |= 1ull << found;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	*mask = m ? m : fe_j0_default_fields();
+	return 0;
+}
+
+int fe_j0_number(const json_t *obj, const char *key, double min, double max, double *out,
+		 struct fe_apierr *e)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!v || json_is_null(v))
+		return 1;
+	double d;
+	if (json_is_number(v)) {
+		d = json_number_value(v);
+	} else if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		if (!*s)
+			return 1; /* Rails turns "" into nil */
+		char *end;
+		d = strtod(s, &end);
+		while (*end == ' ')
+			end++;
+		if (end == s || *end)
+			return fe_apierr_set(e, 422, "invalid_request", "%s: is not a number", key);
+	} else {
+		return fe_apierr_set(e, 422, "invalid_request", "%s: is not a number", key);
+	}
+	if (!isfinite(d) || d < min || d > max)
+		return fe_apierr_set(e, 422, "invalid_request",
+				     "%s: must be greater than or equal to %g and less than or equal to %g",
+				     key, min, max);
+	*out = d;
+	return 0;
+}
+
+static int j0_bool(const json_t *obj, const char *key, bool *out, struct fe_apierr *e)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!v || json_is_null(v))
+		return 1;
+	if (json_is_boolean(v)) {
+		*out = json_is_true(v);
+		return 0;
+	}
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		if (!strcmp(s, "true") || !strcmp(s, "1")) {
+			*out = true;
+			return 0;
+		}
+		if (!strcmp(s, "false") || !strcmp(s, "0") || !*s) {
+			*out = false;
+			return 0;
+		}
+	}
+	if (json_is_integer(v)) {
+		*out = json_integer_value(v) != 0;
+		return 0;
+	}
+	return fe_apierr_set(e, 422, "invalid_request", "%s: is not a boolean", key);
+}
+
+/* A text field, base64-decoded when asked. *out is malloc'd (NUL after
+ * *len bytes), NULL when absent. */
+static int j0_text(const json_t *obj, const char *key, bool base64, size_t max, char **out,
+		   size_t *len, struct fe_apierr *e)
+{
+	*out = NULL;
+	*len = 0;
+	json_t *v = json_object_get(obj, key);
+	if (!v || json_is_null(v))
+		return 1;
+	if (!json_is_string(v))
+		return fe_apierr_set(e, 400, "invalid_request", "field '%s': expected string, got %s", key,
+				     gv_json_type_name(v));
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v);
+	if (base64) {
+		struct gv_err err;
+		/* Bounded: the decoder refuses more than max bytes out. */
+		unsigned char *d = gv_b64_decode(s, n, max, len, &err);
+		if (!d) {
+			if (err.code == GV_ELIMIT)
+				return fe_apierr_set(e, 413, "too_large", "field '%s': more than %zu bytes",
+						     key, max);
+			return fe_apierr_set(e, 400, "invalid_request", "field '%s': invalid base64", key);
+		}
+		*out = (char *)d;
+		return 0;
+	}
+	if (n > max)
+		return fe_apierr_set(e, 413, "too_large", "field '%s': more than %zu bytes", key, max);
+	*out = malloc(n + 1);
+	if (!*out)
+		return fe_apierr_set(e, 500, "internal", "out of memory");
+	memcpy(*out, s, n + 1);
+	*len = n;
+	return 0;
+}
+
+static const char *const j0_known[] = {
+	"source_code", "language_id", "compiler_options", "command_line_arguments", "stdin",
+	"expected_output", "cpu_time_limit", "cpu_extra_time", "wall_time_limit", "memory_limit",
+	"stack_limit", "max_processes_and_or_threads", "enable_per_process_and_thread_time_limit",
+	"enable_per_process_and_thread_memory_limit", "max_file_size", "redirect_stderr_to_stdout",
+	"enable_network", "number_of_runs", "additional_files", "callback_url", NULL,
+};
+
+int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
+		const struct fe_bounds *b, struct fe_job *job, struct fe_apierr *e)
+{
+	char *src = NULL, *in = NULL, *exp = NULL;
+	size_t srcl, inl, expl;
+	memset(job, 0, sizeof(*job));
+	if (!json_is_object(body))
+		return fe_apierr_set(e, 400, "invalid_request", "body: expected a JSON object");
+	/* Judge0 (Rails strong parameters) ignores unknown keys; so do we,
+	 * but the ones we know and cannot honour are refused below. */
+	(void)j0_known;
+	double lid = 0;
+	int r = fe_j0_number(body, "language_id", 1, 1e9, &lid, e);
+	if (r < 0)
+		return -1;
+	if (r == 1)
+		return fe_apierr_set(e, 422, "invalid_request", "language_id: can't be blank");
+	const struct lang_def *lang = lid == floor(lid) ? fe_catalog_by_judge0(cat, (int)lid) : NULL;
+	if (!lang)
+		return fe_apierr_set(e, 422, "unknown_language", "language_id: language with id %g doesn't exist",
+				     lid);
+	if (j0_text(body, "source_code", base64, b->max_source, &src, &srcl, e) < 0)
+		goto fail;
+	if (!src || srcl == 0) {
+		fe_apierr_set(e, 422, "invalid_request", "source_code: can't be blank");
+		goto fail;
+	}
+	if (j0_text(body, "stdin", base64, b->max_test_size, &in, &inl, e) < 0 ||
+	    j0_text(body, "expected_output", base64, b->max_test_size, &exp, &expl, e) < 0)
+		goto fail;
+	static const char *const unsupported_text[] = { "compiler_options", "command_line_arguments",
+							 "additional_files", NULL };
+	for (const char *const *k = unsupported_text; *k; k++) {
+		json_t *v = json_object_get(body, *k);
+		if (v && !json_is_null(v) && !(json_is_string(v) && json_string_length(v) == 0)) {
+			fe_apierr_set(e, 422, "unsupported", "%s: not supported by this server", *k);
+			goto fail;
+		}
+	}
+	bool net = false;
+	if (j0_bool(body, "enable_network", &net, e) < 0)
+		goto fail;
+	if (net) {
+		fe_apierr_set(e, 422, "unsupported", "enable_network: not allowed");
+		goto fail;
+	}
+	double runs = 1;
+	if (fe_j0_number(body, "number_of_runs", 1, 20, &runs, e) < 0)
+		goto fail;
+	bool dummy;
+	if (j0_bool(body, "redirect_stderr_to_stdout", &dummy, e) < 0 ||
+	    j0_bool(body, "enable_per_process_and_thread_time_limit", &dummy, e) < 0 ||
+	    j0_bool(body, "enable_per_process_and_thread_memory_limit", &dummy, e) < 0)
+		goto fail;
+	double cpu = 0, extra = 0, wall = 0, mem = 0, stack = 0, procs = 0, fsize = 0;
+	if (fe_j0_number(body, "cpu_time_limit", 0, 3600, &cpu, e) < 0 ||
+	    fe_j0_number(body, "cpu_extra_time", 0, 3600, &extra, e) < 0 ||
+	    fe_j0_number(body, "wall_time_limit", 0, 3600, &wall, e) < 0 ||
+	    fe_j0_number(body, "memory_limit", 0, 1048576.0 * 1024, &mem, e) < 0 ||
+	    fe_j0_number(body, "stack_limit", 0, 1048576.0 * 1024, &stack, e) < 0 ||
+	    fe_j0_number(body, "max_processes_and_or_threads", 0, 100000, &procs, e) < 0 ||
+	    fe_j0_number(body, "max_file_size", 0, 1048576.0 * 1024, &fsize, e) < 0)
+		goto fail;
+	if (fe_spec_base(job, lang, e) < 0)
+		goto fail;
+	size_t total = 0;
+	if (fe_spec_add_file(job, lang->source, src, srcl, &total, b->max_source, "source_code", e) < 0)
+		goto fail;
+	json_t *stdin_j = fe_text(in ? in : "", in ? inl : 0, "stdin", b->max_test_size, e);
+	if (!stdin_j)
+		goto fail;
+	if (exp) {
+		/* Judge0 compares the output with expected_output: one judged
+		 * test, case- and token-exact (Judge0 strips trailing
+		 * whitespace; the tokens checker is the nearest built-in). */
+		json_t *exp_j = fe_text(exp, expl, "expected_output", b->max_test_size, e);
+		if (!exp_j) {
+			json_decref(stdin_j);
+			goto fail;
+		}
+		json_t *tests = json_pack("[{s:o,s:o}]", "input", stdin_j, "expected", exp_j);
+		json_t *checker = json_pack("{s:s,s:s}", "mode", "tokens", "flags", "case_sensitive");
+		if (!tests || !checker) {
+			json_decref(tests);
+			json_decref(checker);
+			fe_apierr_set(e, 500, "internal", "out of memory");
+			goto fail;
+		}
+		json_object_set_new(job->spec, "tests", tests);
+		json_object_set_new(job->spec, "checker", checker);
+		job->judged = true;
+	} else {
+		json_object_set_new(job->spec, "stdin", stdin_j);
+	}
+	json_object_set_new(job->spec, "return_output", json_true());
+	uint32_t t_ms = (uint32_t)lround(cpu * 1000), w_ms = (uint32_t)lround(wall * 1000);
+	/* memory_limit in KB; round up to whole MB. */
+	uint32_t m_mb = (uint32_t)((mem + 1023) / 1024);
+	uint32_t o_kb = (uint32_t)ceil(fsize);
+	if (t_ms && extra > 0 && !w_ms)
+		w_ms = 0; /* wall stays the language default */
+	if (fe_job_limits(job, t_ms, w_ms, m_mb, o_kb, e) < 0)
+		goto fail;
+	const char *cb;
+	size_t cbl;
+	r = fe_get_text(body, "callback_url", "callback_url", 2048, false, &cb, &cbl, e);
+	if (r < 0)
+		goto fail;
+	if (r == 0 && cbl > 0)
+		json_object_set_new(job->spec, "callback_url", json_stringn(cb, cbl));
+	free(src);
+	free(in);
+	free(exp);
+	return 0;
+fail:
+	free(src);
+	free(in);
+	free(exp);
+	fe_job_clear(job);
+	return -1;
+}
+
+/* A text value for a response: base64 or lossy UTF-8; null when absent. */
+static json_t *out_text(const char *s, size_t len, bool base64)
+{
+	if (!s)
+		return json_null();
+	if (base64) {
+		struct gv_err err;
+		char *b = gv_b64_encode(s, len, NULL, &err);
+		if (!b)
+			return json_null();
+		json_t *j = json_string(b);
+		free(b);
+		return j;
+	}
+	return gv_json_string_lossy(s, len);
+}
+
+static json_t *out_jtext(const json_t *v, bool base64)
+{
+	if (!json_is_string(v))
+		return json_null();
+	size_t n = json_string_length(v);
+	if (n == 0 && !base64)
+		return json_null(); /* Judge0 shows empty output as null */
+	return out_text(json_string_value(v), n, base64);
+}
+
+static json_t *seconds(json_t *ms)
+{
+	if (!json_is_integer(ms))
+		return json_null();
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%.3f", (double)json_integer_value(ms) / 1000.0);
+	return json_string(buf);
+}
+
+json_t *fe_j0_render(const struct fe_subrow *row, uint64_t fields, bool base64,
+		     const struct fe_catalog *cat)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	const json_t *req = row->request, *res = row->result;
+	const struct lang_def *lang = lang_find(cat->reg, row->language);
+	int lid = lang ? fe_catalog_judge0_id(cat, lang) : 0;
+	json_t *tests = json_object_get(req, "tests");
+	json_t *test0 = json_array_get(tests, 0);
+	json_t *rtest0 = json_array_get(json_object_get(res, "tests"), 0);
+	json_t *limits = json_object_get(req, "limits");
+	int sid = fe_j0_status_id(row->status, row->verdict, res);
+	bool done = res && !strcmp(row->status ? row->status : "", "done");
+	for (int f = 0; f < FE_J0_FIELD_COUNT_; f++) {
+		if (!(fields & (1ull << f)))
+			continue;
+		json_t *v = NULL;
+		switch ((enum fe_j0_field)f) {
+		case FE_J0_TOKEN: v = json_string(row->id); break;
+		case FE_J0_SOURCE_CODE:
+			v = out_jtext(json_object_get(json_array_get(json_object_get(req, "files"), 0), "content"),
+				      base64);
+			break;
+		case FE_J0_LANGUAGE_ID: v = lid ? json_integer(lid) : json_null(); break;
+		case FE_J0_LANGUAGE:
+			v = lang ? json_pack("{s:i,s:s+++}", "id", lid, "name", lang->name, " (", lang->version,
+					     ")")
+				 : json_null();
+			break;
+		case FE_J0_STDIN:
+			v = out_jtext(test0 ? json_object_get(test0, "input") : json_object_get(req, "stdin"),
+				      base64);
+			break;
+		case FE_J0_EXPECTED_OUTPUT: v = out_jtext(json_object_get(test0, "expected"), base64); break;
+		case FE_J0_STDOUT:
+			v = out_jtext(rtest0 ? json_object_get(rtest0, "stdout") : json_object_get(res, "stdout"),
+				      base64);
+			break;
+		case FE_J0_STDERR: v = out_jtext(json_object_get(res, "stderr"), base64); break;
+		case FE_J0_COMPILE_OUTPUT: v = out_jtext(json_object_get(res, "compile_output"), base64); break;
+		case FE_J0_MESSAGE: v = out_jtext(json_object_get(res, "message"), base64); break;
+		case FE_J0_EXIT_CODE:
+			v = done && json_is_integer(json_object_get(res, "exit_code"))
+				    ? json_integer(json_integer_value(json_object_get(res, "exit_code")))
+				    : json_null();
+			break;
+		case FE_J0_EXIT_SIGNAL: {
+			json_int_t s = json_integer_value(json_object_get(res, "signal"));
+			v = done && s ? json_integer(s) : json_null();
+			break;
+		}
+		case FE_J0_STATUS:
+			v = json_pack("{s:i,s:s}", "id", sid, "description", fe_j0_status_description(sid));
+			break;
+		case FE_J0_STATUS_ID: v = json_integer(sid); break;
+		case FE_J0_CREATED_AT: v = row->created_at ? json_string(row->created_at) : json_null(); break;
+		case FE_J0_FINISHED_AT: v = row->finished_at ? json_string(row->finished_at) : json_null(); break;
+		case FE_J0_TIME: v = done ? seconds(json_object_get(res, "time_ms")) : json_null(); break;
+		case FE_J0_WALL_TIME: v = done ? seconds(json_object_get(res, "wall_ms")) : json_null(); break;
+		case FE_J0_MEMORY: {
+			json_t *m = json_object_get(res, "memory_kb");
+			v = done && json_is_integer(m) ? json_integer(json_integer_value(m)) : json_null();
+			break;
+		}
+		case FE_J0_CPU_TIME_LIMIT: {
+			json_int_t t = json_integer_value(json_object_get(limits, "time_ms"));
+			if (!t && lang)
+				t = lang->defaults.time_ms;
+			v = json_real((double)t / 1000.0);
+			break;
+		}
+		case FE_J0_CPU_EXTRA_TIME: v = json_real(0); break;
+		case FE_J0_WALL_TIME_LIMIT: {
+			json_int_t t = json_integer_value(json_object_get(limits, "wall_ms"));
+			if (!t && lang)
+				t = lang->defaults.wall_ms;
+			v = json_real((double)t / 1000.0);
+			break;
+		}
+		case FE_J0_MEMORY_LIMIT: {
+			json_int_t m = json_integer_value(json_object_get(limits, "memory_mb"));
+			if (!m && lang)
+				m = lang->defaults.memory_mb;
+			v = json_integer(m * 1024);
+			break;
+		}
+		case FE_J0_STACK_LIMIT: v = json_integer(64000); break;
+		case FE_J0_MAX_PROCESSES: v = json_integer(lang ? lang->defaults.procs : 1); break;
+		case FE_J0_PER_PROCESS_TIME:
+		case FE_J0_PER_PROCESS_MEMORY:
+		case FE_J0_REDIRECT_STDERR:
+		case FE_J0_ENABLE_NETWORK: v = json_false(); break;
+		case FE_J0_MAX_FILE_SIZE: {
+			json_int_t k = json_integer_value(json_object_get(limits, "output_kb"));
+			if (!k && lang)
+				k = lang->defaults.output_kb;
+			v = json_integer(k);
+			break;
+		}
+		case FE_J0_NUMBER_OF_RUNS: v = json_integer(1); break;
+		case FE_J0_COMPILER_OPTIONS:
+		case FE_J0_COMMAND_LINE_ARGUMENTS:
+		case FE_J0_ADDITIONAL_FILES: v = json_null(); break;
+		case FE_J0_CALLBACK_URL: {
+			json_t *c = json_object_get(req, "callback_url");
+			v = json_is_string(c) ? json_string(json_string_value(c)) : json_null();
+			break;
+		}
+		case FE_J0_FIELD_COUNT_: break;
+		}
+		if (!v || json_object_set_new(o, j0_field_names[f], v) != 0) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+json_t *fe_j0_languages(const struct fe_catalog *cat)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < cat->n; i++) {
+		if (!cat->judge0_id[i])
+			continue;
+		json_array_append_new(a, json_pack("{s:i,s:s+++}", "id", cat->judge0_id[i], "name",
+						   cat->lang[i]->name, " (", cat->lang[i]->version, ")"));
+	}
+	return a;
+}
+
+static char *join_argv(char *const *argv)
+{
+	size_t n = 1;
+	for (char *const *a = argv; a && *a; a++)
+		n += strlen(*a) + 1;
+	char *s = malloc(n);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (char *const *a = argv; a && *a; a++) {
+		if (a != argv)
+			strcat(s, " ");
+		strcat(s, *a);
+	}
+	return s;
+}
+
+json_t *fe_j0_language(const struct fe_catalog *cat, int id)
+{
+	const struct lang_def *l = fe_catalog_by_judge0(cat, id);
+	if (!l)
+		return NULL;
+	char *compile = l->compile ? join_argv(l->compile) : NULL;
+	char *run = join_argv(l->run);
+	json_t *o = json_pack("{s:i,s:s+++,s:b,s:s,s:o,s:o}", "id", id, "name", l->name, " (", l->version,
+			      ")", "is_archived", 0, "source_file", l->source, "compile_cmd",
+			      compile ? json_string(compile) : json_null(), "run_cmd",
+			      run ? json_string(run) : json_null());
+	free(compile);
+	free(run);
+	return o;
+}
+
+json_t *fe_j0_statuses(void)
+{
+	json_t *a = json_array();
+	for (int i = 1; a && i <= 14; i++)
+		json_array_append_new(a, json_pack("{s:i,s:s}", "id", i, "description", j0_status_desc[i]));
+	return a;
+}
+
+json_t *fe_j0_about(void)
+{
+	return json_pack("{s:s,s:s,s:s,s:s}", "version", "1.13.1", "homepage", "https://github.com/gavel",
+			 "source_code", "https://github.com/gavel", "maintainer", "Gavel (Judge0-compatible API)");
+}
+
+json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *b, bool enable_wait)
+{
+	/* Defaults of the first Judge0 language stand for the server's. */
+	const struct lang_def *l = NULL;
+	for (size_t i = 0; i < cat->n && !l; i++)
+		if (cat->judge0_id[i])
+			l = cat->lang[i];
+	struct lang_limits d = { 0 }, m = { 0 };
+	if (l) {
+		d = l->defaults;
+		m = l->max;
+	}
+	json_t *o = json_pack("{s:b,s:b,s:b,s:[],s:b,s:b,s:b,s:i,s:f,s:b}", "maintenance_mode", 0,
+			      "enable_wait_result", enable_wait, "enable_compiler_options", 0,
+			      "allowed_languages_for_compile_options", "enable_command_line_arguments", 0,
+			      "enable_submission_delete", 1, "enable_callbacks", 1, "callbacks_max_tries", 3,
+			      "callbacks_timeout", 5.0, "enable_additional_files", 0);
+	if (!o)
+		return NULL;
+	json_object_update_new(
+		o, json_pack("{s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:i,s:i,s:i,s:i}", "max_queue_size", 1000,
+			     "cpu_time_limit", d.time_ms / 1000.0, "max_cpu_time_limit", m.time_ms / 1000.0,
+			     "cpu_extra_time", 0.0, "max_cpu_extra_time", 0.0, "wall_time_limit",
+			     d.wall_ms / 1000.0, "max_wall_time_limit", m.wall_ms / 1000.0, "memory_limit",
+			     (int)d.memory_mb * 1024, "max_memory_limit", (int)m.memory_mb * 1024,
+			     "stack_limit", 64000, "max_stack_limit", 64000, "max_processes_and_or_threads",
+			     (int)d.procs, "max_max_processes_and_or_threads", (int)m.procs));
+	json_object_update_new(
+		o, json_pack("{s:b,s:b,s:b,s:b,s:i,s:i,s:i,s:i,s:b,s:i,s:b,s:i,s:f,s:b,s:b,s:b}",
+			     "enable_per_process_and_thread_time_limit", 0,
+			     "allow_enable_per_process_and_thread_time_limit", 0,
+			     "enable_per_process_and_thread_memory_limit", 0,
+			     "allow_enable_per_process_and_thread_memory_limit", 0, "max_file_size",
+			     (int)d.output_kb, "max_max_file_size", (int)m.output_kb, "number_of_runs", 1,
+			     "max_number_of_runs", 1, "redirect_stderr_to_stdout", 0, "max_extract_size", 0,
+			     "enable_batched_submissions", 1, "max_submission_batch_size", (int)b->max_batch,
+			     "submission_cache_duration", 0.0, "use_docs_as_homepage", 0,
+			     "allow_enable_network", 0, "enable_network", 0));
+	return o;
+}

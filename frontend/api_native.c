@@ -1,0 +1,255 @@
+/* The native API's request body and submission view. Strict: unknown
+ * fields are refused (a misspelt "stdn" must not silently run with empty
+ * input). */
+#include "frontend/api.h"
+
+#include <string.h>
+
+#include "executor/checker.h"
+#include "frontend/api_internal.h"
+
+static const char *const native_keys[] = { "language", "source", "files", "stdin", "tests",
+					   "checker", "limits", "return_output", "callback_url",
+					   NULL };
+
+static int parse_files(const json_t *body, struct fe_job *job, const struct fe_bounds *b,
+		       struct fe_apierr *e)
+{
+	json_t *source = json_object_get(body, "source");
+	json_t *files = json_object_get(body, "files");
+	if (source && json_is_null(source))
+		source = NULL;
+	if (files && json_is_null(files))
+		files = NULL;
+	if ((source != NULL) == (files != NULL))
+		return fe_apierr_set(e, 400, "invalid_request", "give exactly one of 'source' and 'files'");
+	size_t total = 0;
+	if (source) {
+		const char *s;
+		size_t n;
+		if (fe_get_text(body, "source", "source", b->max_source, true, &s, &n, e) < 0)
+			return -1;
+		return fe_spec_add_file(job, job->lang->source, s, n, &total, b->max_source, "source", e);
+	}
+	if (!json_is_array(files) || json_array_size(files) == 0 || json_array_size(files) > 32)
+		return fe_apierr_set(e, 400, "invalid_request", "field 'files': expected 1 to 32 files");
+	size_t i;
+	json_t *f;
+	json_array_foreach(files, i, f) {
+		char field[48];
+		snprintf(field, sizeof(field), "files[%zu]", i);
+		if (!json_is_object(f))
+			return fe_apierr_set(e, 400, "invalid_request", "field '%s': expected object", field);
+		const char *name = NULL, *content;
+		size_t nlen = 0, clen;
+		int r = fe_get_text(f, "name", field, 64, false, &name, &nlen, e);
+		if (r < 0)
+			return -1;
+		if (fe_get_text(f, "content", field, b->max_source, true, &content, &clen, e) < 0)
+			return -1;
+		/* The first file is the main source, saved under the
+		 * language's own name whatever the client called it. */
+		if (i == 0)
+			name = job->lang->source;
+		else if (!name || !fe_file_name_ok(name) || !strcmp(name, job->lang->source))
+			return fe_apierr_set(e, 400, "invalid_request",
+					     "field '%s.name': one path component of [A-Za-z0-9._-], "
+					     "not the main source's name", field);
+		if (fe_spec_add_file(job, name, content, clen, &total, b->max_source, field, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_tests(const json_t *body, struct fe_job *job, const struct fe_bounds *b,
+		       struct fe_apierr *e)
+{
+	json_t *tests = json_object_get(body, "tests");
+	if (!tests || json_is_null(tests))
+		return 0;
+	if (!json_is_array(tests) || json_array_size(tests) == 0)
+		return fe_apierr_set(e, 400, "invalid_request", "field 'tests': expected a non-empty array");
+	if (json_array_size(tests) > b->max_tests)
+		return fe_apierr_set(e, 413, "too_large", "field 'tests': %zu tests, at most %zu allowed",
+				     json_array_size(tests), b->max_tests);
+	json_t *out = json_array();
+	if (!out || json_object_set_new(job->spec, "tests", out) != 0)
+		return fe_apierr_set(e, 500, "internal", "out of memory");
+	size_t i;
+	json_t *t;
+	json_array_foreach(tests, i, t) {
+		char field[48];
+		snprintf(field, sizeof(field), "tests[%zu]", i);
+		if (!json_is_object(t))
+			return fe_apierr_set(e, 400, "invalid_request", "field '%s': expected object", field);
+		static const char *const keys[] = { "input", "expected", NULL };
+		const char *key;
+		json_t *v;
+		json_object_foreach(t, key, v) {
+			(void)v;
+			if (strcmp(key, keys[0]) && strcmp(key, keys[1]))
+				return fe_apierr_set(e, 400, "invalid_request", "field '%s.%.40s': unknown",
+						     field, key);
+		}
+		const char *in = "", *exp = "";
+		size_t inl = 0, expl = 0;
+		char f_in[64], f_exp[64];
+		snprintf(f_in, sizeof(f_in), "%s.input", field);
+		snprintf(f_exp, sizeof(f_exp), "%s.expected", field);
+		if (fe_get_text(t, "input", f_in, b->max_test_size, false, &in, &inl, e) < 0 ||
+		    fe_get_text(t, "expected", f_exp, b->max_test_size, true, &exp, &expl, e) < 0)
+			return -1;
+		json_t *o = json_pack("{s:s%,s:s%}", "input", in, inl, "expected", exp, expl);
+		if (!o || json_array_append_new(out, o) != 0)
+			return fe_apierr_set(e, 500, "internal", "out of memory");
+	}
+	job->judged = true;
+	return 0;
+}
+
+static int parse_checker(const json_t *body, struct fe_job *job, struct fe_apierr *e)
+{
+	json_t *c = json_object_get(body, "checker");
+	if (!c || json_is_null(c))
+		return 0;
+	const char *mode = "tokens", *flags = NULL;
+	if (json_is_string(c)) {
+		mode = json_string_value(c);
+	} else if (json_is_object(c)) {
+		const char *key;
+		json_t *v;
+		json_object_foreach(c, key, v) {
+			if (strcmp(key, "mode") && strcmp(key, "flags"))
+				return fe_apierr_set(e, 400, "invalid_request", "field 'checker.%.40s': unknown",
+						     key);
+			if (!json_is_null(v) && !json_is_string(v))
+				return fe_apierr_set(e, 400, "invalid_request",
+						     "field 'checker.%s': expected string", key);
+		}
+		if (json_is_string(json_object_get(c, "mode")))
+			mode = json_string_value(json_object_get(c, "mode"));
+		if (json_is_string(json_object_get(c, "flags")))
+			flags = json_string_value(json_object_get(c, "flags"));
+	} else {
+		return fe_apierr_set(e, 400, "invalid_request", "field 'checker': expected string or object");
+	}
+	if (strcmp(mode, "tokens") && strcmp(mode, "exact"))
+		return fe_apierr_set(e, 400, "invalid_request",
+				     "field 'checker.mode': expected \"tokens\" or \"exact\"");
+	if (flags) {
+		if (strlen(flags) >= EXEC_CHECKER_FLAGS_MAX)
+			return fe_apierr_set(e, 400, "invalid_request", "field 'checker.flags': too long");
+		struct exec_checker_opts o;
+		struct gv_err err;
+		exec_checker_opts_default(&o);
+		if (exec_checker_parse_flags(flags, &o, &err) < 0)
+			return fe_apierr_set(e, 400, "invalid_request", "field 'checker.flags': %s", err.msg);
+	}
+	json_t *o = flags ? json_pack("{s:s,s:s}", "mode", mode, "flags", flags)
+			  : json_pack("{s:s}", "mode", mode);
+	if (!o || json_object_set_new(job->spec, "checker", o) != 0)
+		return fe_apierr_set(e, 500, "internal", "out of memory");
+	return 0;
+}
+
+static int parse_limits(const json_t *body, struct fe_job *job, struct fe_apierr *e)
+{
+	uint32_t t = 0, w = 0, m = 0, o = 0;
+	json_t *l = json_object_get(body, "limits");
+	if (l && !json_is_null(l)) {
+		if (!json_is_object(l))
+			return fe_apierr_set(e, 400, "invalid_request", "field 'limits': expected object");
+		const char *key;
+		json_t *v;
+		json_object_foreach(l, key, v) {
+			(void)v;
+			if (strcmp(key, "time_ms") && strcmp(key, "wall_ms") && strcmp(key, "memory_mb") &&
+			    strcmp(key, "output_kb"))
+				return fe_apierr_set(e, 400, "invalid_request", "field 'limits.%.40s': unknown",
+						     key);
+		}
+		if (fe_get_uint(l, "time_ms", "limits.time_ms", 3600000, &t, e) < 0 ||
+		    fe_get_uint(l, "wall_ms", "limits.wall_ms", 3600000, &w, e) < 0 ||
+		    fe_get_uint(l, "memory_mb", "limits.memory_mb", 1048576, &m, e) < 0 ||
+		    fe_get_uint(l, "output_kb", "limits.output_kb", 1048576, &o, e) < 0)
+			return -1;
+	}
+	return fe_job_limits(job, t, w, m, o, e);
+}
+
+int fe_native_parse(const json_t *body, const struct fe_catalog *cat, const struct fe_bounds *b,
+		    struct fe_job *job, struct fe_apierr *e)
+{
+	memset(job, 0, sizeof(*job));
+	if (!json_is_object(body))
+		return fe_apierr_set(e, 400, "invalid_request", "body: expected a JSON object");
+	const char *key;
+	json_t *v;
+	json_object_foreach((json_t *)body, key, v) {
+		bool known = false;
+		for (const char *const *k = native_keys; *k; k++)
+			known |= !strcmp(*k, key);
+		if (!known)
+			return fe_apierr_set(e, 400, "invalid_request", "field '%.40s': unknown", key);
+	}
+	const char *lang_id;
+	size_t len;
+	if (fe_get_text(body, "language", "language", 64, true, &lang_id, &len, e) < 0)
+		return -1;
+	const struct lang_def *lang = lang_find(cat->reg, lang_id);
+	if (!lang)
+		return fe_apierr_set(e, 422, "unknown_language", "language '%.40s' is not available",
+				     lang_id);
+	if (fe_spec_base(job, lang, e) < 0)
+		goto fail;
+	if (parse_files(body, job, b, e) < 0 || parse_tests(body, job, b, e) < 0 ||
+	    parse_checker(body, job, e) < 0 || parse_limits(body, job, e) < 0)
+		goto fail;
+	const char *in;
+	size_t inl;
+	int r = fe_get_text(body, "stdin", "stdin", b->max_test_size, false, &in, &inl, e);
+	if (r < 0)
+		goto fail;
+	if (r == 0) {
+		if (job->judged) {
+			fe_apierr_set(e, 400, "invalid_request", "give 'stdin' for a run or 'tests', not both");
+			goto fail;
+		}
+		json_object_set_new(job->spec, "stdin", json_stringn(in, inl));
+	}
+	json_t *ro = json_object_get(body, "return_output");
+	if (ro && !json_is_null(ro)) {
+		if (!json_is_boolean(ro)) {
+			fe_apierr_set(e, 400, "invalid_request", "field 'return_output': expected boolean");
+			goto fail;
+		}
+		json_object_set(job->spec, "return_output", ro);
+	} else if (!job->judged) {
+		/* A plain run is only useful with its output. */
+		json_object_set_new(job->spec, "return_output", json_true());
+	}
+	const char *cb;
+	size_t cbl;
+	r = fe_get_text(body, "callback_url", "callback_url", 2048, false, &cb, &cbl, e);
+	if (r < 0)
+		goto fail;
+	if (r == 0)
+		json_object_set_new(job->spec, "callback_url", json_stringn(cb, cbl));
+	return 0;
+fail:
+	fe_job_clear(job);
+	return -1;
+}
+
+json_t *fe_native_render(const struct fe_subrow *row)
+{
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s}", "id", row->id, "status", row->status, "language",
+			      row->language, "created_at", row->created_at ? row->created_at : "");
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "verdict", row->verdict ? json_string(row->verdict) : json_null());
+	json_object_set_new(o, "finished_at",
+			    row->finished_at ? json_string(row->finished_at) : json_null());
+	json_object_set_new(o, "result", row->result ? json_deep_copy(row->result) : json_null());
+	return o;
+}

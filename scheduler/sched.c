@@ -1,0 +1,846 @@
+/* The scheduler loop (scheduler/sched.h). Everything the leader changes in
+ * Redis goes through the fenced scripts of common/queue.c, so a leader that
+ * lost its lock (a long pause, a partition) cannot move a job after its
+ * successor took over. The leader keeps no state between ticks that Redis
+ * does not hold: running counts are recomputed from the node lists on every
+ * tick, so a crash at any point leaves nothing to repair. */
+#include "scheduler/sched.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/backoff.h"
+#include "common/jobspec.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/pg.h"
+#include "common/queue.h"
+#include "common/redis.h"
+#include "scheduler/fairshare.h"
+#include "tenants/db.h"
+
+#define SCHED_MAX_NODES 1024
+#define SCHED_MAX_TENANTS 4096
+#define SCHED_LANGS_MAX 1024
+#define SCHED_RECONCILE_ROWS 10000
+
+const struct gv_config_option sched_config_table[] = {
+	{ .name = "log.level", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct sched_config, log_level),
+	  .def = "info", .doc = "debug, info, warn or error" },
+	{ .name = "database.url", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct sched_config, database_owner_url),
+	  .flags = GV_CONFIG_SECRET, .doc = "owner role URL (used only when service_url is empty)" },
+	{ .name = "database.service_url", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct sched_config, database_url),
+	  .flags = GV_CONFIG_SECRET, .doc = "service role URL" },
+	{ .name = "database.connect_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, db_connect_timeout_ms), .def = "5s", .doc = "per connection" },
+	{ .name = "database.statement_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, db_statement_timeout_ms), .def = "30s", .doc = "per statement" },
+	{ .name = "redis.url", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct sched_config, redis_url),
+	  .def = "redis://127.0.0.1:6379/0", .flags = GV_CONFIG_SECRET, .doc = "Redis URL" },
+	{ .name = "redis.connect_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, redis_connect_timeout_ms), .def = "2s", .doc = "per connection" },
+	{ .name = "redis.command_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, redis_command_timeout_ms), .def = "5s", .doc = "per command" },
+	{ .name = "scheduler.node_heartbeat_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, node_heartbeat_timeout_ms), .def = "15s", .min = 1,
+	  .flags = GV_CONFIG_RELOADABLE, .doc = "an executor silent this long is dead" },
+	{ .name = "scheduler.leader_lock_ttl", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, leader_lock_ttl_ms), .def = "10s", .min = 300,
+	  .doc = "leader lock lifetime; renewed every third" },
+	{ .name = "scheduler.tick_interval", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, tick_interval_ms), .def = "100ms", .min = 1,
+	  .flags = GV_CONFIG_RELOADABLE, .doc = "placement period" },
+	{ .name = "scheduler.reconcile_interval", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, reconcile_interval_ms), .def = "30s", .min = 1,
+	  .doc = "PostgreSQL vs Redis check period" },
+	{ .name = "scheduler.reconcile_min_age", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, reconcile_min_age_ms), .def = "10s",
+	  .doc = "only submissions older than this are re-enqueued" },
+	{ .name = "scheduler.instance", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct sched_config, instance),
+	  .doc = "name in the leader lock; empty: host name and pid" },
+};
+const size_t sched_config_table_len = sizeof(sched_config_table) / sizeof(sched_config_table[0]);
+
+struct node {
+	char name[GV_QUEUE_NODE_MAX + 1];
+	unsigned capacity, used, gpus, gpus_used;
+	char languages[SCHED_LANGS_MAX];
+};
+
+struct tenant {
+	char tid[GV_QUEUE_TID_MAX + 1];
+	unsigned running, queued, weight, max_running;
+	long max_gpus; /* -1: no cap */
+	unsigned gpus_used;
+	bool blocked, backlogged;
+};
+
+struct sched {
+	const struct sched_config *cfg;
+	struct gv_redis *r;
+	struct gv_pg *pg;
+	char instance[128];
+	char lock[256];
+	bool leader;
+	uint64_t last_renew_ms, last_renew_ok_ms, next_reconcile_ms;
+	struct node *nodes;
+	size_t n_nodes;
+	struct tenant *tenants;
+	size_t n_tenants;
+	struct gv_log_ctx log;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+struct sched *sched_new(const struct sched_config *cfg, struct gv_err *err)
+{
+	struct sched *s = calloc(1, sizeof(*s));
+	if (!s) {
+		gv_err_set(err, ENOMEM, "out of memory");
+		return NULL;
+	}
+	s->cfg = cfg;
+	s->nodes = calloc(SCHED_MAX_NODES, sizeof(*s->nodes));
+	s->tenants = calloc(SCHED_MAX_TENANTS, sizeof(*s->tenants));
+	if (!s->nodes || !s->tenants) {
+		sched_free(s);
+		gv_err_set(err, ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (cfg->instance && *cfg->instance) {
+		snprintf(s->instance, sizeof(s->instance), "%s", cfg->instance);
+	} else {
+		char host[64] = "host";
+		gethostname(host, sizeof(host) - 1);
+		snprintf(s->instance, sizeof(s->instance), "%s-%ld", host, (long)getpid());
+	}
+	s->log.node = s->instance;
+	const char *url = cfg->database_url && *cfg->database_url ? cfg->database_url : cfg->database_owner_url;
+	if (!url || !*url) {
+		sched_free(s);
+		gv_err_set(err, GV_ECONFIG, "database.service_url (or database.url) is required");
+		return NULL;
+	}
+	struct gv_redis_opts ro = {
+		.url = cfg->redis_url,
+		.connect_timeout_ms = (int)cfg->redis_connect_timeout_ms,
+		.command_timeout_ms = (int)cfg->redis_command_timeout_ms,
+		.max_attempts = 3,
+	};
+	struct gv_pg_opts po = {
+		.url = url,
+		.connect_timeout_s = (int)((cfg->db_connect_timeout_ms + 999) / 1000),
+		.statement_timeout_ms = (int)cfg->db_statement_timeout_ms,
+		.max_attempts = 3,
+	};
+	if (!(s->r = gv_redis_new(&ro, err))) {
+		gv_err_prefix(err, "redis");
+		sched_free(s);
+		return NULL;
+	}
+	if (!(s->pg = gv_pg_new(&po, err))) {
+		gv_err_prefix(err, "postgresql");
+		sched_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void sched_free(struct sched *s)
+{
+	if (!s)
+		return;
+	if (s->leader && s->r) {
+		struct gv_err err;
+		if (gv_queue_lock_release(s->r, s->lock, &err) != 0)
+			gv_warn(&s->log, "releasing the leader lock: %s", err.msg);
+	}
+	gv_redis_free(s->r);
+	gv_pg_free(s->pg);
+	free(s->nodes);
+	free(s->tenants);
+	free(s);
+}
+
+bool sched_is_leader(const struct sched *s)
+{
+	return s->leader;
+}
+
+/* ---- small Redis helpers ---- */
+
+static redisReply *cmd(struct sched *s, struct gv_err *err, int argc, const char **argv)
+{
+	return gv_redis_commandv(s->r, argc, argv, NULL, err);
+}
+
+static struct tenant *tenant_get(struct sched *s, const char *tid)
+{
+	for (size_t i = 0; i < s->n_tenants; i++)
+		if (strcmp(s->tenants[i].tid, tid) == 0)
+			return &s->tenants[i];
+	if (s->n_tenants >= SCHED_MAX_TENANTS || !gv_queue_tid_ok(tid))
+		return NULL;
+	struct tenant *t = &s->tenants[s->n_tenants++];
+	memset(t, 0, sizeof(*t));
+	strcpy(t->tid, tid);
+	t->weight = GV_QUEUE_DEFAULT_WEIGHT;
+	t->max_running = GV_QUEUE_DEFAULT_MAX_RUNNING;
+	t->max_gpus = -1;
+	return t;
+}
+
+static bool lang_offered(const struct node *n, const char *lang)
+{
+	size_t len = strlen(lang);
+	for (const char *p = n->languages; *p;) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == len && strncmp(p, lang, len) == 0)
+			return true;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return false;
+}
+
+/* Moves every token of list key back to the front of its tenant queue. */
+static int requeue_list(struct sched *s, const char *key, unsigned *moved, struct gv_err *err)
+{
+	const char *argv[] = { "LRANGE", key, "0", "-1" };
+	redisReply *rep = cmd(s, err, 4, argv);
+	if (!rep)
+		return -1;
+	int rc = 0;
+	/* Reverse order: each goes to the front, so the list's first token
+	 * ends up first. */
+	for (size_t i = rep->elements; i-- > 0;) {
+		redisReply *e = rep->element[i];
+		if (e->type != REDIS_REPLY_STRING)
+			continue;
+		int m = gv_queue_requeue_token(s->r, s->lock, key, e->str, err);
+		if (m < 0) {
+			if (err->code == GV_EQUEUE_FENCED || err->code == GV_EREDIS) {
+				rc = -1;
+				break;
+			}
+			/* A malformed token: drop it rather than loop on it. */
+			gv_warn(&s->log, "dropping bad token in %s: %s", key, err->msg);
+			const char *lrem[] = { "LREM", key, "1", e->str };
+			gv_redis_reply_free(cmd(s, err, 4, lrem));
+			continue;
+		}
+		*moved += (unsigned)m;
+	}
+	gv_redis_reply_free(rep);
+	return rc;
+}
+
+static int node_dead(struct sched *s, const char *name, struct gv_err *err)
+{
+	char nq[GV_QUEUE_KEY_MAX], inf[GV_QUEUE_KEY_MAX];
+	if (gv_queue_key_node(nq, sizeof(nq), name, err) != 0 ||
+	    gv_queue_key_inflight(inf, sizeof(inf), name, err) != 0) {
+		const char *srem[] = { "SREM", GV_QUEUE_EXECUTORS, name };
+		gv_redis_reply_free(cmd(s, err, 3, srem));
+		return 0;
+	}
+	unsigned moved = 0;
+	if (requeue_list(s, inf, &moved, err) != 0 || requeue_list(s, nq, &moved, err) != 0)
+		return -1;
+	if (gv_queue_deregister(s->r, name, err) != 0)
+		return -1;
+	gv_warn(&s->log, "executor %s stopped heartbeating: %u jobs back to the front of their queues", name, moved);
+	return 0;
+}
+
+/* Counts the tokens of one node list into the node and tenant figures. */
+static int count_list(struct sched *s, struct node *n, const char *key, struct gv_err *err)
+{
+	const char *argv[] = { "LRANGE", key, "0", "-1" };
+	redisReply *rep = cmd(s, err, 4, argv);
+	if (!rep)
+		return -1;
+	for (size_t i = 0; i < rep->elements; i++) {
+		redisReply *e = rep->element[i];
+		struct gv_queue_token t;
+		struct gv_err terr;
+		n->used++;
+		if (e->type != REDIS_REPLY_STRING || gv_queue_token_parse(e->str, e->len, &t, &terr) != 0)
+			continue;
+		n->gpus_used += t.gpus;
+		struct tenant *tn = tenant_get(s, t.tid);
+		if (tn) {
+			tn->running++;
+			tn->gpus_used += t.gpus;
+		}
+	}
+	gv_redis_reply_free(rep);
+	return 0;
+}
+
+static const char *hash_field(const redisReply *h, const char *name)
+{
+	for (size_t i = 0; i + 1 < h->elements; i += 2)
+		if (h->element[i]->type == REDIS_REPLY_STRING && strcmp(h->element[i]->str, name) == 0 &&
+		    h->element[i + 1]->type == REDIS_REPLY_STRING)
+			return h->element[i + 1]->str;
+	return NULL;
+}
+
+static unsigned to_uint(const char *s, unsigned dflt, unsigned max)
+{
+	if (!s || !*s)
+		return dflt;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end || errno || v > max || s[0] == '-')
+		return dflt;
+	return (unsigned)v;
+}
+
+/* Executors: live ones into s->nodes, dead ones' work back to the queues. */
+static int scan_executors(struct sched *s, int64_t now, struct gv_err *err)
+{
+	s->n_nodes = 0;
+	const char *argv[] = { "SMEMBERS", GV_QUEUE_EXECUTORS };
+	redisReply *members = cmd(s, err, 2, argv);
+	if (!members)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < members->elements && rc == 0; i++) {
+		const char *name = members->element[i]->str;
+		if (members->element[i]->type != REDIS_REPLY_STRING)
+			continue;
+		char k[GV_QUEUE_KEY_MAX];
+		if (gv_queue_key_exec(k, sizeof(k), name, err) != 0) {
+			rc = node_dead(s, name, err);
+			continue;
+		}
+		const char *hg[] = { "HGETALL", k };
+		redisReply *h = cmd(s, err, 2, hg);
+		if (!h) {
+			rc = -1;
+			break;
+		}
+		const char *hb = h->type == REDIS_REPLY_ARRAY ? hash_field(h, "heartbeat_ms") : NULL;
+		int64_t hbms = hb ? strtoll(hb, NULL, 10) : 0;
+		if (!hb || now - hbms > (int64_t)s->cfg->node_heartbeat_timeout_ms) {
+			gv_redis_reply_free(h);
+			rc = node_dead(s, name, err);
+			continue;
+		}
+		if (s->n_nodes >= SCHED_MAX_NODES) {
+			gv_redis_reply_free(h);
+			continue;
+		}
+		struct node *n = &s->nodes[s->n_nodes++];
+		memset(n, 0, sizeof(*n));
+		snprintf(n->name, sizeof(n->name), "%s", name);
+		n->capacity = to_uint(hash_field(h, "capacity"), 0, 100000);
+		n->gpus = to_uint(hash_field(h, "gpus"), 0, 1024);
+		const char *langs = hash_field(h, "languages");
+		snprintf(n->languages, sizeof(n->languages), "%s", langs ? langs : "");
+		gv_redis_reply_free(h);
+		char nq[GV_QUEUE_KEY_MAX], inf[GV_QUEUE_KEY_MAX];
+		if (gv_queue_key_node(nq, sizeof(nq), name, err) != 0 ||
+		    gv_queue_key_inflight(inf, sizeof(inf), name, err) != 0 || count_list(s, n, nq, err) != 0 ||
+		    count_list(s, n, inf, err) != 0)
+			rc = -1;
+	}
+	gv_redis_reply_free(members);
+	return rc;
+}
+
+static int scan_backlog(struct sched *s, struct gv_err *err)
+{
+	const char *argv[] = { "SMEMBERS", GV_QUEUE_BACKLOG };
+	redisReply *members = cmd(s, err, 2, argv);
+	if (!members)
+		return -1;
+	for (size_t i = 0; i < members->elements; i++) {
+		if (members->element[i]->type != REDIS_REPLY_STRING)
+			continue;
+		struct tenant *t = tenant_get(s, members->element[i]->str);
+		if (t)
+			t->backlogged = true;
+	}
+	gv_redis_reply_free(members);
+	for (size_t i = 0; i < s->n_tenants; i++) {
+		struct tenant *t = &s->tenants[i];
+		if (!t->backlogged)
+			continue;
+		char tq[GV_QUEUE_KEY_MAX], cfgk[GV_QUEUE_KEY_MAX];
+		if (gv_queue_key_tenant(tq, sizeof(tq), t->tid, err) != 0 ||
+		    gv_queue_key_tenantcfg(cfgk, sizeof(cfgk), t->tid, err) != 0)
+			return -1;
+		const char *ll[] = { "LLEN", tq };
+		redisReply *rep = cmd(s, err, 2, ll);
+		if (!rep)
+			return -1;
+		t->queued = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0 ? (unsigned)rep->integer : 0;
+		gv_redis_reply_free(rep);
+		const char *hm[] = { "HMGET", cfgk, "weight", "max_running", "max_gpus" };
+		rep = cmd(s, err, 5, hm);
+		if (!rep)
+			return -1;
+		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 3) {
+			const char *w = rep->element[0]->type == REDIS_REPLY_STRING ? rep->element[0]->str : NULL;
+			const char *m = rep->element[1]->type == REDIS_REPLY_STRING ? rep->element[1]->str : NULL;
+			const char *g = rep->element[2]->type == REDIS_REPLY_STRING ? rep->element[2]->str : NULL;
+			t->weight = to_uint(w, GV_QUEUE_DEFAULT_WEIGHT, 1000000);
+			if (t->weight == 0)
+				t->weight = 1;
+			t->max_running = to_uint(m, GV_QUEUE_DEFAULT_MAX_RUNNING, 1000000);
+			t->max_gpus = g ? (long)to_uint(g, 0, 1024) : -1;
+		}
+		gv_redis_reply_free(rep);
+	}
+	return 0;
+}
+
+/* ---- PostgreSQL ---- */
+
+struct job_meta {
+	bool found;
+	char status[16];
+	char language[GV_JOBSPEC_LANGUAGE_MAX + 1];
+	unsigned gpus;
+	bool judged;
+};
+
+static int load_meta(struct sched *s, const char *tid, const char *sid, struct job_meta *m, struct gv_err *err)
+{
+	memset(m, 0, sizeof(*m));
+	if (gv_pg_ensure(s->pg, err) != 0)
+		return -1;
+	PGconn *c = gv_pg_conn(s->pg);
+	if (tenant_tx_begin(c, tid, err) != 0)
+		return -1;
+	const char *p[] = { sid };
+	PGresult *res = gv_pg_query(c,
+				    "SELECT status, language, COALESCE((request->>'gpus')::int, 0), "
+				    "COALESCE(jsonb_typeof(request->'tests') = 'array', false) "
+				    "FROM submissions WHERE id = $1",
+				    1, p, err);
+	if (!res) {
+		tenant_tx_rollback(c);
+		return -1;
+	}
+	if (PQntuples(res) == 1) {
+		m->found = true;
+		snprintf(m->status, sizeof(m->status), "%s", PQgetvalue(res, 0, 0));
+		snprintf(m->language, sizeof(m->language), "%s", PQgetvalue(res, 0, 1));
+		m->gpus = to_uint(PQgetvalue(res, 0, 2), 0, 1024);
+		m->judged = PQgetvalue(res, 0, 3)[0] == 't';
+	}
+	PQclear(res);
+	return tenant_tx_commit(c, err);
+}
+
+/* Finishes a submission as IE (attempts exhausted, nothing can run it). */
+static int finish_ie(struct sched *s, const char *tid, const char *sid, bool judged, const char *why,
+		     struct gv_err *err)
+{
+	json_t *r = gv_result_internal_error(judged ? "judge" : "run", why);
+	char *text = r ? gv_json_dump(r, JSON_COMPACT, 1 << 20, NULL, err) : NULL;
+	json_decref(r);
+	if (!text)
+		return -1;
+	if (gv_pg_ensure(s->pg, err) != 0) {
+		free(text);
+		return -1;
+	}
+	PGconn *c = gv_pg_conn(s->pg);
+	int rc = tenant_tx_begin(c, tid, err);
+	if (rc == 0) {
+		const char *p[] = { sid, text };
+		rc = gv_pg_exec(c,
+				"UPDATE submissions SET status = 'done', verdict = 'IE', result = $2::jsonb, "
+				"finished_at = now() WHERE id = $1 AND status <> 'done'",
+				2, p, err);
+		if (rc == 0)
+			rc = tenant_tx_commit(c, err);
+		else
+			tenant_tx_rollback(c);
+	}
+	free(text);
+	if (rc != 0)
+		return -1;
+	char ev[GV_QUEUE_KEY_MAX];
+	if (gv_queue_key_events(ev, sizeof(ev), sid, err) == 0) {
+		const char *a[] = { "PUBLISH", ev, "{\"event\":\"done\"}" };
+		gv_redis_reply_free(cmd(s, err, 3, a));
+	}
+	const char *b[] = { "PUBLISH", GV_QUEUE_DONE_CHANNEL, sid };
+	gv_redis_reply_free(cmd(s, err, 3, b));
+	struct gv_log_ctx ctx = { .tenant = tid, .job = sid, .node = s->instance };
+	gv_warn(&ctx, "finished as IE: %s", why);
+	return 0;
+}
+
+static long get_attempts(struct sched *s, const char *sid, struct gv_err *err)
+{
+	const char *a[] = { "HGET", GV_QUEUE_ATTEMPTS, sid };
+	redisReply *rep = cmd(s, err, 3, a);
+	if (!rep)
+		return -1;
+	long v = rep->type == REDIS_REPLY_STRING ? strtol(rep->str, NULL, 10) : 0;
+	gv_redis_reply_free(rep);
+	return v;
+}
+
+/* ---- placement ---- */
+
+static struct node *choose_node(struct sched *s, const struct job_meta *m, bool *anyone)
+{
+	struct node *best = NULL;
+	*anyone = false;
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		struct node *n = &s->nodes[i];
+		if (!lang_offered(n, m->language) || n->gpus < m->gpus)
+			continue;
+		*anyone = true;
+		if (n->used >= n->capacity || n->gpus - n->gpus_used < m->gpus)
+			continue;
+		if (!best || n->capacity - n->used > best->capacity - best->used)
+			best = n;
+	}
+	return best;
+}
+
+static int place(struct sched *s, struct gv_err *err)
+{
+	size_t free_slots = 0;
+	for (size_t i = 0; i < s->n_nodes; i++)
+		if (s->nodes[i].capacity > s->nodes[i].used)
+			free_slots += s->nodes[i].capacity - s->nodes[i].used;
+	if (free_slots == 0 || s->n_tenants == 0)
+		return 0;
+	struct sched_fs_tenant *fs = calloc(s->n_tenants, sizeof(*fs));
+	if (!fs)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->n_tenants; i++)
+		fs[i] = (struct sched_fs_tenant){
+			.weight = s->tenants[i].weight,
+			.running = s->tenants[i].running,
+			.max_running = s->tenants[i].max_running,
+			.queued = s->tenants[i].queued,
+		};
+	int rc = 0;
+	size_t guard = free_slots * 4 + 64;
+	while (free_slots > 0 && guard-- > 0) {
+		int i = sched_fairshare_pick(fs, s->n_tenants);
+		if (i < 0)
+			break;
+		struct tenant *t = &s->tenants[i];
+		struct gv_log_ctx ctx = { .tenant = t->tid, .node = s->instance };
+		char sid[GV_QUEUE_SID_MAX + 1];
+		int got = gv_queue_peek(s->r, t->tid, sid, sizeof(sid), err);
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		if (got == 0 || !gv_queue_sid_ok(sid)) {
+			if (got == 1) {
+				gv_warn(&ctx, "dropping a malformed submission id from the tenant queue");
+				if (gv_queue_drop_head(s->r, s->lock, t->tid, sid, err) < 0) {
+					rc = -1;
+					break;
+				}
+				fs[i].queued--;
+				continue;
+			}
+			fs[i].queued = 0;
+			continue;
+		}
+		ctx.job = sid;
+		struct job_meta m;
+		if (load_meta(s, t->tid, sid, &m, err) != 0) {
+			rc = -1;
+			break;
+		}
+		if (!m.found || strcmp(m.status, "queued") != 0) {
+			if (!m.found || strcmp(m.status, "running") != 0) {
+				/* Finished, cancelled or gone: nothing to run. */
+				if (gv_queue_drop_head(s->r, s->lock, t->tid, sid, err) < 0) {
+					rc = -1;
+					break;
+				}
+				gv_info(&ctx, "dropped from the queue: %s", m.found ? m.status : "not in PostgreSQL");
+				fs[i].queued--;
+				continue;
+			}
+		}
+		long attempts = get_attempts(s, sid, err);
+		if (attempts < 0) {
+			rc = -1;
+			break;
+		}
+		if (attempts >= GV_QUEUE_MAX_ATTEMPTS) {
+			char why[128];
+			snprintf(why, sizeof(why), "the job failed %ld attempts (executors lost while running it)",
+				 attempts);
+			if (finish_ie(s, t->tid, sid, m.judged, why, err) != 0 ||
+			    gv_queue_drop_head(s->r, s->lock, t->tid, sid, err) < 0) {
+				rc = -1;
+				break;
+			}
+			fs[i].queued--;
+			continue;
+		}
+		bool anyone;
+		struct node *n = choose_node(s, &m, &anyone);
+		if (!n) {
+			if (!anyone && s->n_nodes > 0) {
+				char why[160];
+				snprintf(why, sizeof(why), "no executor offers language '%s'%s", m.language,
+					 m.gpus ? " with that many GPUs" : "");
+				if (finish_ie(s, t->tid, sid, m.judged, why, err) != 0 ||
+				    gv_queue_drop_head(s->r, s->lock, t->tid, sid, err) < 0) {
+					rc = -1;
+					break;
+				}
+				fs[i].queued--;
+				continue;
+			}
+			fs[i].blocked = true; /* head-of-line waits for a fitting node */
+			continue;
+		}
+		if (t->max_gpus >= 0 && m.gpus > 0 && t->gpus_used + m.gpus > (unsigned long)t->max_gpus) {
+			fs[i].blocked = true;
+			continue;
+		}
+		long a = 0;
+		int ok = gv_queue_assign(s->r, s->lock, t->tid, sid, m.gpus, n->name, &a, err);
+		if (ok < 0) {
+			rc = -1;
+			break;
+		}
+		if (ok == 0)
+			continue; /* the head changed under us: look again */
+		n->used++;
+		n->gpus_used += m.gpus;
+		t->gpus_used += m.gpus;
+		fs[i].running++;
+		fs[i].queued--;
+		t->running++;
+		free_slots--;
+		gv_debug(&ctx, "assigned to %s (attempt %ld)", n->name, a);
+	}
+	free(fs);
+	return rc;
+}
+
+static int publish_running(struct sched *s, struct gv_err *err)
+{
+	static const char lua[] = "redis.call('DEL', KEYS[1]);"
+				  "for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i+1]) end;"
+				  "return 1";
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_tenants; i++)
+		if (s->tenants[i].running)
+			n++;
+	if (n > 256)
+		n = 256;
+	const char **argv = calloc(4 + 2 * n, sizeof(*argv));
+	char(*nums)[16] = calloc(n ? n : 1, sizeof(*nums));
+	if (!argv || !nums) {
+		free(argv);
+		free(nums);
+		return gv_err_set(err, ENOMEM, "out of memory");
+	}
+	int argc = 0;
+	argv[argc++] = "EVAL";
+	argv[argc++] = lua;
+	argv[argc++] = "1";
+	argv[argc++] = GV_QUEUE_RUNNING;
+	size_t k = 0;
+	for (size_t i = 0; i < s->n_tenants && k < n; i++) {
+		if (!s->tenants[i].running)
+			continue;
+		snprintf(nums[k], sizeof(nums[k]), "%u", s->tenants[i].running);
+		argv[argc++] = s->tenants[i].tid;
+		argv[argc++] = nums[k++];
+	}
+	redisReply *rep = cmd(s, err, argc, argv);
+	free(argv);
+	free(nums);
+	if (!rep)
+		return -1;
+	gv_redis_reply_free(rep);
+	return 0;
+}
+
+/* ---- reconciler ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every sid Redis knows about, in one atomic snapshot. */
+static redisReply *redis_sids(struct sched *s, struct gv_err *err)
+{
+	static const char lua[] =
+		"local out = {};"
+		"for _, k in ipairs(redis.call('KEYS', 'gavel:tq:*')) do"
+		"  for _, v in ipairs(redis.call('LRANGE', k, 0, -1)) do out[#out+1] = v end end;"
+		"for _, pat in ipairs({'gavel:nq:*', 'gavel:inflight:*'}) do"
+		"  for _, k in ipairs(redis.call('KEYS', pat)) do"
+		"    for _, v in ipairs(redis.call('LRANGE', k, 0, -1)) do"
+		"      local a, b = string.find(v, ':[^:]*:');"
+		"      if a then out[#out+1] = string.sub(v, a + 1, b - 1) end end end end;"
+		"return out";
+	const char *argv[] = { "EVAL", lua, "0" };
+	return cmd(s, err, 3, argv);
+}
+
+static int reconcile(struct sched *s, struct gv_err *err)
+{
+	if (gv_pg_ensure(s->pg, err) != 0)
+		return -1;
+	char age[32], rows[32];
+	snprintf(age, sizeof(age), "%llu", (unsigned long long)s->cfg->reconcile_min_age_ms);
+	snprintf(rows, sizeof(rows), "%d", SCHED_RECONCILE_ROWS);
+	const char *p[] = { age, rows };
+	PGresult *res = gv_pg_query(gv_pg_conn(s->pg),
+				    "SELECT id, tenant_id::text, status FROM gavel_unfinished_submissions($1::int, $2::int)",
+				    2, p, err);
+	if (!res)
+		return -1;
+	redisReply *known = redis_sids(s, err);
+	if (!known) {
+		PQclear(res);
+		return -1;
+	}
+	const char **set = calloc(known->elements ? known->elements : 1, sizeof(*set));
+	if (!set) {
+		PQclear(res);
+		gv_redis_reply_free(known);
+		return gv_err_set(err, ENOMEM, "out of memory");
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < known->elements; i++)
+		if (known->element[i]->type == REDIS_REPLY_STRING)
+			set[n++] = known->element[i]->str;
+	qsort(set, n, sizeof(*set), cmp_str);
+	int rc = 0;
+	unsigned requeued = 0;
+	for (int i = 0; i < PQntuples(res); i++) {
+		const char *sid = PQgetvalue(res, i, 0), *tid = PQgetvalue(res, i, 1);
+		if (bsearch(&sid, set, n, sizeof(*set), cmp_str))
+			continue;
+		if (gv_queue_enqueue(s->r, tid, sid, false, err) != 0) {
+			if (err->code == GV_EINVAL)
+				continue;
+			rc = -1;
+			break;
+		}
+		requeued++;
+	}
+	free(set);
+	gv_redis_reply_free(known);
+	PQclear(res);
+	if (requeued)
+		gv_warn(&s->log, "reconciler: %u unfinished submissions were missing from Redis and are queued again",
+			requeued);
+	return rc;
+}
+
+int sched_tick(struct sched *s, struct gv_err *err)
+{
+	int64_t now;
+	if (gv_queue_now_ms(s->r, &now, err) != 0)
+		return -1;
+	s->n_tenants = 0;
+	if (scan_executors(s, now, err) != 0 || scan_backlog(s, err) != 0 || place(s, err) != 0 ||
+	    publish_running(s, err) != 0)
+		return -1;
+	uint64_t m = mono_ms();
+	if (m >= s->next_reconcile_ms) {
+		s->next_reconcile_ms = m + s->cfg->reconcile_interval_ms;
+		if (reconcile(s, err) != 0) {
+			gv_err_prefix(err, "reconciler");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void sleep_until(uint64_t deadline, volatile sig_atomic_t *stop)
+{
+	while (!*stop) {
+		uint64_t now = mono_ms();
+		if (now >= deadline)
+			return;
+		uint64_t d = deadline - now;
+		gv_backoff_sleep_ms((long)(d > 100 ? 100 : d));
+	}
+}
+
+void sched_run(struct sched *s, volatile sig_atomic_t *stop)
+{
+	const struct sched_config *c = s->cfg;
+	uint64_t third = c->leader_lock_ttl_ms / 3;
+	uint64_t standby_poll = c->leader_lock_ttl_ms / 5 < 1000 ? c->leader_lock_ttl_ms / 5 : 1000;
+	struct gv_err err;
+	uint64_t last_error_log = 0;
+	while (!*stop) {
+		uint64_t now = mono_ms();
+		if (!s->leader) {
+			int got = gv_queue_lock_acquire(s->r, s->instance, (long)c->leader_lock_ttl_ms, s->lock,
+							sizeof(s->lock), &err);
+			if (got == 1) {
+				s->leader = true;
+				s->last_renew_ms = s->last_renew_ok_ms = now;
+				s->next_reconcile_ms = now; /* a new leader checks at once */
+				gv_info(&s->log, "now the leader (lock %s)", s->lock);
+			} else {
+				if (got < 0 && now - last_error_log > 5000) {
+					gv_warn(&s->log, "standby: %s", err.msg);
+					last_error_log = now;
+				}
+				sleep_until(now + standby_poll, stop);
+				continue;
+			}
+		}
+		if (now - s->last_renew_ms >= third) {
+			s->last_renew_ms = now;
+			int r = gv_queue_lock_renew(s->r, s->lock, (long)c->leader_lock_ttl_ms, &err);
+			if (r == 1) {
+				s->last_renew_ok_ms = now;
+			} else if (r == 0 || now - s->last_renew_ok_ms >= c->leader_lock_ttl_ms) {
+				gv_warn(&s->log, "lost the leader lock%s%s; standing by", r < 0 ? ": " : "",
+					r < 0 ? err.msg : "");
+				s->leader = false;
+				continue;
+			}
+		}
+		if (sched_tick(s, &err) != 0) {
+			if (err.code == GV_EQUEUE_FENCED) {
+				gv_warn(&s->log, "fenced: another scheduler holds the lock; standing by");
+				s->leader = false;
+				continue;
+			}
+			if (now - last_error_log > 2000) {
+				gv_error(&s->log, "tick: %s", err.msg);
+				last_error_log = now;
+			}
+			sleep_until(now + 500, stop);
+			continue;
+		}
+		sleep_until(now + c->tick_interval_ms, stop);
+	}
+}

@@ -1,0 +1,56 @@
+/* gavel-scheduler's library: leader election with a fenced lock, the
+ * executor registry (heartbeats, dead nodes' work back to the front of its
+ * tenants' queues), weighted fair share (scheduler/fairshare.h) and
+ * placement onto node queues, the attempt limit (a job handed out
+ * GV_QUEUE_MAX_ATTEMPTS times and not finished is finished as IE) and the
+ * reconciler that re-enqueues what PostgreSQL shows unfinished but Redis
+ * lost. Key names and atomic steps are common/queue.h's. */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/err.h"
+
+struct sched_config {
+	char *log_level;
+	char *database_url;         /* database.service_url, else database.url */
+	char *database_owner_url;   /* database.url (unused unless service_url empty) */
+	uint64_t db_connect_timeout_ms;
+	uint64_t db_statement_timeout_ms;
+	char *redis_url;
+	uint64_t redis_connect_timeout_ms;
+	uint64_t redis_command_timeout_ms;
+	uint64_t node_heartbeat_timeout_ms;
+	uint64_t leader_lock_ttl_ms;
+	uint64_t tick_interval_ms;
+	uint64_t reconcile_interval_ms;
+	uint64_t reconcile_min_age_ms;
+	char *instance;             /* empty: host name + pid */
+};
+
+extern const struct gv_config_option sched_config_table[];
+extern const size_t sched_config_table_len;
+
+struct sched;
+
+/* Connects to Redis and PostgreSQL (with retries). cfg is borrowed for
+ * the scheduler's lifetime. */
+struct sched *sched_new(const struct sched_config *cfg, struct gv_err *err) GV_MUST_CHECK;
+/* Releases the lock if held; NULL-safe. */
+void sched_free(struct sched *s);
+
+/* Runs until *stop becomes non-zero: standby (trying the lock every
+ * ttl/3) or leader (a tick every tick_interval, the lock renewed every
+ * ttl/3, stepping down when a renewal fails). Errors of one tick are logged
+ * and retried; it never returns early because of Redis or PostgreSQL. */
+void sched_run(struct sched *s, volatile sig_atomic_t *stop);
+
+/* One leader tick (exposed for tests): registry, placement, and the
+ * reconciler when due. -1 with err on a Redis/PostgreSQL failure or when
+ * fenced (err->code GV_EQUEUE_FENCED: the caller steps down). */
+int sched_tick(struct sched *s, struct gv_err *err) GV_MUST_CHECK;
+bool sched_is_leader(const struct sched *s);
