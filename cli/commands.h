@@ -6,3 +6,7 @@
 int cli_cmd_migrate(int argc, char **argv);
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_judge(int argc, char **argv);
+int cli_cmd_tenant(int argc, char **argv);
+int cli_cmd_key(int argc, char **argv);
+int cli_cmd_audit(int argc, char **argv);
+int cli_cmd_usage(int argc, char **argv);

@@ -17,6 +17,10 @@ static const struct cli_command commands[] = {
 	{ "run", cli_cmd_run, "compile and run one program in a fresh sandbox" },
 	{ "judge", cli_cmd_judge, "judge a program against a problem package" },
 	{ "migrate", cli_cmd_migrate, "apply the SQL migrations in deploy/sql" },
+	{ "tenant", cli_cmd_tenant, "create, list, show, update, disable tenants; quotas" },
+	{ "key", cli_cmd_key, "create, list, revoke a tenant's API keys" },
+	{ "audit", cli_cmd_audit, "verify a tenant's hash-chained audit log" },
+	{ "usage", cli_cmd_usage, "usage per tenant and day" },
 };
 
 static void usage(FILE *out)

@@ -206,14 +206,15 @@ static int check_params(const struct exec_bundle_params *p, struct gv_err *err)
 /* The capabilities of gavel-init (see the security argument below); the
  * programs it starts hold none. */
 const char *const exec_bundle_init_caps[EXEC_BUNDLE_INIT_NCAPS] = {
-	"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_FOWNER", "CAP_DAC_OVERRIDE",
+	"CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL", "CAP_FOWNER", "CAP_DAC_OVERRIDE",
 };
 
 /* Security argument of the spec as a whole: the sandbox's PID 1 is
  * gavel-init, which runs as uid 0 *of gVisor's own user namespace* (the
  * Sentry itself runs unprivileged on the host) holding only the five
  * capabilities it needs to supervise: SETUID/SETGID to drop every compiler
- * and program to 65534:65534 before they start, KILL to end what they leave
+ * and program to 65534:65534 before they start, SETPCAP to empty their
+ * bounding set first, KILL to end what they leave
  * behind, FOWNER/DAC_OVERRIDE to lock /box and wipe what they wrote. The
  * inheritable and ambient sets are empty and noNewPrivileges is set, so the
  * program, once init has dropped to 65534, holds no capability at all and

@@ -46,7 +46,7 @@ struct exec_bundle_params {
 /* gavel-init itself: root of gVisor's user namespace (not of the host)
  * with only the capabilities in exec_bundle_init_caps. */
 #define EXEC_BUNDLE_INIT_UID 0
-#define EXEC_BUNDLE_INIT_NCAPS 5
+#define EXEC_BUNDLE_INIT_NCAPS 6
 extern const char *const exec_bundle_init_caps[EXEC_BUNDLE_INIT_NCAPS];
 /* pids.limit counts host threads (~20 per sandboxed process) and reaching it
  * panics the Sentry: it is a backstop only, never the process limit. */

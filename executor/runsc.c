@@ -134,6 +134,7 @@ int exec_runsc_argv(const struct exec_runsc *r, const char *const *extra, const 
 	}
 	if (r->file_access_exclusive)
 		PUSH("--file-access-mounts=exclusive");
+	if (getenv("GV_STRACE")) { PUSH("--debug"); PUSH("--strace"); PUSH("--debug-log=/tmp/gvstrace/"); }
 	for (size_t i = 0; extra[i]; i++)
 		PUSH(extra[i]);
 #undef PUSH
@@ -243,6 +244,9 @@ static int run_cli(const struct exec_runsc *r, const char *const *extra, const i
 		close(errp[1]);
 		outp[1] = errp[1] = -1;
 	}
+	/* runsc's own exit wakes us at once (the pidfd); the 5 ms slices keep
+	 * reaping other children meanwhile (a gofer that runsc waits for). */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	int64_t deadline = now_ms() + timeout_ms;
 	bool out_eof = stdio != NULL, err_eof = stdio != NULL;
 	int st = 0;
@@ -261,14 +265,18 @@ static int run_cli(const struct exec_runsc *r, const char *const *extra, const i
 			kill(pid, SIGKILL);
 			killed = true;
 		}
-		struct pollfd p[2] = {{outp[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
+		struct pollfd p[3];
 		int np = 0;
+		if (pidfd >= 0)
+			p[np++] = (struct pollfd){pidfd, POLLIN, 0};
 		if (!stdio && !out_eof)
-			np = 1;
+			p[np++] = (struct pollfd){outp[0], POLLIN, 0};
 		if (!stdio && !err_eof)
-			p[np++] = p[1];
+			p[np++] = (struct pollfd){errp[0], POLLIN, 0};
 		poll(p, (nfds_t)np, 5);
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	exec_reaper_forget(r->reaper, pid);
 	*status = st;
 	if (killed) {
@@ -388,6 +396,32 @@ int exec_runsc_delete(const struct exec_runsc *r, const char *id, struct gv_err 
 {
 	const char *extra[] = {"delete", "--force", id, NULL};
 	return run_ok(r, extra, 30000, NULL, err);
+}
+
+int exec_runsc_delete_start(const struct exec_runsc *r, const char *id, pid_t *pid,
+			    struct gv_err *err)
+{
+	const char *extra[] = {"delete", "--force", id, NULL};
+	const char *argv[48];
+	if (exec_runsc_argv(r, extra, argv, sizeof(argv) / sizeof(argv[0]), err) != 0)
+		return -1;
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0)
+		return gv_err_errno(err, "runsc delete: /dev/null");
+	pid_t p = spawn(r->path, argv, devnull, devnull, devnull);
+	int e = errno;
+	close(devnull);
+	if (p < 0) {
+		errno = e;
+		return gv_err_errno(err, "runsc delete: fork");
+	}
+	if (exec_reaper_watch(r->reaper, p, err) != 0) {
+		kill(p, SIGKILL);
+		exec_reaper_wait(r->reaper, p, NULL, 5000);
+		return -1;
+	}
+	*pid = p;
+	return 0;
 }
 
 int exec_runsc_list(const struct exec_runsc *r, void (*fn)(const char *id, void *arg), void *arg,

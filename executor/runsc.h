@@ -69,6 +69,12 @@ int exec_runsc_kill(const struct exec_runsc *r, const char *id, int sig, struct 
 /* `runsc delete --force ID`: kills what is left and removes the state. */
 int exec_runsc_delete(const struct exec_runsc *r, const char *id, struct gv_err *err) GV_MUST_CHECK;
 
+/* Starts `runsc delete --force ID` without waiting (stdio on /dev/null):
+ * *pid is watched in r->reaper; the caller collects its status there and
+ * keeps reaping meanwhile (the gofer must be reaped for delete to finish). */
+int exec_runsc_delete_start(const struct exec_runsc *r, const char *id, pid_t *pid,
+			    struct gv_err *err) GV_MUST_CHECK;
+
 /* `runsc list --quiet`: calls fn for each container id under --root. */
 int exec_runsc_list(const struct exec_runsc *r, void (*fn)(const char *id, void *arg), void *arg,
 		    struct gv_err *err) GV_MUST_CHECK;

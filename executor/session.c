@@ -426,11 +426,15 @@ static enum phase_end pump_phase(struct exec_session *s, const char *cmd, size_t
 			p[np++] = (struct pollfd){s->err_fd, POLLIN, 0};
 		if (sent < cmd_len)
 			p[np++] = (struct pollfd){s->in_fd, POLLOUT, 0};
-		int n = poll(p, np, left > 1000 ? 1000 : (int)left);
+		/* Closed sessions' tear-down goes on meanwhile: wake often
+		 * enough to reap their gofers and collect `runsc delete`. */
+		int cap = s->e->n_pending ? 10 : 1000;
+		int n = poll(p, np, left > cap ? cap : (int)left);
 		if (n < 0 && errno != EINTR) {
 			gv_err_errno(err, "poll");
 			return PH_PROTO;
 		}
+		exec_engine_poll(s->e);
 		read_diag(s);
 		if (sent < cmd_len) {
 			ssize_t w = write(s->in_fd, cmd + sent, cmd_len - sent);
@@ -537,11 +541,20 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 	if (deadline > s->deadline)
 		deadline = s->deadline;
 
+	struct timespec q0, q1, q2;
+	clock_gettime(CLOCK_MONOTONIC, &q0);
 	enum phase_end end = pump_phase(s, cmd, cmd_len, deadline, r, err);
+	clock_gettime(CLOCK_MONOTONIC, &q1);
 	uint64_t ooms = 0;
 	char tail[256];
 	switch (end) {
 	case PH_RESULT:
+		{ int rcx = oom_kills(s, &ooms, err); (void)rcx; }
+		clock_gettime(CLOCK_MONOTONIC, &q2);
+		{ struct gv_log_ctx cx = {.sandbox = s->id}; gv_debug(&cx, "PROF phase %s pump %ld us", compile ? "compile" : "test", (long)((q1.tv_sec - q0.tv_sec) * 1000000 + (q1.tv_nsec - q0.tv_nsec) / 1000)); }
+		{ size_t ml = strlen(r->message); snprintf(r->message + ml, sizeof(r->message) - ml, " | pump %ld oom %ld us",
+			(long)((q1.tv_sec - q0.tv_sec) * 1000000 + (q1.tv_nsec - q0.tv_nsec) / 1000),
+			(long)((q2.tv_sec - q1.tv_sec) * 1000000 + (q2.tv_nsec - q1.tv_nsec) / 1000)); }
 		/* A sandbox-wide OOM kill can hit a helper thread and leave init
 		 * answering: the counter decides, not the answer. */
 		if (oom_kills(s, &ooms, err) != 0) {
@@ -782,6 +795,7 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 {
 	result_init(compile);
 	*out = NULL;
+	exec_engine_poll(e);
 	if (check_job(job, err) != 0) {
 		result_set(compile, "IE", "none", "invalid job");
 		return -1;
@@ -823,9 +837,11 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 		gv_err_errno(err, "open %s", s->dir);
 		goto fail;
 	}
+	int64_t tb0 = now_ms();
 	if (build_bundle(s, bfd, job, err) != 0)
 		goto fail;
 	close_fd(&bfd);
+	{ struct gv_log_ctx cx = {.sandbox = s->id}; gv_debug(&cx, "PROF build_bundle %lld ms", (long long)(now_ms() - tb0)); }
 	if (start_sandbox(s, err) != 0)
 		goto fail;
 
@@ -845,52 +861,156 @@ fail:
 	return -1;
 }
 
-/* Tear-down order matters: the sandbox is ended and reaped (with the gofer,
- * which exits after it) before runsc delete, or delete times out; the OOM
- * counter was read while the cgroup existed; the cgroups go after delete;
- * the work dir last, with the no-follow removal. Failures are logged: a
- * leftover is swept at the next executor start. */
+/* ---- tear-down ---- */
+
+enum { PENDING_REAP, PENDING_DELETE, PENDING_CLEANUP, PENDING_DONE };
+
+#define PENDING_REAP_MS 5000     /* a SIGKILLed Sentry is reaped in ~3 ms */
+#define PENDING_DELETE_MS 30000  /* then `runsc delete` is SIGKILLed */
+
+/* Advances one closed session's tear-down; with block, waits until it is
+ * done. Order matters: the sandbox is reaped (with the gofer, which exits
+ * after it) before `runsc delete`, or delete times out; the cgroups go
+ * after delete; the work dir last, with the no-follow removal. Failures
+ * are logged: a leftover is swept at the next engine start. Security: the
+ * Sentry was SIGKILLed by exec_session_close, so nothing of the sandbox
+ * runs any more; what is left are host-side records of it. */
+static void pending_step(struct exec_engine *e, struct exec_pending *p, bool block)
+{
+	struct gv_log_ctx ctx = {.sandbox = p->id};
+	struct gv_err err;
+	gv_err_clear(&err);
+	for (;;) {
+		int64_t now = now_ms();
+		switch (p->step) {
+		case PENDING_REAP:
+			if (p->sandbox_pid > 0) {
+				long left = (long)(p->since + PENDING_REAP_MS - now);
+				bool reaped = block ? exec_reaper_wait(&e->reaper, p->sandbox_pid, NULL,
+								       left > 0 ? left : 0)
+						    : exec_reaper_done(&e->reaper, p->sandbox_pid, NULL);
+				if (!reaped && now < p->since + PENDING_REAP_MS)
+					return;
+				if (!reaped)
+					gv_warn(&ctx, "sandbox process %d not reaped after SIGKILL",
+						(int)p->sandbox_pid);
+				exec_reaper_forget(&e->reaper, p->sandbox_pid);
+				p->sandbox_pid = -1;
+			}
+			p->step = PENDING_DELETE;
+			p->since = now;
+			break;
+		case PENDING_DELETE:
+			if (p->created && p->delete_pid < 0) {
+				if (exec_runsc_delete_start(&e->runsc, p->id, &p->delete_pid, &err) != 0) {
+					gv_warn(&ctx, "%s", err.msg);
+					p->delete_pid = -1;
+					p->step = PENDING_CLEANUP;
+					break;
+				}
+			}
+			if (p->delete_pid > 0) {
+				int st = 0;
+				bool done = block ? exec_reaper_wait(&e->reaper, p->delete_pid, &st, 1000)
+						  : exec_reaper_done(&e->reaper, p->delete_pid, &st);
+				if (!done) {
+					if (!p->delete_killed && now_ms() > p->since + PENDING_DELETE_MS) {
+						gv_warn(&ctx, "runsc delete: timed out, killed");
+						kill(p->delete_pid, SIGKILL);
+						p->delete_killed = true;
+					}
+					if (!block)
+						return;
+					break;
+				}
+				exec_reaper_forget(&e->reaper, p->delete_pid);
+				p->delete_pid = -1;
+				if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+					gv_warn(&ctx, "runsc delete failed (%s %d)",
+						WIFEXITED(st) ? "exit" : "signal",
+						WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+			}
+			p->step = PENDING_CLEANUP;
+			break;
+		case PENDING_CLEANUP:
+			if (p->cg_rel[0]) {
+				if (e->cg.ops->remove(&e->cg, p->cg_rel, &err) != 0)
+					gv_warn(&ctx, "%s", err.msg);
+				exec_cgroup_remove_parent_if_empty(&e->cg, p->cg_rel);
+			}
+			if (p->dir_made && remove_tree_at(e->work_root_fd, p->id, 0) != 0)
+				gv_warn(&ctx, "could not remove work dir %s", p->id);
+			p->step = PENDING_DONE;
+			return;
+		default:
+			return;
+		}
+	}
+}
+
+static void pending_compact(struct exec_engine *e)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < e->n_pending; i++)
+		if (e->pending[i].step != PENDING_DONE)
+			e->pending[k++] = e->pending[i];
+	e->n_pending = k;
+}
+
+void exec_engine_poll(struct exec_engine *e)
+{
+	if (!e || e->n_pending == 0)
+		return;
+	for (size_t i = 0; i < e->n_pending; i++)
+		pending_step(e, &e->pending[i], false);
+	pending_compact(e);
+}
+
+void exec_engine_drain(struct exec_engine *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_pending; i++)
+		pending_step(e, &e->pending[i], true);
+	pending_compact(e);
+}
+
+/* Kills the sandbox now and hands the rest of the tear-down to the engine
+ * (pending_step). Security: SIGKILL of the Sentry ends every process
+ * inside at once, so the program cannot outlive close; the OOM counter was
+ * read after every phase, while the cgroup existed. */
 void exec_session_close(struct exec_session *s)
 {
 	if (!s)
 		return;
-	struct gv_log_ctx ctx = {.sandbox = s->id};
-	struct gv_err err;
-	gv_err_clear(&err);
-	int64_t t0 = now_ms();
-	if (s->pid > 0 && !s->reaped) {
-		if (!s->dead && s->in_fd >= 0) {
-			static const char end_cmd[] = "end 0\n";
-			if (write(s->in_fd, end_cmd, sizeof(end_cmd) - 1) == (ssize_t)sizeof(end_cmd) - 1)
-				wait_sandbox(s, 1000);
-		}
-		kill_sandbox(s);
-		wait_sandbox(s, 5000);
-		if (!s->reaped)
-			gv_warn(&ctx, "sandbox process %d not reaped after SIGKILL", (int)s->pid);
-	}
-	if (s->pid > 0 && !s->reaped)
-		exec_reaper_forget(&s->e->reaper, s->pid);
+	struct exec_engine *e = s->e;
+	kill_sandbox(s);
 	close_fd(&s->pidfd);
 	close_fd(&s->in_fd);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
-	int64_t t1 = now_ms();
-	if (s->created && exec_runsc_delete(&s->e->runsc, s->id, &err) != 0)
-		gv_warn(&ctx, "%s", err.msg);
-	int64_t t2 = now_ms();
-	if (s->cg_rel[0]) {
-		if (s->e->cg.ops->remove(&s->e->cg, s->cg_rel, &err) != 0)
-			gv_warn(&ctx, "%s", err.msg);
-		exec_cgroup_remove_parent_if_empty(&s->e->cg, s->cg_rel);
+	if (e->n_pending == EXEC_PENDING_MAX) {
+		/* Never more than this many tear-downs in flight: finish the
+		 * oldest (its `runsc delete` has had the longest). */
+		pending_step(e, &e->pending[0], true);
+		pending_compact(e);
 	}
-	if (s->dir_made && remove_tree_at(s->e->work_root_fd, s->id, 0) != 0)
-		gv_warn(&ctx, "could not remove work dir %s", s->dir);
-	gv_debug(&ctx, "close: end+reap %lld ms, runsc delete %lld ms, cleanup %lld ms",
-		 (long long)(t1 - t0), (long long)(t2 - t1), (long long)(now_ms() - t2));
+	if (e->n_pending == EXEC_PENDING_MAX)
+		exec_engine_drain(e);
+	struct exec_pending *p = &e->pending[e->n_pending++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->id, sizeof(p->id), "%s", s->id);
+	snprintf(p->cg_rel, sizeof(p->cg_rel), "%s", s->cg_rel);
+	p->sandbox_pid = s->pid > 0 && !s->reaped ? s->pid : -1;
+	p->delete_pid = -1;
+	p->since = now_ms();
+	p->step = PENDING_REAP;
+	p->created = s->created;
+	p->dir_made = s->dir_made;
 	exec_frame_decoder_free(&s->dec);
 	free(s->diag);
 	free(s);
+	exec_engine_poll(e);
 }
 
 /* ---- engine ---- */
@@ -986,7 +1106,7 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 		.path = c->runsc_path,
 		.root = c->runsc_root,
 		.platform = c->platform,
-		.file_access_exclusive = c->file_access_exclusive,
+		.file_access_exclusive = !c->file_access_shared,
 		.reaper = &e->reaper,
 	};
 	/* Orphans of runsc create (sandbox, gofer) must become our children:
@@ -1018,6 +1138,7 @@ void exec_engine_fini(struct exec_engine *e)
 {
 	if (!e)
 		return;
+	exec_engine_drain(e);
 	close_fd(&e->work_root_fd);
 	exec_reaper_collect(&e->reaper);
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/err.h"
 #include "executor/bundle.h"
@@ -43,7 +44,14 @@ struct exec_engine_config {
 	const char *init_path;      /* absolute path of the built gavel-init */
 	const char *cgroup_parent;  /* relative, e.g. "gavel" */
 	const char *platform;       /* NULL: runsc's default (ptrace) */
-	bool file_access_exclusive; /* runsc --file-access-mounts=exclusive */
+	/* Bound mounts (/usr, /etc, /box...) are opened with runsc
+	 * --file-access-mounts=exclusive unless this is set: the Sentry then
+	 * trusts its own dentry cache instead of asking the gofer again on
+	 * every path walk (execve, the dynamic loader). Safe because nothing
+	 * on the host changes those mounts while a sandbox lives: /box is
+	 * written before the sandbox exists, the rest is read-only software.
+	 * Set it only for hosts that update /usr under running sandboxes. */
+	bool file_access_shared;
 	/* Optional (0/NULL: the default in brackets). */
 	const char *cgroup_root;    /* [/sys/fs/cgroup] */
 	uint64_t tmp_size_kb;       /* tmpfs /tmp [65536] */
@@ -52,6 +60,20 @@ struct exec_engine_config {
 	uint32_t cpu_quota_pct;     /* CPU quota of the sandbox, % of one CPU [100] */
 	uint32_t pids_limit;        /* host threads backstop [4096], >= 1024 */
 };
+
+/* A closed session whose sandbox is being taken down off the caller's
+ * critical path: reaped, `runsc delete`d, cgroups and work dir removed.
+ * Internal to the engine (session.c). */
+struct exec_pending {
+	char id[40];
+	char cg_rel[256];
+	pid_t sandbox_pid;   /* killed, not yet reaped; -1 when done */
+	pid_t delete_pid;    /* `runsc delete` in flight; -1 when none */
+	int64_t since;       /* start of the current step, monotonic ms */
+	int step;
+	bool created, dir_made, delete_killed;
+};
+#define EXEC_PENDING_MAX 16
 
 /* Owned by the caller (embed or allocate); filled by exec_engine_init. */
 struct exec_engine {
@@ -62,6 +84,8 @@ struct exec_engine {
 	const char *etc_binds[EXEC_BUNDLE_MAX_ETC_BINDS + 1];
 	int work_root_fd;
 	unsigned swept_containers, swept_cgroups, swept_dirs;
+	struct exec_pending pending[EXEC_PENDING_MAX];
+	size_t n_pending;
 };
 
 struct exec_file {
@@ -100,8 +124,19 @@ struct exec_session;
  * are borrowed for the engine's lifetime. */
 int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg,
 		     struct gv_err *err) GV_MUST_CHECK;
-/* Releases the engine (sessions must be closed first). NULL-safe. */
+/* Finishes the tear-down of every closed session (blocking), then
+ * releases the engine (sessions must be closed first). NULL-safe. */
 void exec_engine_fini(struct exec_engine *e);
+
+/* Advances the tear-down of closed sessions without blocking: reaps,
+ * starts or collects `runsc delete`, removes cgroups and work dirs. The
+ * engine calls it itself from open, run_test and close; an idle caller may
+ * call it now and then so that nothing waits for the next job. */
+void exec_engine_poll(struct exec_engine *e);
+
+/* Blocks until every closed session is fully torn down (container
+ * deleted, cgroups and work dir removed). */
+void exec_engine_drain(struct exec_engine *e);
 
 /* Opens a fresh sandbox for job and runs its compile phase (a trivial OK
  * phase when compile_argv is NULL) into *compile. On success *out is a new
@@ -126,8 +161,12 @@ const char *exec_session_id(const struct exec_session *s);
 /* The sandbox cgroup's path relative to each controller; owned by s. */
 const char *exec_session_cgroup(const struct exec_session *s);
 
-/* Ends the sandbox (the "end" command, then SIGKILL), reaps it and the
- * gofer, runsc delete, removes its cgroups, bundle and work dir. NULL-safe. */
+/* Ends the sandbox at once (SIGKILL of the Sentry: nothing inside runs
+ * after this returns) and frees s. The rest of the tear-down (reaping it
+ * and the gofer, `runsc delete`, removing its cgroups, bundle and work
+ * dir) continues in the background of the engine: exec_engine_poll,
+ * exec_engine_drain, the next open and exec_engine_fini complete it, and
+ * exec_engine_init sweeps whatever a crash left. NULL-safe. */
 void exec_session_close(struct exec_session *s);
 
 /* Frees out/err_out; NULL-safe; leaves r zeroed. */

@@ -17,7 +17,7 @@ ALTER TABLE submissions ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAU
 -- between its INSERT and its enqueue is not picked up), oldest first.
 CREATE FUNCTION gavel_unfinished_submissions(min_age_ms integer, max_rows integer)
 RETURNS TABLE (id text, tenant_id uuid, status text)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE SECURITY DEFINER AS $$
 	SELECT s.id, s.tenant_id, s.status
 	  FROM submissions s
 	 WHERE s.status IN ('queued', 'running')

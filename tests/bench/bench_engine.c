@@ -28,6 +28,7 @@
 
 #include "executor/bundle.h"
 #include "executor/session.h"
+#include "common/log.h"
 
 #define ROOT "/run/gavel/bench"
 
@@ -81,11 +82,12 @@ static const char *const gcc_argv[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-o
 static const char *const main_argv[] = { "./main", NULL };
 static const char *const true_argv[] = { "/usr/bin/true", NULL };
 
+static const char *const gcc_static_argv[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-static", "-o", "main", "main.c", NULL };
 static struct exec_job c_job(const struct exec_file *src)
 {
 	struct exec_job job = {
 		.tenant = "bench",
-		.compile_argv = gcc_argv,
+		.compile_argv = getenv("STATIC") ? gcc_static_argv : gcc_argv,
 		.run_argv = main_argv,
 		.files = src,
 		.n_files = 1,
@@ -111,17 +113,26 @@ static double run_tests(struct exec_engine *e, const struct exec_job *job, int n
 		exit(1);
 	}
 	exec_phase_result_free(&compile);
+	char cgp[512]; snprintf(cgp, sizeof(cgp), "/sys/fs/cgroup/cpuacct/%s/cpuacct.usage", exec_session_cgroup(s));
+	unsigned long long u0 = 0, u1 = 0; FILE *cf = fopen(cgp, "r"); if (cf) { if (fscanf(cf, "%llu", &u0) != 1) u0 = 0; fclose(cf); }
+	struct rusage hr0, hr1; getrusage(RUSAGE_SELF, &hr0);
 	double t0 = now_ms();
 	for (int i = 0; i < n; i++) {
 		exec_phase_result_free(last);
 		if (exec_session_run_test(s, "", 0, last, &err) != 0)
 			die("run test", &err);
+		if (getenv("PROF") && n > 1) fprintf(stderr, "test %d: %s\n", i, last->message);
 		if (strcmp(last->status, "OK") != 0) {
 			fprintf(stderr, "bench: test %d: %s %s\n", i, last->status, last->message);
 			exit(1);
 		}
 	}
 	double t = now_ms() - t0;
+	cf = fopen(cgp, "r"); if (cf) { if (fscanf(cf, "%llu", &u1) != 1) u1 = 0; fclose(cf); }
+	getrusage(RUSAGE_SELF, &hr1);
+	if (getenv("PROF")) fprintf(stderr, "cpu n=%d sandbox %.2f ms/test host %.3f ms/test\n", n, (double)(u1 - u0) / 1e6 / n,
+		((hr1.ru_utime.tv_sec - hr0.ru_utime.tv_sec + hr1.ru_stime.tv_sec - hr0.ru_stime.tv_sec) * 1e3 +
+		 (hr1.ru_utime.tv_usec - hr0.ru_utime.tv_usec + hr1.ru_stime.tv_usec - hr0.ru_stime.tv_usec) / 1e3) / n);
 	exec_session_close(s);
 	return t;
 }
@@ -214,10 +225,14 @@ int main(int argc, char **argv)
 		.runsc_path = "/usr/bin/runsc", .runsc_root = ROOT "/runsc", .work_root = ROOT "/work",
 		.init_path = abs, .cgroup_parent = "gavel-bench",
 	};
+	cfg.file_access_shared = getenv("SHARED") != NULL;
 	struct exec_engine e;
 	struct gv_err err;
 	if (exec_engine_init(&e, &cfg, &err) != 0)
 		die("engine", &err);
+	if (getenv("PROF2")) gv_log_init("bench", GV_LOG_DEBUG);
+	double t1 = 0, t100 = 0, per_test = 0;
+	if (getenv("ONLY2")) goto only2;
 
 	/* 1. Per-test overhead inside one sandbox. */
 	struct exec_file trivial = { "main.c", trivial_c, strlen(trivial_c) };
@@ -229,9 +244,11 @@ int main(int argc, char **argv)
 		t1s[r] = run_tests(&e, &job, 1, &last);
 		t100s[r] = run_tests(&e, &job, 100, &last);
 	}
-	double t1 = median(t1s, reps), t100 = median(t100s, reps);
-	double per_test = (t100 - t1) / 99.0;
+	t1 = median(t1s, reps), t100 = median(t100s, reps);
+	per_test = (t100 - t1) / 99.0;
+	if (getenv("ONLY1")) { printf("per-test %.2f ms (1 test %.1f, 100 tests %.1f)\n", per_test, t1, t100); exec_engine_fini(&e); return 0; }
 
+only2:;
 	/* 2. Fixed cost per submission vs a bare runsc run. */
 	struct exec_job tjob = {
 		.tenant = "bench", .run_argv = true_argv,
@@ -251,6 +268,7 @@ int main(int argc, char **argv)
 	}
 	double fixed_ms = median(fixed, 7);
 	double bare_ms = bare_runsc_true(abs);
+	if (getenv("ONLY2")) { printf("fixed %.1f bare %.1f ratio %.2f\n", fixed_ms, bare_ms, fixed_ms / bare_ms); exec_engine_fini(&e); return 0; }
 
 	/* 3. CPU time accuracy: the same binary, bare and sandboxed. */
 	char dir[] = "/tmp/gavel-bench.XXXXXX";

@@ -64,7 +64,7 @@ static json_t *path(json_t *j, const char *a, const char *b, const char *c)
 	return j;
 }
 
-/* init holds exactly its five supervision capabilities, none inheritable
+/* init holds exactly its six supervision capabilities, none inheritable
  * or ambient (so nothing it starts can hold one), and noNewPrivileges. */
 static void bundle__config__init_caps_only_no_inheritable(void **state)
 {
@@ -73,13 +73,13 @@ static void bundle__config__init_caps_only_no_inheritable(void **state)
 	json_t *caps = path(c, "process", "capabilities", NULL);
 	assert_non_null(caps);
 	static const char *const held[] = {"bounding", "effective", "permitted"};
-	static const char *const want[] = {"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_FOWNER",
-					   "CAP_DAC_OVERRIDE"};
+	static const char *const want[] = {"CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_KILL",
+					   "CAP_FOWNER", "CAP_DAC_OVERRIDE"};
 	for (size_t i = 0; i < 3; i++) {
 		json_t *set = json_object_get(caps, held[i]);
 		assert_true(json_is_array(set));
-		assert_int_equal(json_array_size(set), 5);
-		for (size_t k = 0; k < 5; k++)
+		assert_int_equal(json_array_size(set), 6);
+		for (size_t k = 0; k < 6; k++)
 			assert_string_equal(json_string_value(json_array_get(set, k)), want[k]);
 	}
 	assert_int_equal(json_array_size(json_object_get(caps, "inheritable")), 0);

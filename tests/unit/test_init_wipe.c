@@ -95,6 +95,35 @@ static void wipe__planted_tree__emptied_without_following_links(void **state)
 	assert_int_equal(system(p), 0);
 }
 
+/* The fast path (an empty directory is only read, from offset 0 of the
+ * same fd) must still see what a later run leaves behind. */
+static void wipe__same_fd_reused__empty_skipped_and_refill_removed(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/gv-wipe-reuse.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	struct gv_err err;
+	unsigned long removed = 99;
+	for (int round = 0; round < 3; round++) {
+		if (init_wipe_dir(fd, &removed, &err) != 0)
+			fail_msg("wipe of an empty dir failed: %s", err.msg);
+		assert_int_equal(removed, 0);
+		char p[700];
+		snprintf(p, sizeof(p), "%s/.f%d", dir, round);
+		write_file(p);
+		snprintf(p, sizeof(p), "%s/sub%d", dir, round);
+		assert_int_equal(mkdir(p, 0755), 0);
+		if (init_wipe_dir(fd, &removed, &err) != 0)
+			fail_msg("wipe failed: %s", err.msg);
+		assert_int_equal(removed, 2);
+		assert_int_equal(count_entries(dir), 0);
+	}
+	close(fd);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void lock__work_dir__nothing_left_writable(void **state)
 {
 	(void)state;
@@ -199,6 +228,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(wipe__planted_tree__emptied_without_following_links),
+		cmocka_unit_test(wipe__same_fd_reused__empty_skipped_and_refill_removed),
 		cmocka_unit_test(lock__work_dir__nothing_left_writable),
 		cmocka_unit_test(seccomp__hostile_calls__kill_with_sigsys),
 		cmocka_unit_test(seccomp__denied_calls__fail_with_eperm),

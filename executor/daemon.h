@@ -1,0 +1,55 @@
+/* gavel-executor's library: one node of the service. A supervisor process
+ * probes the toolchains, registers the node (gavel:exec:<node>) and
+ * heartbeats; `capacity` worker processes, each with its own sandbox engine
+ * (the engine is one per process: it is the process's child subreaper),
+ * take jobs from the node queue (BLMOVE into gavel:inflight:<node>), run
+ * them (executor/judge_inline.h) and write the result, usage and audit
+ * records in one PostgreSQL transaction, idempotently, before acknowledging
+ * the job and publishing gavel:done. Keys: common/queue.h.
+ *
+ * Failure model: at-least-once. A worker that dies mid-job has its job
+ * handed back to the front of its tenant queue by the supervisor; a node
+ * that dies has it handed back by the scheduler; a job run twice is written
+ * once (UPDATE ... WHERE status <> 'done'). A machinery failure is verdict
+ * IE, never WA. SIGTERM: stop taking work, finish the jobs in hand, hand
+ * back what was assigned but not started, deregister. */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/config.h"
+#include "common/err.h"
+
+struct exec_daemon_config {
+	char *log_level;
+	char *node_name;          /* empty: host name */
+	int capacity;             /* worker processes = sandboxes at once */
+	uint64_t heartbeat_interval_ms;
+	char *runsc_path;
+	char *runsc_root;         /* per worker: <runsc_root>/<node>/w<k> */
+	char *work_root;          /* per worker: <work_root>/<node>/w<k> */
+	char *cgroup_parent;      /* per worker: <cgroup_parent>/<node>-w<k> */
+	char *platform;           /* empty: runsc's default */
+	char *languages_dir;
+	char *init_path;
+	uint64_t probe_timeout_ms;
+	char *database_url;       /* database.service_url */
+	char *database_owner_url; /* database.url: used when service_url is empty */
+	uint64_t db_connect_timeout_ms;
+	uint64_t db_statement_timeout_ms;
+	char *redis_url;
+	uint64_t redis_connect_timeout_ms;
+	uint64_t redis_command_timeout_ms;
+};
+
+extern const struct gv_config_option exec_daemon_config_table[];
+extern const size_t exec_daemon_config_table_len;
+
+/* Runs the node until *stop is set (SIGTERM/SIGINT in main), then shuts
+ * down gracefully. Returns 0 after a clean shutdown, -1 with err when
+ * start-up failed (no toolchain works, the engine cannot be set up, Redis
+ * unreachable): fails closed, nothing registered. */
+int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t *stop,
+		    struct gv_err *err) GV_MUST_CHECK;

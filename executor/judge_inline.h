@@ -1,0 +1,44 @@
+/* Running one service job (common/jobspec.h) with the sandbox engine: a
+ * plain run on stdin, or a judged run against the request's inline tests
+ * with the built-in checker applied outside the sandbox. Builds the result
+ * document (gv_result_to_json). The same two channels as the engine: what
+ * the program did is the verdict; a failure of our machinery is IE with a
+ * message, never WA. */
+#pragma once
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "common/jobspec.h"
+#include "executor/session.h"
+#include "languages/lang.h"
+
+/* Progress: event "compiling" (test = of = 0) or "running" (test 1-based of
+ * n tests; plain runs: 1 of 1). */
+typedef void (*exec_inline_progress_fn)(const char *event, size_t test, size_t of, void *arg);
+
+struct exec_inline_opts {
+	const char *tenant; /* cgroup name: [A-Za-z0-9_-]{1,64} */
+	const char *node;   /* written into the result; may be NULL */
+	exec_inline_progress_fn progress;
+	void *progress_arg;
+};
+
+/* What the daemon needs beyond the result document. */
+struct exec_inline_summary {
+	char verdict[8];       /* the result's "verdict" */
+	uint64_t cpu_ms;       /* CPU time of every run, for usage accounting */
+	uint64_t max_time_ms, max_memory_kb;
+	unsigned sandboxes;
+	char limit[16];        /* the limit hit by the deciding run, "" if none */
+};
+
+/* Runs spec in lang. Returns a new result object (caller json_decrefs) with
+ * *sum filled; NULL only when out of memory (err filled). Bad arguments
+ * (limits over the language's maximum, bad checker flags, file names that
+ * clash with the language's source name) give an IE result with the reason:
+ * the frontend is expected to refuse them first. */
+json_t *exec_inline_run(struct exec_engine *e, const struct lang_def *lang, const struct gv_jobspec *spec,
+			const struct exec_inline_opts *opts, struct exec_inline_summary *sum,
+			struct gv_err *err) GV_MUST_CHECK;

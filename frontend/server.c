@@ -1,0 +1,619 @@
+/* Threads, listeners and the request pipeline. Each worker owns its loop
+ * and connections outright; nothing is shared between workers but the
+ * read-only app, the atomic counters and the connection count.
+ *
+ * The cap: libevent 2.1 has no evhttp_set_max_connections. We count the
+ * requests in progress across all workers (an atomic, raised when a request
+ * arrives and lowered when its context is freed) and answer 503 with
+ * "Connection: close" beyond frontend.max_connections. Idle keep-alive
+ * connections are not counted; evhttp closes them after request_timeout. */
+#include "frontend/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/thread.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/queue.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "frontend/metrics.h"
+#include "frontend/server_internal.h"
+
+uint64_t fe_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t fe_now_ms(void)
+{
+	return fe_now_us() / 1000u;
+}
+
+int fe_app_init(struct fe_app *app, const struct fe_config *cfg, struct gv_err *err)
+{
+	memset(app, 0, sizeof(*app));
+	app->cfg = cfg;
+	if (lang_registry_load(&app->langs, cfg->languages_dir, err) < 0) {
+		gv_err_prefix(err, "languages");
+		return -1;
+	}
+	if (fe_catalog_init(&app->cat, &app->langs, cfg->judge0_ids.items, cfg->judge0_ids.count, err) < 0)
+		goto fail;
+	app->bounds.max_source = cfg->max_source_size;
+	app->bounds.max_tests = (size_t)cfg->max_tests;
+	app->bounds.max_test_size = cfg->max_test_size;
+	app->bounds.max_batch = (size_t)cfg->max_batch_size;
+	if (tenant_crypto_init(err) < 0 || tenant_pepper_from_env(&app->pepper, err) < 0)
+		goto fail;
+	app->metrics = calloc(1, sizeof(*app->metrics));
+	if (!app->metrics) {
+		gv_err_errno(err, "calloc");
+		goto fail;
+	}
+	return 0;
+fail:
+	fe_app_free(app);
+	return -1;
+}
+
+void fe_app_free(struct fe_app *app)
+{
+	lang_registry_free(&app->langs);
+	free(app->metrics);
+	app->metrics = NULL;
+}
+
+/* ------------------------------------------------------------ requests */
+
+void fe_req_ref(struct fe_req *r)
+{
+	r->refs++;
+}
+
+void fe_req_unref(struct fe_req *r)
+{
+	if (--r->refs > 0)
+		return;
+	fe_handler_cleanup(r);
+	atomic_fetch_sub(&r->w->app->connections, 1);
+	if (r->query_ok)
+		evhttp_clear_headers(&r->query);
+	free(r);
+}
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 413: return "Payload Too Large";
+	case 415: return "Unsupported Media Type";
+	case 422: return "Unprocessable Entity";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	default: return "Unknown";
+	}
+}
+
+void fe_reply_raw(struct fe_req *r, int status, const char *ctype, struct evbuffer *body)
+{
+	if (r->replied)
+		return;
+	r->replied = true;
+	struct evkeyvalq *h = evhttp_request_get_output_headers(r->req);
+	evhttp_add_header(h, "Content-Type", ctype);
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	if (r->rl_limit[0]) {
+		evhttp_add_header(h, "X-RateLimit-Limit", r->rl_limit);
+		evhttp_add_header(h, "X-RateLimit-Remaining", r->rl_remaining);
+		evhttp_add_header(h, "X-RateLimit-Reset", r->rl_reset);
+	}
+	struct evhttp_connection *evcon = evhttp_request_get_connection(r->req);
+	if (evcon)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	evhttp_send_reply(r->req, status, reason(status), body);
+	fe_metrics_request(r->w->app->metrics, r->m.route ? r->m.route->id : FE_ROUTE_NONE, status,
+			   fe_now_us() - r->t0_us);
+	fe_req_unref(r);
+}
+
+void fe_reply_json(struct fe_req *r, int status, json_t *json)
+{
+	struct gv_err err;
+	struct evbuffer *b = evbuffer_new();
+	char *text = json ? gv_json_dump(json, JSON_COMPACT, 512u * 1024 * 1024, NULL, &err) : NULL;
+	json_decref(json);
+	if (!b || !text) {
+		free(text);
+		if (b)
+			evbuffer_free(b);
+		if (!r->replied) {
+			r->replied = true;
+			evhttp_send_error(r->req, 500, NULL);
+			fe_req_unref(r);
+		}
+		return;
+	}
+	evbuffer_add(b, text, strlen(text));
+	evbuffer_add(b, "\n", 1);
+	free(text);
+	fe_reply_raw(r, status, "application/json", b);
+	evbuffer_free(b);
+}
+
+void fe_reply_error(struct fe_req *r, int status, const char *code, const char *fmt, ...)
+{
+	char msg[GV_ERR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
+	/* Piston clients read a top-level "message". */
+	if (j && r->api == FE_API_PISTON)
+		json_object_set_new(j, "message", json_string(msg));
+	if (status == 405 && r->m.allowed) {
+		char allow[96];
+		fe_methods_list(r->m.allowed, allow, sizeof(allow));
+		evhttp_add_header(evhttp_request_get_output_headers(r->req), "Allow", allow);
+	}
+	fe_reply_json(r, status, j);
+}
+
+void fe_reply_apierr(struct fe_req *r, const struct fe_apierr *e)
+{
+	fe_reply_error(r, e->status, e->code, "%s", e->msg);
+}
+
+const char *fe_query(struct fe_req *r, const char *name)
+{
+	return r->query_ok ? evhttp_find_header(&r->query, name) : NULL;
+}
+
+bool fe_query_bool(struct fe_req *r, const char *name)
+{
+	const char *v = fe_query(r, name);
+	return v && (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes"));
+}
+
+/* ---------------------------------------------------------------- auth */
+
+static void dispatch(struct fe_req *r)
+{
+	if (r->gone) {
+		fe_reply_error(r, 499, "client_closed", "client closed the connection");
+		return;
+	}
+	fe_handle(r);
+}
+
+static void on_ratelimit(void *arg, redisReply *reply)
+{
+	struct fe_req *r = arg;
+	struct tenant_ratelimit_result rl;
+	struct gv_err err;
+	if (reply && tenant_ratelimit_parse_reply(reply, &rl, &err) == 0) {
+		rl.limit = r->quota.burst;
+		snprintf(r->rl_limit, sizeof(r->rl_limit), "%lld", (long long)rl.limit);
+		snprintf(r->rl_remaining, sizeof(r->rl_remaining), "%lld", (long long)rl.remaining);
+		snprintf(r->rl_reset, sizeof(r->rl_reset), "%lld", (long long)rl.reset_s);
+		if (!rl.allowed) {
+			char ra[24];
+			snprintf(ra, sizeof(ra), "%lld", (long long)rl.retry_after_s);
+			evhttp_add_header(evhttp_request_get_output_headers(r->req), "Retry-After", ra);
+			atomic_fetch_add(&r->w->app->metrics->rate_limited, 1);
+			fe_reply_error(r, 429, "rate_limited", "request rate above %d per second",
+				       r->quota.requests_per_second);
+			fe_req_unref(r);
+			return;
+		}
+	} else {
+		/* Fail open: Redis trouble must not take the API down; the
+		 * per-job ceilings and max_queued still hold. */
+		gv_warn(NULL, "rate limit unavailable: %s", reply ? err.msg : "redis down");
+	}
+	dispatch(r);
+	fe_req_unref(r);
+}
+
+static void auth_decided(struct fe_req *r, const struct fe_auth_entry *e)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	enum tenant_auth_decision d = tenant_auth_decide(&e->row, (int64_t)ts.tv_sec);
+	if (d != TENANT_AUTH_OK) {
+		atomic_fetch_add(&r->w->app->metrics->auth_failures, 1);
+		if (tenant_auth_http_status(d) == 401)
+			evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate",
+					  "Bearer");
+		fe_reply_error(r, tenant_auth_http_status(d), tenant_auth_error_code(d), "%s",
+			       tenant_auth_message(d));
+		return;
+	}
+	memcpy(r->tenant_id, e->row.tenant_id, sizeof(r->tenant_id));
+	memcpy(r->key_id, e->row.key_id, sizeof(r->key_id));
+	r->quota = e->quota;
+	if (r->quota.requests_per_second > 0) {
+		struct tenant_ratelimit_args a;
+		struct gv_err err;
+		if (tenant_ratelimit_args(r->tenant_id, &r->quota, 1, &a, &err) == 0) {
+			fe_req_ref(r);
+			if (fe_redis_command(r->w->redis, on_ratelimit, r, a.argc, a.argv, a.argvlen, &err) == 0)
+				return;
+			fe_req_unref(r);
+		}
+	}
+	dispatch(r);
+}
+
+struct auth_pending {
+	struct fe_req *r;
+	uint64_t sent_ms;
+};
+
+static void on_auth_row(void *arg, PGresult *const *res, int n, const char *error)
+{
+	struct auth_pending *p = arg;
+	struct fe_req *r = p->r;
+	uint64_t sent = p->sent_ms;
+	free(p);
+	struct gv_err err;
+	if (error || n < 1 || !res[0]) {
+		gv_warn(NULL, "key lookup failed: %s", error ? error : "no result");
+		fe_reply_error(r, 503, "unavailable", "authentication is unavailable, try again");
+		fe_req_unref(r);
+		return;
+	}
+	struct fe_auth_entry *e = &r->w->auth_cache[r->key_hash[0]];
+	struct fe_auth_entry fresh;
+	memset(&fresh, 0, sizeof(fresh));
+	if (tenant_auth_row_from_pg(res[0], 0, &fresh.row, &err) < 0 ||
+	    (fresh.row.found && tenant_quota_from_pg(res[0], 0, TENANT_AUTH_QUOTA_COL1, &fresh.quota, &err) < 0)) {
+		gv_error(NULL, "key lookup: %s", err.msg);
+		fe_reply_error(r, 500, "internal", "authentication failed");
+		fe_req_unref(r);
+		return;
+	}
+	fresh.used = true;
+	memcpy(fresh.hash, r->key_hash, sizeof(fresh.hash));
+	fresh.fetched_ms = sent;
+	*e = fresh;
+	auth_decided(r, &fresh);
+	fe_req_unref(r);
+}
+
+static const char *presented_key(struct fe_req *r)
+{
+	struct evkeyvalq *h = evhttp_request_get_input_headers(r->req);
+	const char *k = evhttp_find_header(h, "X-Auth-Token");
+	if (k && *k)
+		return k;
+	const char *a = evhttp_find_header(h, "Authorization");
+	if (a && !strncasecmp(a, "Bearer ", 7))
+		return a + 7;
+	k = fe_query(r, "X-Auth-Token");
+	if (!k)
+		k = fe_query(r, "api_key");
+	return k && *k ? k : NULL;
+}
+
+static void authenticate(struct fe_req *r)
+{
+	struct fe_worker *w = r->w;
+	const char *key = presented_key(r);
+	struct gv_err err;
+	if (!key) {
+		atomic_fetch_add(&w->app->metrics->auth_failures, 1);
+		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
+		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MISSING), "%s",
+			       tenant_auth_message(TENANT_AUTH_MISSING));
+		return;
+	}
+	size_t len = strnlen(key, TENANT_KEY_PRESENTED_MAX + 1);
+	if (len > TENANT_KEY_PRESENTED_MAX ||
+	    tenant_key_hash(key, len, &w->app->pepper, r->key_hash, &err) < 0) {
+		atomic_fetch_add(&w->app->metrics->auth_failures, 1);
+		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
+		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MALFORMED), "%s",
+			       tenant_auth_message(TENANT_AUTH_MALFORMED));
+		return;
+	}
+	struct fe_auth_entry *e = &w->auth_cache[r->key_hash[0]];
+	uint64_t now = fe_now_ms();
+	uint64_t ttl = w->app->cfg->auth_cache_ttl_ms;
+	if (ttl > TENANT_AUTH_CACHE_MAX_MS)
+		ttl = TENANT_AUTH_CACHE_MAX_MS;
+	if (e->used && tenant_key_hash_equal(e->hash, r->key_hash) && now - e->fetched_ms < ttl) {
+		auth_decided(r, e);
+		return;
+	}
+	struct auth_pending *p = malloc(sizeof(*p));
+	if (!p) {
+		fe_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	p->r = r;
+	p->sent_ms = now;
+	struct fe_db_stmt s;
+	fe_db_stmt_text(&s, TENANT_SQL_KEY_LOOKUP, 1, (const char *)r->key_hash);
+	s.lengths[0] = TENANT_KEY_HASH_LEN;
+	s.formats[0] = 1;
+	fe_req_ref(r);
+	if (fe_db_txn(w->db, NULL, &s, 1, on_auth_row, p, &err) < 0) {
+		free(p);
+		fe_req_unref(r);
+		fe_reply_error(r, 503, "unavailable", "%s", err.msg);
+	}
+}
+
+/* ------------------------------------------------------------ pipeline */
+
+static enum fe_method method_of(enum evhttp_cmd_type t)
+{
+	switch (t) {
+	case EVHTTP_REQ_GET: return FE_M_GET;
+	case EVHTTP_REQ_POST: return FE_M_POST;
+	case EVHTTP_REQ_DELETE: return FE_M_DELETE;
+	case EVHTTP_REQ_HEAD: return FE_M_HEAD;
+	case EVHTTP_REQ_OPTIONS: return FE_M_OPTIONS;
+	case EVHTTP_REQ_PUT: return FE_M_PUT;
+	case EVHTTP_REQ_PATCH: return FE_M_PATCH;
+	default: return FE_M_OTHER;
+	}
+}
+
+static void on_conn_close(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	struct fe_req *r = arg;
+	r->gone = true;
+	fe_handle_gone(r);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct fe_worker *w = arg;
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct fe_req *r = calloc(1, sizeof(*r));
+	if (!r) {
+		evhttp_send_error(req, 503, NULL);
+		return;
+	}
+	r->w = w;
+	r->req = req;
+	r->refs = 1;
+	r->t0_us = fe_now_us();
+	r->method = method_of(evhttp_request_get_command(req));
+	if (atomic_fetch_add(&w->app->connections, 1) >= w->app->cfg->max_connections) {
+		atomic_fetch_add(&w->app->metrics->connections_refused, 1);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		fe_reply_error(r, 503, "too_many_connections", "the server is at its connection limit");
+		return;
+	}
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+	const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
+	TAILQ_INIT(&r->query);
+	r->query_ok = true;
+	if (q && evhttp_parse_query_str(q, &r->query) < 0) {
+		fe_reply_error(r, 400, "invalid_request", "malformed query string");
+		return;
+	}
+	if (evcon)
+		evhttp_connection_set_closecb(evcon, on_conn_close, r);
+	enum fe_match_result mr = fe_route_match(r->method, path ? path : "", &r->m);
+	if (mr == FE_MATCH_NOT_FOUND) {
+		fe_reply_error(r, 404, "not_found", "no such route");
+		return;
+	}
+	if (mr == FE_MATCH_BAD_METHOD) {
+		fe_reply_error(r, 405, "method_not_allowed", "method not allowed on this route");
+		return;
+	}
+	switch (r->m.route->id) {
+	case FE_ROUTE_PISTON_RUNTIMES:
+	case FE_ROUTE_PISTON_EXECUTE: r->api = FE_API_PISTON; break;
+	case FE_ROUTE_J0_CREATE:
+	case FE_ROUTE_J0_LIST:
+	case FE_ROUTE_J0_GET:
+	case FE_ROUTE_J0_DELETE:
+	case FE_ROUTE_J0_BATCH_CREATE:
+	case FE_ROUTE_J0_BATCH_GET: r->api = FE_API_JUDGE0; break;
+	default: r->api = FE_API_NATIVE;
+	}
+	if (r->m.route->auth)
+		authenticate(r);
+	else
+		dispatch(r);
+}
+
+/* -------------------------------------------------------------- workers */
+
+static int bind_socket(const char *host, int port, int *bound_port, struct gv_err *err)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo *ai = NULL;
+	char ps[16];
+	snprintf(ps, sizeof(ps), "%d", port);
+	int rc = getaddrinfo(host, ps, &hints, &ai);
+	if (rc != 0)
+		return gv_err_set(err, GV_ECONFIG, "listen address '%s': %s (a numeric address is required)",
+				  host, gai_strerror(rc));
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		freeaddrinfo(ai);
+		return gv_err_errno(err, "socket");
+	}
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 1024) < 0) {
+		gv_err_errno(err, "bind/listen %s:%d", host, port);
+		close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET)
+			*bound_port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		else if (ss.ss_family == AF_INET6)
+			*bound_port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	}
+	return fd;
+}
+
+static void worker_free(struct fe_worker *w)
+{
+	if (!w)
+		return;
+	while (w->waiters)
+		fe_wait_stop(w->waiters);
+	if (w->http)
+		evhttp_free(w->http);
+	fe_db_free(w->db);
+	fe_redis_free(w->redis);
+	if (w->base)
+		event_base_free(w->base);
+	free(w->auth_cache);
+	free(w);
+}
+
+static struct fe_worker *worker_new(struct fe_app *app, int index, struct gv_err *err)
+{
+	const struct fe_config *cfg = app->cfg;
+	struct fe_worker *w = calloc(1, sizeof(*w));
+	if (!w) {
+		gv_err_errno(err, "calloc");
+		return NULL;
+	}
+	w->app = app;
+	w->index = index;
+	w->listen_fd = -1;
+	w->auth_cache = calloc(FE_AUTH_CACHE_SLOTS, sizeof(*w->auth_cache));
+	w->base = event_base_new();
+	if (!w->base || !w->auth_cache) {
+		gv_err_set(err, ENOMEM, "event_base_new failed");
+		goto fail;
+	}
+	int bound = app->port;
+	int fd = bind_socket(cfg->listen, app->port, &bound, err);
+	if (fd < 0)
+		goto fail;
+	app->port = bound;
+	w->http = evhttp_new(w->base);
+	if (!w->http || !evhttp_accept_socket_with_handle(w->http, fd)) {
+		close(fd);
+		gv_err_set(err, GV_EINTERNAL, "evhttp setup failed");
+		goto fail;
+	}
+	evhttp_set_max_headers_size(w->http, (ev_ssize_t)cfg->max_header_size);
+	/* Bodies between max_body_size and twice that get our JSON 413;
+	 * beyond, libevent refuses them itself before buffering them. */
+	evhttp_set_max_body_size(w->http, (ev_ssize_t)(cfg->max_body_size * 2));
+	struct timeval tv = { (time_t)(cfg->request_timeout_ms / 1000),
+			      (suseconds_t)(cfg->request_timeout_ms % 1000) * 1000 };
+	evhttp_set_timeout_tv(w->http, &tv);
+	evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
+						    EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PUT |
+						    EVHTTP_REQ_PATCH);
+	evhttp_set_gencb(w->http, on_request, w);
+	w->db = fe_db_new(w->base, fe_config_db_url(cfg), (int)(cfg->database_connect_timeout_ms / 1000),
+			  (int)cfg->database_statement_timeout_ms, err);
+	if (!w->db)
+		goto fail;
+	w->redis = fe_redis_new(w->base, cfg->redis_url, (int)cfg->redis_connect_timeout_ms,
+				fe_worker_on_message, fe_worker_on_resync, w, err);
+	if (!w->redis)
+		goto fail;
+	struct gv_err serr;
+	if (fe_redis_subscribe(w->redis, "gavel:done", &serr) < 0) {
+		*err = serr;
+		goto fail;
+	}
+	return w;
+fail:
+	worker_free(w);
+	return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+	struct fe_worker *w = arg;
+	event_base_dispatch(w->base);
+	return NULL;
+}
+
+int fe_server_run(struct fe_app *app, int ready_fd, struct gv_err *err)
+{
+	const struct fe_config *cfg = app->cfg;
+	if (evthread_use_pthreads() != 0)
+		return gv_err_set(err, GV_EINTERNAL, "evthread_use_pthreads failed");
+	app->port = cfg->port;
+	app->nworkers = cfg->threads;
+	app->workers = calloc((size_t)app->nworkers, sizeof(*app->workers));
+	if (!app->workers)
+		return gv_err_errno(err, "calloc");
+	int rc = -1, started = 0;
+	for (int i = 0; i < app->nworkers; i++) {
+		app->workers[i] = worker_new(app, i, err);
+		if (!app->workers[i])
+			goto out;
+	}
+	for (; started < app->nworkers; started++) {
+		int e = pthread_create(&app->workers[started]->thread, NULL, worker_main, app->workers[started]);
+		if (e) {
+			errno = e;
+			gv_err_errno(err, "pthread_create");
+			goto out;
+		}
+	}
+	gv_info(NULL, "listening on %s:%d with %d threads", cfg->listen, app->port, app->nworkers);
+	if (ready_fd >= 0) {
+		dprintf(ready_fd, "%d\n", app->port);
+		close(ready_fd);
+	}
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	int sig = 0;
+	sigwait(&set, &sig);
+	gv_info(NULL, "signal %d: shutting down", sig);
+	rc = 0;
+out:
+	for (int i = 0; i < started; i++)
+		event_base_loopexit(app->workers[i]->base, NULL);
+	for (int i = 0; i < started; i++)
+		pthread_join(app->workers[i]->thread, NULL);
+	for (int i = 0; i < app->nworkers; i++)
+		worker_free(app->workers[i]);
+	free(app->workers);
+	app->workers = NULL;
+	return rc;
+}

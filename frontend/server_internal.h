@@ -1,0 +1,120 @@
+/* Private to frontend/: the worker and request structures shared by
+ * server.c (pipeline, replies, auth) and handlers.c (routes). */
+#pragma once
+
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "frontend/db.h"
+#include "frontend/redis.h"
+#include "frontend/router.h"
+#include "frontend/server.h"
+#include "tenants/quota.h"
+
+#define FE_AUTH_CACHE_SLOTS 256
+#define FE_SID_BUF 65
+
+struct fe_auth_entry {
+	bool used;
+	unsigned char hash[TENANT_KEY_HASH_LEN];
+	uint64_t fetched_ms; /* when the query was sent */
+	struct tenant_auth_row row;
+	struct tenant_quota quota;
+};
+
+struct fe_req;
+
+struct fe_worker {
+	struct fe_app *app;
+	int index;
+	struct event_base *base;
+	struct evhttp *http;
+	int listen_fd;
+	struct fe_db *db;
+	struct fe_redis *redis;
+	pthread_t thread;
+	struct fe_req *waiters; /* requests waiting for gavel:done */
+	struct fe_auth_entry *auth_cache;
+};
+
+typedef void (*fe_wake_fn)(struct fe_req *r);
+
+struct fe_req {
+	struct fe_worker *w;
+	struct evhttp_request *req;
+	int refs;
+	bool replied;
+	bool gone;      /* the client closed the connection */
+	uint64_t t0_us;
+	enum fe_method method;
+	struct fe_match m;
+	struct evkeyvalq query;
+	bool query_ok;
+	/* after authentication */
+	char tenant_id[TENANT_UUID_BUF];
+	char key_id[TENANT_UUID_BUF];
+	struct tenant_quota quota;
+	unsigned char key_hash[TENANT_KEY_HASH_LEN];
+	/* extra response headers (rate limit) */
+	char rl_limit[24], rl_remaining[24], rl_reset[24];
+	/* waiting for a submission to finish (wait=true, SSE, Piston) */
+	char sid[FE_SID_BUF];
+	struct fe_req *wnext;
+	bool waiting;
+	fe_wake_fn on_wake;
+	struct event *timer;   /* wait deadline / SSE max duration */
+	struct event *ping;    /* SSE keep-alive */
+	bool sse;
+	bool sse_subscribed;
+	bool fetching;
+	/* handler state */
+	int api;               /* enum fe_api */
+	bool j0_base64;
+	uint64_t j0_fields;
+	const struct lang_def *lang;
+	json_t *batch_result;  /* Judge0 batch create answer being built */
+	char **batch_ids;
+	size_t batch_n;
+};
+
+enum fe_api { FE_API_NATIVE, FE_API_JUDGE0, FE_API_PISTON };
+
+uint64_t fe_now_us(void);
+uint64_t fe_now_ms(void);
+
+void fe_req_ref(struct fe_req *r);
+void fe_req_unref(struct fe_req *r);
+
+/* Replies (each at most once per request; later calls are ignored). */
+void fe_reply_raw(struct fe_req *r, int status, const char *ctype, struct evbuffer *body);
+/* Steals json. */
+void fe_reply_json(struct fe_req *r, int status, json_t *json);
+void fe_reply_error(struct fe_req *r, int status, const char *code, const char *fmt, ...)
+	GV_PRINTF(4, 5);
+void fe_reply_apierr(struct fe_req *r, const struct fe_apierr *e);
+
+/* Query parameter (decoded) or NULL. */
+const char *fe_query(struct fe_req *r, const char *name);
+bool fe_query_bool(struct fe_req *r, const char *name);
+
+/* Waiters: r waits for gavel:done of r->sid; on_wake runs on done, on a
+ * subscriber reconnect, and never after fe_wait_stop. */
+void fe_wait_start(struct fe_req *r, fe_wake_fn on_wake);
+void fe_wait_stop(struct fe_req *r);
+void fe_worker_on_message(void *arg, const char *channel, const char *payload, size_t len);
+void fe_worker_on_resync(void *arg);
+
+/* Route handlers (handlers.c); called after authentication when needed. */
+void fe_handle(struct fe_req *r);
+/* Called when the client went away while the request was pending. */
+void fe_handle_gone(struct fe_req *r);
+/* Frees handler state held by r (timers, subscriptions). */
+void fe_handler_cleanup(struct fe_req *r);
+
+/* The OpenAPI document (openapi.c). */
+extern const char fe_openapi_json[];

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# gavel-frontend against the harness's PostgreSQL and Redis: auth, errors,
+# limits, tenant isolation, the native, Judge0 and Piston APIs, the OpenAPI
+# document's routes, and the enqueue in Redis (or a verdict when an
+# executor and scheduler run). TAP output; the frontend is stopped on exit.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+: "${GAVEL_DATABASE_URL:?run under tests/run.sh (needs the harness env)}"
+: "${GAVEL_SERVICE_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
+check() { # name condition-command...
+	local name=$1; shift
+	if "$@"; then ok "$name"; else notok "$name" "got: ${last_code:-} ${last_body:0:300}"; fi
+}
+echo "1..40"
+tmp=$(mktemp -d /tmp/gavel-fe-test.XXXXXX)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+"$BUILD/gavel" migrate --dir deploy/sql >"$tmp/migrate.log" 2>&1 || { echo "Bail out! migrate failed: $(tail -n3 "$tmp/migrate.log")"; exit 1; }
+sfx=$$_$RANDOM
+"$BUILD/gavel" tenant create "fe_a_$sfx" >/dev/null 2>&1 && "$BUILD/gavel" tenant create "fe_b_$sfx" >/dev/null 2>&1 ||
+	{ echo "Bail out! gavel tenant create failed"; exit 1; }
+KA=$("$BUILD/gavel" key create --tenant "fe_a_$sfx" 2>/dev/null)
+KB=$("$BUILD/gavel" key create --tenant "fe_b_$sfx" 2>/dev/null)
+[ -n "$KA" ] && [ -n "$KB" ] || { echo "Bail out! gavel key create failed"; exit 1; }
+
+GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_MAX_BODY_SIZE=64k GAVEL_FRONTEND_WAIT_TIMEOUT=2s \
+	"$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
+pid=$!
+for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+P=$(head -n1 "$tmp/port")
+[ -n "$P" ] || { echo "Bail out! gavel-frontend did not start: $(tail -n5 "$tmp/fe.log")"; exit 1; }
+B=http://127.0.0.1:$P
+# wait until both backends are connected
+for _ in $(seq 50); do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$B/v1/health")" = 200 ] && break
+	sleep 0.1
+done
+
+# req METHOD PATH [curl args...]: sets last_code and last_body
+req() {
+	local m=$1 p=$2; shift 2
+	last_body=$(curl -s -m 10 -X "$m" -o - -w '\n%{http_code}' "$@" "$B$p")
+	last_code=${last_body##*$'\n'}
+	last_body=${last_body%$'\n'*}
+}
+code_is() { [ "$last_code" = "$1" ]; }
+body_has() { grep -q -- "$1" <<<"$last_body"; }
+jq_() { python3 -c "import json,sys; d=json.loads(sys.stdin.read()); print($1)" <<<"$last_body" 2>/dev/null; }
+err_is() { code_is "$1" && [ "$(jq_ 'd["error"]["code"]')" = "$2" ]; }
+A=(-H "X-Auth-Token: $KA")
+Bk=(-H "Authorization: Bearer $KB")
+
+req GET /v1/submissions/aaaaaaaaaaaaaaaaaaaaaa
+check "no key -> 401 with an error object" err_is 401 unauthorized
+req GET /v1/submissions/aaaaaaaaaaaaaaaaaaaaaa -H "X-Auth-Token: gv_notakey"
+check "malformed key -> 401" err_is 401 unauthorized
+req GET /v1/submissions/aaaaaaaaaaaaaaaaaaaaaa -H "X-Auth-Token: gv_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+check "unknown key -> 401" err_is 401 unauthorized
+req POST /v1/submissions "${A[@]}" -d '{"language": "python3", "source": '
+check "malformed JSON -> 400 invalid_json" err_is 400 invalid_json
+check "malformed JSON message says where" body_has "line"
+head -c 70000 /dev/zero | tr '\0' 'x' >"$tmp/big"
+req POST /v1/submissions "${A[@]}" --data-binary @"$tmp/big"
+check "oversized body -> 413" code_is 413
+req POST /v1/submissions "${A[@]}" -d '{"language":"cobol","source":"x"}'
+check "unknown language -> 422 unknown_language" err_is 422 unknown_language
+req POST /v1/submissions "${A[@]}" -d '{"language":"python3","source":"x","stdn":"1"}'
+check "unknown field -> 400 naming it" body_has "stdn"
+req POST /v1/submissions "${A[@]}" -d '{"language":"python3","source":"x","limits":{"time_ms":999999}}'
+check "limit above the language maximum -> 422" err_is 422 limit_exceeded
+req DELETE /v1/languages
+check "wrong method -> 405 JSON" err_is 405 method_not_allowed
+req GET /nope
+check "unknown route -> 404 JSON" err_is 404 not_found
+
+req POST /v1/submissions "${A[@]}" -d '{"language":"python3","source":"print(int(input())*2)","tests":[{"input":"2\n","expected":"4\n"}]}'
+check "native create -> 201 queued" code_is 201
+SID=$(jq_ 'd["id"]')
+check "id is >= 128 bits of base64url" grep -Eq '^[A-Za-z0-9_-]{22,}$' <<<"$SID"
+req GET "/v1/submissions/$SID" "${A[@]}"
+check "native get by owner -> 200" code_is 200
+check "native get shows status" body_has '"status"'
+req GET "/v1/submissions/$SID" "${Bk[@]}"
+other_body=$last_body
+req GET /v1/submissions/AAAAAAAAAAAAAAAAAAAAAA "${Bk[@]}"
+check "another tenant's id -> 404 exactly as a missing one" [ "$last_code:$last_body" = "404:$other_body" ]
+tid=$(psql "$GAVEL_DATABASE_URL" -XAtc "SELECT tenant_id FROM submissions WHERE id = '$SID'")
+check "queued in Redis (gavel:tq:<tenant>)" grep -qx "$SID" <(redis-cli -u "$GAVEL_REDIS_URL" LRANGE "gavel:tq:$tid" 0 -1)
+check "tenant in gavel:backlog" grep -qx "$tid" <(redis-cli -u "$GAVEL_REDIS_URL" SMEMBERS gavel:backlog)
+check "request stored as a job spec" grep -q '"tests"' <(psql "$GAVEL_DATABASE_URL" -XAtc "SELECT request::text FROM submissions WHERE id = '$SID'")
+
+req POST "/v1/submissions?wait=true" "${A[@]}" -d '{"language":"python3","source":"print(1)"}'
+if [ -x "$BUILD/gavel-executor" ] && [ -x "$BUILD/gavel-scheduler" ] && [ -n "${GAVEL_FE_FULL:-}" ]; then
+	check "wait=true -> finished result" code_is 201
+else
+	check "wait=true without executors -> 202 after the bounded wait" code_is 202
+fi
+
+# Judge0
+req POST "/submissions?base64_encoded=false&wait=false" "${A[@]}" -d '{"language_id":"71","source_code":"print(input())","stdin":"hi","expected_output":null,"cpu_time_limit":"1.5"}'
+check "judge0 create with numbers as strings and nulls -> 201 token" code_is 201
+T1=$(jq_ 'd["token"]')
+req GET "/submissions/$T1" "${A[@]}"
+check "judge0 get: default fields, In Queue" [ "$(jq_ 'd["status"]["id"], sorted(d.keys())')" = "1 ['compile_output', 'memory', 'message', 'status', 'stderr', 'stdout', 'time', 'token']" ]
+req GET "/submissions/$T1?fields=token,stdin,source_code,cpu_time_limit&base64_encoded=true" "${A[@]}"
+check "judge0 fields + base64 out" [ "$(jq_ 'd["stdin"], d["source_code"], d["cpu_time_limit"]')" = "aGk= cHJpbnQoaW5wdXQoKSk= 1.5" ]
+req POST "/submissions?base64_encoded=true" "${A[@]}" -d '{"language_id":71,"source_code":"cHJpbnQoMSk=","stdin":"Mg=="}'
+check "judge0 base64 in -> 201" code_is 201
+T2=$(jq_ 'd["token"]')
+req GET "/submissions/$T2?fields=source_code" "${A[@]}"
+check "judge0 base64 decoded on the way in" [ "$(jq_ 'd["source_code"]')" = "print(1)" ]
+req POST /submissions "${A[@]}" -d '{"language_id":9999,"source_code":"x"}'
+check "judge0 unknown language_id -> 422" code_is 422
+req POST /submissions/batch "${A[@]}" -d '{"submissions":[{"language_id":71,"source_code":"print(1)"},{"language_id":9999,"source_code":"x"}]}'
+check "judge0 batch create: token and per-item error" [ "$(jq_ '"token" in d[0], "error" in d[1]')" = "True True" ]
+TB=$(jq_ 'd[0]["token"]')
+req GET "/submissions/batch?tokens=$TB,$T1,AAAAAAAAAAAAAAAAAAAAAA&fields=token" "${A[@]}"
+check "judge0 batch get in order, null for missing" [ "$(jq_ '[s and s["token"] for s in d["submissions"]]')" = "['$TB', '$T1', None]" ]
+req GET "/submissions/batch?tokens=$TB&fields=token" "${Bk[@]}"
+check "judge0 batch get: another tenant's token is null" [ "$(jq_ 'd["submissions"]')" = "[None]" ]
+req GET /statuses
+check "judge0 statuses 1..14" [ "$(jq_ 'len(d), d[2]["description"], d[10]["description"]')" = "14 Accepted Runtime Error (NZEC)" ]
+req GET /languages
+check "judge0 languages use Judge0 ids" [ "$(jq_ 'sorted(l["id"] for l in d)')" = "[50, 54, 60, 62, 63, 67, 71, 73]" ]
+req GET /languages/71
+check "judge0 language 71 is Python" body_has "Python"
+req GET /about
+check "judge0 about 1.13.1" body_has '"1.13.1"'
+req GET /config_info
+check "judge0 config_info" body_has max_submission_batch_size
+req DELETE "/submissions/$T1" "${A[@]}"
+check "judge0 delete of a queued submission -> 400" code_is 400
+
+# Piston
+req GET /api/v2/runtimes
+check "piston runtimes list python with aliases" [ "$(jq_ '[r["aliases"] for r in d if r["language"]=="python"][0][:2]')" = "['py', 'py3']" ]
+req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language":"py","version":"3.x","files":[{"content":"print(1)"}]}'
+check "piston execute accepts text/plain JSON (504 or 200 without executors)" [ "$last_code" = 504 ] || [ "$last_code" = 200 ]
+req POST /api/v2/execute "${A[@]}" -d '{"language":"py","version":"9","files":[{"content":"x"}]}'
+check "piston unknown version -> 400 with message" [ "$last_code:$(jq_ 'd["message"]')" = "400:py-9 runtime is unknown" ]
+
+# OpenAPI: every documented path answers one of its documented statuses.
+req GET /v1/openapi.json
+printf "%s" "$last_body" >"$tmp/openapi.json"; python3 - "$tmp/openapi.json" "$B" "$KA" "$SID" >"$tmp/openapi.out" 2>&1 <<'PY'
+#!/usr/bin/env python3
+"""Walks the OpenAPI document served by gavel-frontend and calls each
+documented operation once (with the tenant key, a real submission id for
+{id}, and a minimal valid body for POST); fails when the status answered is
+not one the document lists for that operation. Used by
+test_frontend_api.sh."""
+import json, sys, urllib.request, urllib.error
+
+doc = json.load(open(sys.argv[1]))
+base, key, sid = sys.argv[2], sys.argv[3], sys.argv[4]
+bad = 0
+for path, ops in doc["paths"].items():
+    for method, op in ops.items():
+        url = base + path.replace("{id}", sid)
+        data = None
+        if method == "post":
+            data = json.dumps({"language": "python3", "source": "print(1)"}).encode()
+        req = urllib.request.Request(url, data=data, method=method.upper(),
+                                     headers={"X-Auth-Token": key, "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                code = r.status
+                if path.endswith("/events"):
+                    r.read(1)
+        except urllib.error.HTTPError as e:
+            code = e.code
+        except Exception as e:  # a stream still open is an answer too
+            code = 200 if path.endswith("/events") else -1
+        if str(code) not in op["responses"]:
+            print(f"{method.upper()} {path}: {code} not in {sorted(op['responses'])}")
+            bad += 1
+sys.exit(1 if bad else 0)
+PY
+ok_doc=$?
+check "openapi: each documented route answers as documented" [ $ok_doc -eq 0 ]
+[ $ok_doc -eq 0 ] || sed 's/^/# /' "$tmp/openapi.out"
+req GET /metrics
+check "metrics in Prometheus text" body_has "gavel_http_requests_total"
+
+echo "# frontend log tail:"; tail -n 5 "$tmp/fe.log" | sed 's/^/# /'
+[ $fails -eq 0 ]

@@ -1,0 +1,566 @@
+/* Integration tests of tenants/ against the real PostgreSQL and Redis of
+ * tests/run.sh: row-level security as gavel_service, the audit chain
+ * (tamper detection, append-only grants, concurrent appends), key
+ * authentication through gavel_key_lookup (revoked, expired, disabled),
+ * usage accounting, retention, the Redis token bucket under two concurrent
+ * clients, and the scheduling-config mirror. Each run creates tenants with
+ * fresh random names, so the suite passes when run again on one database. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/migrate.h"
+#include "common/pg.h"
+#include "common/redis.h"
+#include "tenants/admin.h"
+#include "tenants/audit.h"
+#include "tenants/db.h"
+#include "tenants/key.h"
+#include "tenants/quota.h"
+#include "tenants/retention.h"
+#include "tenants/usage.h"
+
+static const char *need_env(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v || !v[0])
+		fail_msg("%s is not set: run this through tests/run.sh, which starts PostgreSQL and Redis", name);
+	return v;
+}
+
+static PGconn *owner(void)
+{
+	struct gv_err err;
+	PGconn *c = gv_pg_connect(need_env("GAVEL_DATABASE_URL"), 5, 30000, &err);
+	if (!c)
+		fail_msg("owner connect: %s", err.msg);
+	return c;
+}
+
+static PGconn *service(void)
+{
+	struct gv_err err;
+	PGconn *c = gv_pg_connect(need_env("GAVEL_SERVICE_DATABASE_URL"), 5, 30000, &err);
+	if (!c)
+		fail_msg("service connect: %s", err.msg);
+	return c;
+}
+
+static struct gv_redis *redis(void)
+{
+	struct gv_err err;
+	struct gv_redis_opts o = { .url = need_env("GAVEL_REDIS_URL") };
+	struct gv_redis *r = gv_redis_new(&o, &err);
+	if (!r)
+		fail_msg("redis: %s", err.msg);
+	return r;
+}
+
+static long long q_ll(PGconn *c, const char *sql, int n, const char *const *p)
+{
+	struct gv_err err;
+	PGresult *res = gv_pg_query(c, sql, n, p, &err);
+	if (!res)
+		fail_msg("%s: %s", sql, err.msg);
+	if (PQntuples(res) != 1)
+		fail_msg("%s: %d rows", sql, PQntuples(res));
+	long long v = atoll(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return v;
+}
+
+static void must(int rc, const struct gv_err *err, const char *what)
+{
+	if (rc != 0)
+		fail_msg("%s: %s", what, err->msg);
+}
+
+/* A tenant with a unique name for this run. */
+static void new_tenant(PGconn *c, const char *stem, struct tenant_info *t)
+{
+	char name[64];
+	unsigned char r[6];
+	FILE *f = fopen("/dev/urandom", "r");
+	assert_non_null(f);
+	assert_int_equal(fread(r, 1, sizeof(r), f), sizeof(r));
+	fclose(f);
+	snprintf(name, sizeof(name), "test-%s-%02x%02x%02x%02x%02x%02x", stem, r[0], r[1], r[2], r[3], r[4], r[5]);
+	struct gv_err err;
+	must(tenant_create(c, name, 0, "operator:test", t, NULL, &err), &err, "tenant_create");
+}
+
+static void add_submission(PGconn *c, const char *tenant_id, const char *status, const char *age)
+{
+	struct gv_err err;
+	const char *p[] = { tenant_id, status, age };
+	must(gv_pg_exec(c,
+			"INSERT INTO submissions (id, tenant_id, language, status, source, created_at) VALUES "
+			"(replace(gen_random_uuid()::text, '-', ''), $1::uuid, 'c', $2, 'int main(){}', "
+			"now() - $3::interval)",
+			3, p, &err),
+	     &err, "insert submission");
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	const char *root = getenv("GAVEL_ROOT");
+	const char *dir_env = getenv("GAVEL_MIGRATIONS_DIR"); /* for private runs */
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", dir_env && dir_env[0] ? dir_env : root && root[0] ? root : ".");
+	if (!(dir_env && dir_env[0]))
+		strncat(dir, "/deploy/sql", sizeof(dir) - strlen(dir) - 1);
+	PGconn *c = gv_pg_connect(getenv("GAVEL_DATABASE_URL") ? getenv("GAVEL_DATABASE_URL") : "", 5, 0, &err);
+	if (!c) {
+		fprintf(stderr, "# setup: %s\n", err.msg);
+		return -1;
+	}
+	struct gv_migrate_report rep;
+	int rc = gv_migrate(c, dir, &rep, &err);
+	PQfinish(c);
+	if (rc != 0) {
+		fprintf(stderr, "# setup: migrations in %s: %s\n", dir, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void rls__service_without_where__sees_only_its_tenant(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner(), *s = service();
+	struct tenant_info a, b;
+	new_tenant(o, "rls-a", &a);
+	new_tenant(o, "rls-b", &b);
+	add_submission(o, a.id, "queued", "0");
+	add_submission(o, a.id, "done", "0");
+	add_submission(o, b.id, "queued", "0");
+	must(tenant_tx_begin(s, a.id, &err), &err, "begin a");
+	/* No WHERE at all: only a's rows, on every tenant table. */
+	assert_int_equal(q_ll(s, "SELECT count(*) FROM submissions", 0, NULL), 2);
+	assert_int_equal(q_ll(s, "SELECT count(DISTINCT tenant_id) FROM submissions", 0, NULL), 1);
+	assert_int_equal(q_ll(s, "SELECT count(*) FROM tenants", 0, NULL), 1);
+	assert_int_equal(q_ll(s, "SELECT count(*) FROM tenant_quotas", 0, NULL), 1);
+	assert_int_equal(q_ll(s, "SELECT count(*) FROM audit_log WHERE tenant_id <> $1::uuid", 1,
+			      (const char *const[]){ a.id }), 0);
+	/* Writing another tenant's row is refused by the policy. */
+	const char *pb[] = { b.id };
+	assert_int_equal(gv_pg_exec(s,
+				    "INSERT INTO submissions (id, tenant_id, language, source) VALUES "
+				    "('xxxxxxxxxxxxxxxxxxxxrls', $1::uuid, 'c', 'x')",
+				    1, pb, &err),
+			 -1);
+	assert_non_null(strstr(err.msg, "row-level security"));
+	tenant_tx_rollback(s);
+	must(tenant_tx_begin(s, b.id, &err), &err, "begin b");
+	assert_int_equal(q_ll(s, "SELECT count(*) FROM submissions", 0, NULL), 1);
+	must(tenant_tx_commit(s, &err), &err, "commit");
+	/* No tenant set (also after a transaction that had set one): none. */
+	assert_int_equal(q_ll(s, "SELECT count(*) FROM submissions", 0, NULL), 0);
+	assert_int_equal(q_ll(s, "SELECT count(*) FROM tenants", 0, NULL), 0);
+	assert_int_equal(q_ll(s, "SELECT count(*) FROM api_keys", 0, NULL), 0);
+	PGconn *fresh = service();
+	assert_int_equal(q_ll(fresh, "SELECT count(*) FROM submissions", 0, NULL), 0);
+	assert_int_equal(q_ll(fresh, "SELECT count(*) FROM audit_log", 0, NULL), 0);
+	/* The owner (operator tools) is not bound by the policies. */
+	assert_true(q_ll(o, "SELECT count(*) FROM submissions", 0, NULL) >= 3);
+	PQfinish(fresh);
+	PQfinish(s);
+	PQfinish(o);
+}
+
+static void audit__tamper_as_owner__verify_names_the_row(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner();
+	struct tenant_info t;
+	new_tenant(o, "audit", &t); /* seq 1: tenant.created */
+	for (int i = 0; i < 5; i++) {
+		must(tenant_tx_begin(o, NULL, &err), &err, "begin");
+		must(tenant_audit_append(o, t.id, "system:test", TENANT_AUDIT_SANDBOX_FINISHED, "sub", "node-1", "sb-1",
+					 "{\"verdict\": \"AC\", \"cpu_ms\": 12, \"x\": 1.50}", &err),
+		     &err, "append");
+		must(tenant_tx_commit(o, &err), &err, "commit");
+	}
+	struct tenant_audit_report rep;
+	must(tenant_audit_verify(o, t.id, &rep, &err), &err, "verify");
+	assert_true(rep.ok);
+	assert_int_equal(rep.records, 6);
+	/* Change one record's details as the owner. */
+	const char *p[] = { t.id };
+	must(gv_pg_exec(o, "UPDATE audit_log SET details = '{\"verdict\": \"WA\"}' WHERE tenant_id = $1::uuid AND seq = 4",
+			1, p, &err),
+	     &err, "tamper");
+	must(tenant_audit_verify(o, t.id, &rep, &err), &err, "verify");
+	assert_false(rep.ok);
+	assert_int_equal(rep.broken_seq, 4);
+	assert_non_null(strstr(rep.reason, "hash mismatch"));
+	assert_int_equal(rep.records, 3);
+	/* A removed record shows as a gap at its seq. */
+	must(gv_pg_exec(o, "DELETE FROM audit_log WHERE tenant_id = $1::uuid AND seq = 2", 1, p, &err), &err, "delete");
+	must(tenant_audit_verify(o, t.id, &rep, &err), &err, "verify");
+	assert_false(rep.ok);
+	assert_int_equal(rep.broken_seq, 2);
+	assert_non_null(strstr(rep.reason, "missing"));
+	PQfinish(o);
+}
+
+static void audit__service_role__cannot_update_or_delete(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner(), *s = service();
+	struct tenant_info t;
+	new_tenant(o, "audit-grants", &t);
+	must(tenant_tx_begin(s, t.id, &err), &err, "begin");
+	/* The service role may append (INSERT) for its tenant ... */
+	must(tenant_audit_append(s, t.id, "key:test", TENANT_AUDIT_SUBMISSION_CREATED, "s1", NULL, NULL, NULL, &err),
+	     &err, "service append");
+	must(tenant_tx_commit(s, &err), &err, "commit");
+	static const char *const forbidden[] = {
+		"UPDATE audit_log SET actor = 'evil'",
+		"DELETE FROM audit_log",
+		"TRUNCATE audit_log",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		must(tenant_tx_begin(s, t.id, &err), &err, "begin");
+		assert_int_equal(gv_pg_exec(s, forbidden[i], 0, NULL, &err), -1);
+		if (!strstr(err.msg, "42501"))
+			fail_msg("%s: expected permission denied, got %s", forbidden[i], err.msg);
+		tenant_tx_rollback(s);
+	}
+	/* ... but not for another tenant, and not records of details with source. */
+	struct tenant_info other;
+	new_tenant(o, "audit-other", &other);
+	must(tenant_tx_begin(s, t.id, &err), &err, "begin");
+	assert_int_equal(tenant_audit_append(s, other.id, "key:test", "x", NULL, NULL, NULL, NULL, &err), -1);
+	tenant_tx_rollback(s);
+	must(tenant_tx_begin(s, t.id, &err), &err, "begin");
+	assert_int_equal(tenant_audit_append(s, t.id, "key:test", "x", NULL, NULL, NULL, "{\"source_code\": \"int\"}", &err),
+			 -1);
+	assert_int_equal(err.code, GV_EINVAL);
+	tenant_tx_rollback(s);
+	/* Outside a transaction: refused. */
+	assert_int_equal(tenant_audit_append(s, t.id, "key:test", "x", NULL, NULL, NULL, NULL, &err), -1);
+	struct tenant_audit_report rep;
+	must(tenant_audit_verify(o, t.id, &rep, &err), &err, "verify");
+	assert_true(rep.ok);
+	assert_int_equal(rep.records, 2);
+	PQfinish(s);
+	PQfinish(o);
+}
+
+struct appender {
+	const char *tenant_id;
+	int n;
+	int failures;
+	char msg[GV_ERR_MSG_MAX];
+};
+
+static void *append_many(void *arg)
+{
+	struct appender *a = arg;
+	struct gv_err err;
+	PGconn *s = gv_pg_connect(getenv("GAVEL_SERVICE_DATABASE_URL"), 5, 30000, &err);
+	if (!s) {
+		a->failures = a->n;
+		snprintf(a->msg, sizeof(a->msg), "%s", err.msg);
+		return NULL;
+	}
+	for (int i = 0; i < a->n; i++) {
+		if (tenant_tx_begin(s, a->tenant_id, &err) != 0 ||
+		    tenant_audit_append(s, a->tenant_id, "system:test", "test.concurrent", NULL, NULL, NULL, NULL, &err) != 0 ||
+		    tenant_tx_commit(s, &err) != 0) {
+			tenant_tx_rollback(s);
+			a->failures++;
+			snprintf(a->msg, sizeof(a->msg), "%s", err.msg);
+		}
+	}
+	PQfinish(s);
+	return NULL;
+}
+
+static void audit__concurrent_appends__one_intact_chain(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner();
+	struct tenant_info t;
+	new_tenant(o, "audit-conc", &t);
+	struct appender a[3];
+	pthread_t th[3];
+	for (int i = 0; i < 3; i++) {
+		a[i] = (struct appender){ .tenant_id = t.id, .n = 40 };
+		assert_int_equal(pthread_create(&th[i], NULL, append_many, &a[i]), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		pthread_join(th[i], NULL);
+		if (a[i].failures)
+			fail_msg("appender %d: %d failures: %s", i, a[i].failures, a[i].msg);
+	}
+	struct tenant_audit_report rep;
+	must(tenant_audit_verify(o, t.id, &rep, &err), &err, "verify");
+	if (!rep.ok)
+		fail_msg("broken at %lld: %s", (long long)rep.broken_seq, rep.reason);
+	assert_int_equal(rep.records, 121);
+	PQfinish(o);
+}
+
+static void auth__lookup_as_service__ok_revoked_expired_disabled(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner(), *s = service();
+	struct tenant_info t;
+	new_tenant(o, "auth", &t);
+	const char *set[] = { "max_cpu_ms=1234", "allowed_languages=c,cpp" };
+	must(tenant_update_quota(o, t.id, set, 2, "operator:test", NULL, &err), &err, "quota");
+	char key[TENANT_KEY_BUF], key2[TENANT_KEY_BUF];
+	struct tenant_key_info info, info2;
+	must(tenant_key_create(o, t.id, "ci", NULL, NULL, "operator:test", key, &info, &err), &err, "key create");
+	must(tenant_key_create(o, t.id, "short", "2999-01-01", NULL, "operator:test", key2, &info2, &err), &err,
+	     "key create 2");
+	int64_t now = (int64_t)time(NULL);
+	enum tenant_auth_decision d;
+	struct tenant_auth_row row;
+	struct tenant_quota q;
+	must(tenant_key_authenticate(s, key, NULL, now, &d, &row, &q, &err), &err, "auth");
+	assert_int_equal(d, TENANT_AUTH_OK);
+	assert_string_equal(row.tenant_id, t.id);
+	assert_string_equal(row.key_id, info.id);
+	assert_int_equal(q.max_cpu_ms, 1234);
+	assert_int_equal(q.n_allowed_languages, 2);
+	must(tenant_key_authenticate(s, key2, NULL, now, &d, &row, NULL, &err), &err, "auth 2");
+	assert_int_equal(d, TENANT_AUTH_OK);
+	assert_true(row.has_expiry);
+	/* A wrong pepper, an unknown key, a malformed key, no key. */
+	struct tenant_pepper pep;
+	must(tenant_pepper_parse("00112233445566778899aabbccddeeff", &pep, &err), &err, "pepper");
+	must(tenant_key_authenticate(s, key, &pep, now, &d, NULL, NULL, &err), &err, "auth pepper");
+	assert_int_equal(d, TENANT_AUTH_UNKNOWN);
+	char unknown[TENANT_KEY_BUF];
+	must(tenant_key_generate(unknown, &err), &err, "generate");
+	must(tenant_key_authenticate(s, unknown, NULL, now, &d, NULL, NULL, &err), &err, "auth unknown");
+	assert_int_equal(d, TENANT_AUTH_UNKNOWN);
+	must(tenant_key_authenticate(s, "Bearer nonsense", NULL, now, &d, NULL, NULL, &err), &err, "malformed");
+	assert_int_equal(d, TENANT_AUTH_MALFORMED);
+	must(tenant_key_authenticate(s, "", NULL, now, &d, NULL, NULL, &err), &err, "missing");
+	assert_int_equal(d, TENANT_AUTH_MISSING);
+	/* Expired: pushed into the past by the owner. */
+	const char *pk[] = { info2.id };
+	must(gv_pg_exec(o, "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1::uuid", 1, pk, &err),
+	     &err, "expire");
+	must(tenant_key_authenticate(s, key2, NULL, (int64_t)time(NULL), &d, NULL, NULL, &err), &err, "auth expired");
+	assert_int_equal(d, TENANT_AUTH_EXPIRED);
+	/* Revoked: effective on the very next lookup. */
+	must(tenant_key_revoke(o, info.id, "operator:test", &info, &err), &err, "revoke");
+	must(tenant_key_authenticate(s, key, NULL, (int64_t)time(NULL), &d, NULL, NULL, &err), &err, "auth revoked");
+	assert_int_equal(d, TENANT_AUTH_REVOKED);
+	assert_int_equal(tenant_key_revoke(o, info.id, "operator:test", &info, &err), -1);
+	/* Disabled tenant: a fresh valid key answers 403. */
+	char key3[TENANT_KEY_BUF];
+	struct tenant_key_info info3;
+	must(tenant_key_create(o, t.id, "", NULL, NULL, "operator:test", key3, &info3, &err), &err, "key 3");
+	must(tenant_set_disabled(o, t.id, true, "operator:test", &err), &err, "disable");
+	must(tenant_key_authenticate(s, key3, NULL, (int64_t)time(NULL), &d, NULL, NULL, &err), &err, "auth disabled");
+	assert_int_equal(d, TENANT_AUTH_DISABLED);
+	assert_int_equal(tenant_auth_http_status(d), 403);
+	/* Every change above is in the chain: created, quota, 2 keys, 1 revoke,
+	 * 1 key, disabled. */
+	struct tenant_audit_report rep;
+	must(tenant_audit_verify(o, t.id, &rep, &err), &err, "verify");
+	assert_true(rep.ok);
+	assert_int_equal(rep.records, 7);
+	const char *pt[] = { t.id };
+	assert_int_equal(q_ll(o, "SELECT count(*) FROM audit_log WHERE tenant_id = $1::uuid AND action LIKE 'key.%'", 1, pt), 4);
+	assert_int_equal(q_ll(o, "SELECT count(*) FROM audit_log WHERE tenant_id = $1::uuid AND details::text LIKE '%gv\\_%'",
+			      1, pt),
+			 0); /* no key text in the log */
+	PQfinish(s);
+	PQfinish(o);
+}
+
+static void usage__add_twice_as_service__sums(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner(), *s = service();
+	struct tenant_info t;
+	new_tenant(o, "usage", &t);
+	struct tenant_usage_delta d = { 1, 250, 0, 1000 };
+	for (int i = 0; i < 2; i++) {
+		must(tenant_tx_begin(s, t.id, &err), &err, "begin");
+		must(tenant_usage_add(s, t.id, &d, &err), &err, "usage add");
+		must(tenant_tx_commit(s, &err), &err, "commit");
+	}
+	const char *p[] = { t.id };
+	assert_int_equal(q_ll(o, "SELECT submissions FROM usage_daily WHERE tenant_id = $1::uuid", 1, p), 2);
+	assert_int_equal(q_ll(o, "SELECT sandbox_cpu_ms FROM usage_daily WHERE tenant_id = $1::uuid", 1, p), 500);
+	/* Without the tenant set, the policy refuses the write. */
+	assert_int_equal(tenant_usage_add(s, t.id, &d, &err), -1);
+	json_t *rows = tenant_usage_report(o, t.id, NULL, &err);
+	assert_non_null(rows);
+	assert_int_equal(json_array_size(rows), 1);
+	json_decref(rows);
+	PQfinish(s);
+	PQfinish(o);
+}
+
+static void retention__old_finished_deleted__audit_kept(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner();
+	struct tenant_info t;
+	new_tenant(o, "retention", &t);
+	const char *set[] = { "retention_days=7" };
+	must(tenant_update_quota(o, t.id, set, 1, "operator:test", NULL, &err), &err, "quota");
+	add_submission(o, t.id, "done", "8 days");
+	add_submission(o, t.id, "failed", "30 days");
+	add_submission(o, t.id, "queued", "30 days"); /* unfinished: kept */
+	add_submission(o, t.id, "done", "6 days");    /* young: kept */
+	struct tenant_retention_report rep;
+	must(tenant_retention_run(o, t.id, "operator:test", &rep, &err), &err, "retention");
+	assert_int_equal(rep.deleted, 2);
+	const char *p[] = { t.id };
+	assert_int_equal(q_ll(o, "SELECT count(*) FROM submissions WHERE tenant_id = $1::uuid", 1, p), 2);
+	must(tenant_retention_run(o, t.id, "operator:test", &rep, &err), &err, "retention again");
+	assert_int_equal(rep.deleted, 0);
+	struct tenant_audit_report ar;
+	must(tenant_audit_verify(o, t.id, &ar, &err), &err, "verify");
+	assert_true(ar.ok);
+	assert_int_equal(ar.records, 3); /* created, quota.changed, retention.purged */
+	PQfinish(o);
+}
+
+struct hammer {
+	const char *tenant_id;
+	const struct tenant_quota *q;
+	long long stop_at_ms;
+	int accepted, refused, errors;
+	long long first_ms, last_ms;
+};
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void *hammer_run(void *arg)
+{
+	struct hammer *h = arg;
+	struct gv_err err;
+	struct gv_redis_opts o = { .url = getenv("GAVEL_REDIS_URL") };
+	struct gv_redis *r = gv_redis_new(&o, &err);
+	if (!r) {
+		h->errors++;
+		return NULL;
+	}
+	h->first_ms = mono_ms();
+	while (mono_ms() < h->stop_at_ms) {
+		struct tenant_ratelimit_result res;
+		if (tenant_ratelimit_take(r, h->tenant_id, h->q, 1, &res, &err) != 0) {
+			h->errors++;
+			continue;
+		}
+		if (res.allowed) {
+			h->accepted++;
+		} else {
+			h->refused++;
+			if (res.retry_after_s < 1 || res.limit != h->q->burst)
+				h->errors++;
+		}
+	}
+	h->last_ms = mono_ms();
+	gv_redis_free(r);
+	return NULL;
+}
+
+static void ratelimit__two_concurrent_clients__accepted_matches_bucket(void **state)
+{
+	(void)state;
+	PGconn *o = owner();
+	struct tenant_info t;
+	new_tenant(o, "rate", &t);
+	PQfinish(o);
+	struct tenant_quota q;
+	tenant_quota_defaults(&q);
+	q.requests_per_second = 100;
+	q.burst = 50;
+	struct hammer h[2];
+	pthread_t th[2];
+	long long start = mono_ms();
+	for (int i = 0; i < 2; i++) {
+		h[i] = (struct hammer){ .tenant_id = t.id, .q = &q, .stop_at_ms = start + 2000 };
+		assert_int_equal(pthread_create(&th[i], NULL, hammer_run, &h[i]), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(h[0].errors + h[1].errors, 0);
+	long long first = h[0].first_ms < h[1].first_ms ? h[0].first_ms : h[1].first_ms;
+	long long last = h[0].last_ms > h[1].last_ms ? h[0].last_ms : h[1].last_ms;
+	double expected = q.burst + q.requests_per_second * (last - first) / 1000.0;
+	int accepted = h[0].accepted + h[1].accepted;
+	double dev = (accepted - expected) / expected;
+	printf("# rate limit: accepted %d (client A %d, B %d), refused %d, expected %.1f over %lld ms: %+.2f%%\n",
+	       accepted, h[0].accepted, h[1].accepted, h[0].refused + h[1].refused, expected, last - first, dev * 100);
+	assert_true(h[0].refused + h[1].refused > 0);
+	assert_true(h[0].accepted > 0 && h[1].accepted > 0);
+	if (dev > 0.05 || dev < -0.05)
+		fail_msg("accepted %d, expected %.1f (%.2f%% off)", accepted, expected, dev * 100);
+}
+
+static void schedcfg__publish__hash_readable(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner();
+	struct tenant_info t;
+	struct tenant_quota q;
+	new_tenant(o, "sched", &t);
+	const char *set[] = { "weight=3", "max_running=7" };
+	must(tenant_update_quota(o, t.id, set, 2, "operator:test", &q, &err), &err, "quota");
+	struct gv_redis *r = redis();
+	must(tenant_sched_cfg_publish(r, t.id, &q, false, &err), &err, "publish");
+	redisReply *rep = gv_redis_command(r, &err, "HMGET " TENANT_SCHED_CFG_KEY_PREFIX "%s weight max_running disabled", t.id);
+	assert_non_null(rep);
+	assert_int_equal(rep->elements, 3);
+	assert_string_equal(rep->element[0]->str, "3");
+	assert_string_equal(rep->element[1]->str, "7");
+	assert_string_equal(rep->element[2]->str, "0");
+	gv_redis_reply_free(rep);
+	int count = 0;
+	must(tenant_sched_cfg_publish_all(o, r, &count, &err), &err, "publish all");
+	assert_true(count >= 1);
+	gv_redis_free(r);
+	PQfinish(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rls__service_without_where__sees_only_its_tenant),
+		cmocka_unit_test(audit__tamper_as_owner__verify_names_the_row),
+		cmocka_unit_test(audit__service_role__cannot_update_or_delete),
+		cmocka_unit_test(audit__concurrent_appends__one_intact_chain),
+		cmocka_unit_test(auth__lookup_as_service__ok_revoked_expired_disabled),
+		cmocka_unit_test(usage__add_twice_as_service__sums),
+		cmocka_unit_test(retention__old_finished_deleted__audit_kept),
+		cmocka_unit_test(ratelimit__two_concurrent_clients__accepted_matches_bucket),
+		cmocka_unit_test(schedcfg__publish__hash_readable),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

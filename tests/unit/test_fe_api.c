@@ -1,0 +1,313 @@
+/* Unit tests of the frontend's pure layers: routing, Judge0 status ids and
+ * field selection, number-or-string values, base64 input, native request
+ * validation, Piston version ranges. Tables of cases, named by behaviour. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "frontend/api.h"
+#include "frontend/router.h"
+
+static struct lang_registry reg;
+static struct fe_catalog cat;
+static const struct fe_bounds bounds = { .max_source = 1000, .max_tests = 3, .max_test_size = 100,
+					 .max_batch = 20 };
+
+static int setup(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	if (lang_registry_load(&reg, "languages", &err) < 0 ||
+	    fe_catalog_init(&cat, &reg, NULL, 0, &err) < 0) {
+		print_error("languages: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	lang_registry_free(&reg);
+	return 0;
+}
+
+static void router__table__matches_routes_methods_and_params(void **state)
+{
+	(void)state;
+	static const struct {
+		enum fe_method m;
+		const char *path;
+		enum fe_match_result want;
+		enum fe_route_id id;
+		const char *param;
+	} cases[] = {
+		{ FE_M_POST, "/v1/submissions", FE_MATCH_OK, FE_ROUTE_V1_SUBMIT, NULL },
+		{ FE_M_GET, "/v1/submissions/abc_DEF-123", FE_MATCH_OK, FE_ROUTE_V1_SUBMISSION, "abc_DEF-123" },
+		{ FE_M_GET, "/v1/submissions/abc/events", FE_MATCH_OK, FE_ROUTE_V1_EVENTS, "abc" },
+		{ FE_M_GET, "/v1/languages/", FE_MATCH_OK, FE_ROUTE_V1_LANGUAGES, NULL },
+		{ FE_M_HEAD, "/v1/health", FE_MATCH_OK, FE_ROUTE_V1_HEALTH, NULL },
+		{ FE_M_GET, "/submissions/batch", FE_MATCH_OK, FE_ROUTE_J0_BATCH_GET, NULL },
+		{ FE_M_POST, "/submissions/batch", FE_MATCH_OK, FE_ROUTE_J0_BATCH_CREATE, NULL },
+		{ FE_M_GET, "/submissions/tok", FE_MATCH_OK, FE_ROUTE_J0_GET, "tok" },
+		{ FE_M_DELETE, "/submissions/tok", FE_MATCH_OK, FE_ROUTE_J0_DELETE, "tok" },
+		{ FE_M_GET, "/languages/71", FE_MATCH_OK, FE_ROUTE_J0_LANGUAGE, "71" },
+		{ FE_M_POST, "/api/v2/execute", FE_MATCH_OK, FE_ROUTE_PISTON_EXECUTE, NULL },
+		{ FE_M_PUT, "/v1/submissions", FE_MATCH_BAD_METHOD, FE_ROUTE_NONE, NULL },
+		{ FE_M_GET, "/v1/submissions/a%2Fb", FE_MATCH_NOT_FOUND, FE_ROUTE_NONE, NULL },
+		{ FE_M_GET, "/v1/submissions//events", FE_MATCH_NOT_FOUND, FE_ROUTE_NONE, NULL },
+		{ FE_M_GET, "/v1", FE_MATCH_NOT_FOUND, FE_ROUTE_NONE, NULL },
+		{ FE_M_GET, "relative", FE_MATCH_NOT_FOUND, FE_ROUTE_NONE, NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fe_match m;
+		enum fe_match_result r = fe_route_match(cases[i].m, cases[i].path, &m);
+		assert_int_equal(r, cases[i].want);
+		if (r == FE_MATCH_OK) {
+			assert_int_equal(m.route->id, cases[i].id);
+			if (cases[i].param)
+				assert_string_equal(m.params[0], cases[i].param);
+		}
+	}
+}
+
+static void router__bad_method__lists_allowed(void **state)
+{
+	(void)state;
+	struct fe_match m;
+	assert_int_equal(fe_route_match(FE_M_POST, "/submissions/x", &m), FE_MATCH_BAD_METHOD);
+	char buf[64];
+	fe_methods_list(m.allowed, buf, sizeof(buf));
+	assert_string_equal(buf, "GET, HEAD, DELETE");
+}
+
+static void judge0__status_ids__follow_verdicts_and_signals(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *status, *verdict;
+		int signal;
+		int want;
+	} cases[] = {
+		{ "queued", NULL, 0, 1 },   { "running", NULL, 0, 2 }, { "done", "AC", 0, 3 },
+		{ "done", "WA", 0, 4 },     { "done", "PE", 0, 4 },    { "done", "TLE", 0, 5 },
+		{ "done", "CE", 0, 6 },     { "done", "RE", 11, 7 },   { "done", "OLE", 0, 8 },
+		{ "done", "RE", 8, 9 },     { "done", "RE", 6, 10 },   { "done", "RE", 0, 11 },
+		{ "done", "RE", 9, 12 },    { "done", "MLE", 0, 12 },  { "done", "IE", 0, 13 },
+		{ "failed", NULL, 0, 13 },  { "done", NULL, 0, 13 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *res = json_pack("{s:i}", "signal", cases[i].signal);
+		assert_int_equal(fe_j0_status_id(cases[i].status, cases[i].verdict, res), cases[i].want);
+		json_decref(res);
+	}
+	assert_string_equal(fe_j0_status_description(3), "Accepted");
+	assert_string_equal(fe_j0_status_description(14), "Exec Format Error");
+	assert_null(fe_j0_status_description(15));
+}
+
+static void judge0__fields__default_star_and_unknown(void **state)
+{
+	(void)state;
+	uint64_t m;
+	struct fe_apierr e;
+	assert_int_equal(fe_j0_parse_fields(NULL, &m, &e), 0);
+	assert_true(m == fe_j0_default_fields());
+	assert_int_equal(fe_j0_parse_fields("token, stdout", &m, &e), 0);
+	assert_true(m == (1ull << FE_J0_TOKEN | 1ull << FE_J0_STDOUT));
+	assert_int_equal(fe_j0_parse_fields("*", &m, &e), 0);
+	assert_true(m & (1ull << FE_J0_SOURCE_CODE));
+	assert_int_equal(fe_j0_parse_fields("token,bogus", &m, &e), -1);
+	assert_int_equal(e.status, 400);
+	assert_non_null(strstr(e.msg, "bogus"));
+}
+
+static void judge0__numbers__accept_strings_and_nulls(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json;
+		int want;
+		double value;
+	} cases[] = {
+		{ "{\"x\": 2}", 0, 2 },        { "{\"x\": \"2.5\"}", 0, 2.5 }, { "{\"x\": null}", 1, -1 },
+		{ "{}", 1, -1 },               { "{\"x\": \"\"}", 1, -1 },     { "{\"x\": \"2s\"}", -1, -1 },
+		{ "{\"x\": true}", -1, -1 },   { "{\"x\": 99}", -1, -1 },      { "{\"x\": \"nan\"}", -1, -1 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *j = json_loads(cases[i].json, 0, NULL);
+		double v = -1;
+		struct fe_apierr e;
+		assert_int_equal(fe_j0_number(j, "x", 0, 10, &v, &e), cases[i].want);
+		assert_true(v == cases[i].value);
+		json_decref(j);
+	}
+}
+
+static void judge0__parse__maps_fields_base64_and_expected_output(void **state)
+{
+	(void)state;
+	json_t *b = json_loads("{\"language_id\":\"71\",\"source_code\":\"cHJpbnQoMSk=\",\"stdin\":null,"
+			       "\"expected_output\":\"MQ==\",\"cpu_time_limit\":\"2\",\"memory_limit\":65536}",
+			       0, NULL);
+	struct fe_job job;
+	struct fe_apierr e;
+	assert_int_equal(fe_j0_parse(b, true, &cat, &bounds, &job, &e), 0);
+	assert_string_equal(job.lang->id, "python3");
+	assert_true(job.judged);
+	assert_int_equal(job.time_ms, 2000);
+	assert_int_equal(job.memory_mb, 64);
+	json_t *f0 = json_array_get(json_object_get(job.spec, "files"), 0);
+	assert_string_equal(json_string_value(json_object_get(f0, "content")), "print(1)");
+	json_t *t0 = json_array_get(json_object_get(job.spec, "tests"), 0);
+	assert_string_equal(json_string_value(json_object_get(t0, "expected")), "1");
+	fe_job_clear(&job);
+	json_decref(b);
+	static const struct {
+		const char *json;
+		bool base64;
+		int status;
+	} bad[] = {
+		{ "{\"source_code\":\"x\"}", false, 422 },
+		{ "{\"language_id\":9999,\"source_code\":\"x\"}", false, 422 },
+		{ "{\"language_id\":71,\"source_code\":\"!!!\"}", true, 400 },
+		{ "{\"language_id\":71,\"source_code\":\"x\",\"command_line_arguments\":\"-v\"}", false, 422 },
+		{ "{\"language_id\":71,\"source_code\":\"x\",\"cpu_time_limit\":\"fast\"}", false, 422 },
+		{ "{\"language_id\":71,\"source_code\":\"\"}", false, 422 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *j = json_loads(bad[i].json, 0, NULL);
+		assert_int_equal(fe_j0_parse(j, bad[i].base64, &cat, &bounds, &job, &e), -1);
+		assert_int_equal(e.status, bad[i].status);
+		json_decref(j);
+	}
+}
+
+static void native__validation__table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json;
+		int status; /* 0: accepted */
+		const char *code;
+	} cases[] = {
+		{ "{\"language\":\"python3\",\"source\":\"print(1)\"}", 0, NULL },
+		{ "{\"language\":\"cpp\",\"files\":[{\"content\":\"int main(){}\"},{\"name\":\"a.h\",\"content\":\"\"}]}", 0, NULL },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"tests\":[{\"input\":\"1\",\"expected\":\"1\"}],\"checker\":{\"mode\":\"tokens\",\"flags\":\"float_tolerance 1e-6\"}}", 0, NULL },
+		{ "{\"language\":\"cobol\",\"source\":\"x\"}", 422, "unknown_language" },
+		{ "{\"source\":\"x\"}", 400, "invalid_request" },
+		{ "{\"language\":\"python3\"}", 400, "invalid_request" },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"files\":[]}", 400, "invalid_request" },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"extra\":1}", 400, "invalid_request" },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"stdin\":\"1\",\"tests\":[{\"expected\":\"1\"}]}", 400, "invalid_request" },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"tests\":[{\"expected\":\"1\"},{\"expected\":\"1\"},{\"expected\":\"1\"},{\"expected\":\"1\"}]}", 413, "too_large" },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"checker\":{\"flags\":\"bogus_flag\"}}", 400, "invalid_request" },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"limits\":{\"time_ms\":999999}}", 422, "limit_exceeded" },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"limits\":{\"time_ms\":-1}}", 400, "invalid_request" },
+		{ "{\"language\":\"cpp\",\"files\":[{\"content\":\"x\"},{\"name\":\"../a\",\"content\":\"\"}]}", 400, "invalid_request" },
+		{ "[1]", 400, "invalid_request" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *j = json_loads(cases[i].json, 0, NULL);
+		assert_non_null(j);
+		struct fe_job job;
+		struct fe_apierr e = { 0 };
+		int rc = fe_native_parse(j, &cat, &bounds, &job, &e);
+		if (cases[i].status == 0) {
+			if (rc != 0)
+				print_error("case %zu: %s\n", i, e.msg);
+			assert_int_equal(rc, 0);
+			fe_job_clear(&job);
+		} else {
+			assert_int_equal(rc, -1);
+			assert_int_equal(e.status, cases[i].status);
+			assert_string_equal(e.code, cases[i].code);
+		}
+		json_decref(j);
+	}
+}
+
+static void native__source_over_limit__is_413(void **state)
+{
+	(void)state;
+	char src[1100];
+	memset(src, 'x', sizeof(src) - 1);
+	src[sizeof(src) - 1] = '\0';
+	json_t *j = json_pack("{s:s,s:s}", "language", "python3", "source", src);
+	struct fe_job job;
+	struct fe_apierr e;
+	assert_int_equal(fe_native_parse(j, &cat, &bounds, &job, &e), -1);
+	assert_int_equal(e.status, 413);
+	json_decref(j);
+}
+
+static void piston__semver__ranges(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *v, *range;
+		bool want;
+	} cases[] = {
+		{ "3.11.0", "*", true },        { "3.11.0", "3", true },         { "3.11.0", "3.x", true },
+		{ "3.11.0", "3.11", true },     { "3.11.0", "3.11.0", true },    { "3.11.0", "3.10", false },
+		{ "3.11.0", ">=3.8 <4", true }, { "3.11.0", ">=3.12", false },   { "3.11.0", "^3.10", true },
+		{ "3.11.0", "^4", false },      { "3.11.0", "~3.11", true },     { "3.11.0", "~3.10", false },
+		{ "3.11.0", "2 || 3", true },   { "3.11.0", "1.0.0 - 3.11", true }, { "3.11.0", "<3.11.0", false },
+		{ "0.2.5", "^0.2.1", true },    { "0.3.0", "^0.2.1", false },    { "3.11.0", "garbage", false },
+		{ "3.11.0", ">3", false },      { "4.0.0", ">3", true },         { "3.11.0", "<=3", true },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (fe_semver_satisfies(cases[i].v, cases[i].range) != cases[i].want)
+			fail_msg("%s vs %s: expected %d", cases[i].v, cases[i].range, cases[i].want);
+	}
+}
+
+static void piston__find__by_alias_and_version(void **state)
+{
+	(void)state;
+	const struct lang_def *l = fe_piston_find(&cat, "py", "3.x");
+	assert_non_null(l);
+	assert_string_equal(l->id, "python3");
+	assert_non_null(fe_piston_find(&cat, "c++", "*"));
+	assert_null(fe_piston_find(&cat, "py", "2"));
+	assert_null(fe_piston_find(&cat, "brainfuck", "*"));
+	char v[32];
+	fe_piston_version(l, v, sizeof(v));
+	assert_string_equal(v, "3.11.0");
+}
+
+static void catalog__overrides__change_judge0_ids(void **state)
+{
+	(void)state;
+	struct fe_catalog c;
+	struct gv_err err;
+	char *ok[] = { "python3=100" };
+	assert_int_equal(fe_catalog_init(&c, &reg, ok, 1, &err), 0);
+	assert_string_equal(fe_catalog_by_judge0(&c, 100)->id, "python3");
+	assert_null(fe_catalog_by_judge0(&c, 71));
+	char *dup[] = { "python3=50" };
+	assert_int_equal(fe_catalog_init(&c, &reg, dup, 1, &err), -1);
+	char *unknown[] = { "cobol=1" };
+	assert_int_equal(fe_catalog_init(&c, &reg, unknown, 1, &err), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(router__table__matches_routes_methods_and_params),
+		cmocka_unit_test(router__bad_method__lists_allowed),
+		cmocka_unit_test(judge0__status_ids__follow_verdicts_and_signals),
+		cmocka_unit_test(judge0__fields__default_star_and_unknown),
+		cmocka_unit_test(judge0__numbers__accept_strings_and_nulls),
+		cmocka_unit_test(judge0__parse__maps_fields_base64_and_expected_output),
+		cmocka_unit_test(native__validation__table),
+		cmocka_unit_test(native__source_over_limit__is_413),
+		cmocka_unit_test(piston__semver__ranges),
+		cmocka_unit_test(piston__find__by_alias_and_version),
+		cmocka_unit_test(catalog__overrides__change_judge0_ids),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,191 @@
+/* Unit tests of the job message format (common/jobspec.c): a table of
+ * refused requests with the field each error names, accepted requests with
+ * their parsed values, the canonical round trip, the size bounds, and the
+ * result builders. */
+#include "common/jobspec.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static void jobspec__refused__names_the_field(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json, *want;
+	} cases[] = {
+		{ "[]", "expected object" },
+		{ "{\"files\":[{\"name\":\"a.c\",\"content\":\"\"}]}", "language" },
+		{ "{\"language\":\"C!\",\"files\":[{\"name\":\"a.c\",\"content\":\"\"}]}", "language" },
+		{ "{\"language\":\"c\"}", "files" },
+		{ "{\"language\":\"c\",\"files\":[]}", "files" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"../x\",\"content\":\"\"}]}", "files[0].name" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"job\",\"content\":\"\"}]}", "files[0].name" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"},{\"name\":\"a\",\"content\":\"\"}]}",
+		  "twice" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":1}]}", "content" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\",\"x\":1}]}", "x" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"bogus\":1}", "bogus" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"tests\":[]}", "tests" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"tests\":[{\"input\":\"1\"}]}",
+		  "expected" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"checker\":{\"mode\":\"fuzzy\"}}",
+		  "checker.mode" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"limits\":{\"time_ms\":-1}}",
+		  "time_ms" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"limits\":{\"cpu\":1}}", "cpu" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"gpus\":99}", "gpus" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"return_output\":1}",
+		  "return_output" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gv_jobspec s;
+		struct gv_err err;
+		gv_err_clear(&err);
+		int rc = gv_jobspec_parse(cases[i].json, strlen(cases[i].json), &s, &err);
+		gv_jobspec_free(&s);
+		if (rc != -1)
+			fail_msg("case %zu accepted: %s", i, cases[i].json);
+		if (!strstr(err.msg, cases[i].want))
+			fail_msg("case %zu: message '%s' does not name '%s'", i, err.msg, cases[i].want);
+	}
+}
+
+static void jobspec__full_request__parsed(void **state)
+{
+	(void)state;
+	const char *j = "{\"language\":\"cpp\",\"files\":[{\"name\":\"main.cpp\",\"content\":\"int main(){}\"},"
+			"{\"name\":\"util.h\",\"content\":\"//\"}],\"stdin\":null,"
+			"\"tests\":[{\"input\":\"1 2\\n\",\"expected\":\"3\\n\"},{\"expected\":\"x\"}],"
+			"\"checker\":{\"mode\":\"exact\",\"flags\":\"ignore_trailing_whitespace\"},"
+			"\"limits\":{\"time_ms\":1500,\"memory_mb\":0},\"return_output\":true,\"gpus\":0,"
+			"\"callback_url\":\"https://example.com/cb\",\"problem_id\":null}";
+	struct gv_jobspec s;
+	struct gv_err err;
+	assert_int_equal(gv_jobspec_parse(j, strlen(j), &s, &err), 0);
+	assert_string_equal(s.language, "cpp");
+	assert_int_equal(s.n_files, 2);
+	assert_string_equal(s.files[1].name, "util.h");
+	assert_int_equal(s.files[0].len, 12);
+	assert_true(s.has_tests);
+	assert_int_equal(s.n_tests, 2);
+	assert_string_equal(s.tests[0].input, "1 2\n");
+	assert_string_equal(s.tests[1].input, "");
+	assert_int_equal(s.checker_mode, GV_CHECKER_EXACT);
+	assert_string_equal(s.checker_flags, "ignore_trailing_whitespace");
+	assert_int_equal(s.time_ms, 1500);
+	assert_int_equal(s.memory_mb, 0);
+	assert_true(s.return_output);
+	assert_string_equal(s.callback_url, "https://example.com/cb");
+	assert_null(s.problem_id);
+	assert_string_equal(s.stdin_data, "");
+
+	/* Canonical form round-trips to the same spec and the same text. */
+	size_t len1 = 0, len2 = 0;
+	char *t1 = gv_jobspec_to_text(&s, &len1, &err);
+	assert_non_null(t1);
+	struct gv_jobspec s2;
+	assert_int_equal(gv_jobspec_parse(t1, len1, &s2, &err), 0);
+	char *t2 = gv_jobspec_to_text(&s2, &len2, &err);
+	assert_non_null(t2);
+	assert_string_equal(t1, t2);
+	free(t1);
+	free(t2);
+	gv_jobspec_free(&s2);
+	gv_jobspec_free(&s);
+	gv_jobspec_free(&s); /* idempotent */
+}
+
+static void jobspec__plain_run__no_tests(void **state)
+{
+	(void)state;
+	const char *j = "{\"language\":\"python3\",\"files\":[{\"name\":\"a.py\",\"content\":\"print(1)\"}],"
+			"\"stdin\":\"5\\n\"}";
+	struct gv_jobspec s;
+	struct gv_err err;
+	assert_int_equal(gv_jobspec_parse(j, strlen(j), &s, &err), 0);
+	assert_false(s.has_tests);
+	assert_int_equal(s.stdin_len, 2);
+	assert_int_equal(s.checker_mode, GV_CHECKER_TOKENS);
+	assert_null(s.checker_flags);
+	gv_jobspec_free(&s);
+}
+
+static char *big_request(size_t source_len, size_t stdin_len)
+{
+	char *buf = malloc(source_len + stdin_len + 256);
+	size_t n = (size_t)sprintf(buf, "{\"language\":\"c\",\"files\":[{\"name\":\"a.c\",\"content\":\"");
+	memset(buf + n, 'a', source_len);
+	n += source_len;
+	n += (size_t)sprintf(buf + n, "\"}],\"stdin\":\"");
+	memset(buf + n, 'b', stdin_len);
+	n += stdin_len;
+	strcpy(buf + n, "\"}");
+	return buf;
+}
+
+static void jobspec__sizes__bounded(void **state)
+{
+	(void)state;
+	struct gv_jobspec s;
+	struct gv_err err;
+	char *ok = big_request(GV_JOBSPEC_SOURCE_MAX, GV_JOBSPEC_DATA_MAX);
+	assert_int_equal(gv_jobspec_parse(ok, strlen(ok), &s, &err), 0);
+	gv_jobspec_free(&s);
+	free(ok);
+	char *src = big_request(GV_JOBSPEC_SOURCE_MAX + 1, 0);
+	assert_int_equal(gv_jobspec_parse(src, strlen(src), &s, &err), -1);
+	assert_int_equal(err.code, GV_ELIMIT);
+	gv_jobspec_free(&s);
+	free(src);
+	char *data = big_request(1, GV_JOBSPEC_DATA_MAX + 1);
+	assert_int_equal(gv_jobspec_parse(data, strlen(data), &s, &err), -1);
+	assert_int_equal(err.code, GV_ELIMIT);
+	gv_jobspec_free(&s);
+	free(data);
+}
+
+static void result__judge__has_tests_and_lossy_output(void **state)
+{
+	(void)state;
+	struct gv_result_test t[2] = {
+		{ .verdict = "AC", .time_ms = 5, .out = "ok\n", .out_len = 3 },
+		{ .verdict = "WA", .message = "line 1", .out = "\xff", .out_len = 1 },
+	};
+	struct gv_result r = { .kind = "judge", .verdict = "WA", .status = "OK", .tests = t, .n_tests = 2 };
+	json_t *j = gv_result_to_json(&r);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "WA");
+	json_t *tests = json_object_get(j, "tests");
+	assert_int_equal(json_array_size(tests), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(tests, 1), "stdout")), "\xef\xbf\xbd");
+	assert_null(json_object_get(j, "stdout"));
+	json_decref(j);
+
+	j = gv_result_internal_error(NULL, "boom");
+	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "IE");
+	assert_string_equal(json_string_value(json_object_get(j, "kind")), "run");
+	assert_string_equal(json_string_value(json_object_get(j, "message")), "boom");
+	json_decref(j);
+	assert_true(gv_result_verdict_ok("AC"));
+	assert_false(gv_result_verdict_ok("OK"));
+	assert_false(gv_result_verdict_ok(NULL));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(jobspec__refused__names_the_field),
+		cmocka_unit_test(jobspec__full_request__parsed),
+		cmocka_unit_test(jobspec__plain_run__no_tests),
+		cmocka_unit_test(jobspec__sizes__bounded),
+		cmocka_unit_test(result__judge__has_tests_and_lossy_output),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
