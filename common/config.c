@@ -436,6 +436,32 @@ void gv_config_free(const struct gv_config_option *table, size_t n, void *target
 	}
 }
 
+/* One gavel.conf serves every binary: a key in a section of Gavel's that
+ * this binary's table has no option in at all belongs to another binary,
+ * which validates it; it is skipped here. Keys in the binary's own sections
+ * and in sections nobody knows stay errors, so typos are still caught. */
+static const char *const gavel_sections[] = {
+	"log", "database", "redis", "auth", "frontend", "scheduler", "executor", "tenants",
+};
+
+static bool belongs_to_another_binary(const struct gv_config_option *table, size_t n, const char *key)
+{
+	const char *dot = strchr(key, '.');
+	if (!dot)
+		return false;
+	size_t slen = (size_t)(dot - key);
+	bool known = false;
+	for (size_t i = 0; i < sizeof(gavel_sections) / sizeof(gavel_sections[0]); i++)
+		if (strlen(gavel_sections[i]) == slen && memcmp(gavel_sections[i], key, slen) == 0)
+			known = true;
+	if (!known)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(table[i].name, key, slen) == 0 && table[i].name[slen] == '.')
+			return false;
+	return true;
+}
+
 static const struct gv_config_option *find_option(const struct gv_config_option *table, size_t n,
 						  const char *name, size_t *index)
 {
@@ -543,6 +569,8 @@ static int parse_line(struct parse_state *st, char *line, unsigned lineno, char 
 	}
 	size_t idx = 0;
 	const struct gv_config_option *opt = fits ? find_option(st->table, st->n, key, &idx) : NULL;
+	if (!opt && fits && belongs_to_another_binary(st->table, st->n, key))
+		return 0;
 	if (!opt)
 		return gv_err_set(err, GV_ECONFIG, "%s:%u: unknown option '%s%s%.*s'", fname, lineno,
 				  section, slen ? "." : "", (int)(klen > 64 ? 64 : klen), kb);

@@ -7,6 +7,8 @@
  * variables (GAVEL_EXECUTOR_NODE_NAME, GAVEL_REDIS_URL, ...). Needs root. */
 #include <getopt.h>
 #include <signal.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,6 +52,27 @@ int main(int argc, char **argv)
 	if (gv_config_load(exec_daemon_config_table, exec_daemon_config_table_len, &cfg, path, environ, &err) != 0) {
 		fprintf(stderr, "gavel-executor: %s\n", err.msg);
 		return 2;
+	}
+	/* Relative paths in the config are relative to where the daemon was
+	 * started (the checkout for `make run`); the engine wants absolute
+	 * ones, since runsc runs elsewhere. */
+	char *paths[] = { cfg.init_path, cfg.languages_dir };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (!paths[i] || paths[i][0] == '/')
+			continue;
+		char *abs = realpath(paths[i], NULL);
+		if (!abs) {
+			fprintf(stderr, "gavel-executor: %s: %s\n", paths[i], strerror(errno));
+			gv_config_free(exec_daemon_config_table, exec_daemon_config_table_len, &cfg);
+			return 2;
+		}
+		if (paths[i] == cfg.init_path) {
+			free(cfg.init_path);
+			cfg.init_path = abs;
+		} else {
+			free(cfg.languages_dir);
+			cfg.languages_dir = abs;
+		}
 	}
 	int level = gv_log_level_parse(cfg.log_level ? cfg.log_level : "info");
 	gv_log_init("executor", level < 0 ? GV_LOG_INFO : (enum gv_log_level)level);

@@ -433,7 +433,7 @@ static json_t *stage(const json_t *res, bool run)
 			      : json_string_value(json_object_get(res, "compile_output"));
 	out = out ? out : "";
 	err = err ? err : "";
-	json_t *o = json_pack("{s:s,s:s,s:s++}", "stdout", out, "stderr", err, "output", out, err);
+	json_t *o = json_pack("{s:s,s:s,s:s+}", "stdout", out, "stderr", err, "output", out, err);
 	if (!o)
 		return NULL;
 	json_int_t code = json_integer_value(json_object_get(res, "exit_code"));

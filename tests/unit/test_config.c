@@ -219,6 +219,25 @@ static const struct scaled_case scaled_cases[] = {
 	{ GV_CONFIG_DURATION, "s", 0, 0 },
 };
 
+/* One gavel.conf for every binary: sections of Gavel's that this table has
+ * no option in are another binary's and are skipped; a typo in a section
+ * the table does own, or an unknown section, is still refused. */
+static void config__other_binaries_sections__skipped_own_typos_refused(void **state)
+{
+	(void)state;
+	struct tcfg c;
+	struct gv_err err;
+	assert_int_equal(load(&c, "database.url = x\n[scheduler]\ntick = 5\n[frontend]\nport = 1\n", NULL,
+			      &err),
+			 0);
+	gv_config_free(table, NTABLE, &c);
+	assert_int_equal(load(&c, "database.url = x\n[executor]\nlanguagez = c\n", NULL, &err), -1);
+	assert_string_equal(err.msg, "test.conf:3: unknown option 'executor.languagez'");
+	gv_config_free(table, NTABLE, &c);
+	assert_int_equal(load(&c, "database.url = x\n[nosuch]\nkey = 1\n", NULL, &err), -1);
+	gv_config_free(table, NTABLE, &c);
+}
+
 static void config__size_and_duration_suffixes__scaled(void **state)
 {
 	(void)state;
@@ -669,6 +688,7 @@ int main(void)
 		cmocka_unit_test(config__quoted_values__unescaped),
 		cmocka_unit_test(config__crlf_line_endings__accepted),
 		cmocka_unit_test(config__env_override__wins_over_file),
+		cmocka_unit_test(config__other_binaries_sections__skipped_own_typos_refused),
 		cmocka_unit_test(config__required_from_env_only__accepted),
 		cmocka_unit_test(config__dump__masks_secrets_and_reloads),
 		cmocka_unit_test(config__reload__swaps_reloadable_refuses_others),
