@@ -77,7 +77,7 @@ const struct gv_config_option exec_daemon_config_table[] = {
 	  .def = "redis://127.0.0.1:6379/0", .flags = GV_CONFIG_SECRET, .doc = "Redis URL" },
 	{ .name = "redis.connect_timeout", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, redis_connect_timeout_ms), .def = "2s", .doc = "per connection" },
-	{ .name = "redis.command_timeout", .type = GV_CONFIG_DURATION,
+	{ .name = "executor.redis_command_timeout", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, redis_command_timeout_ms), .def = "5s", .doc = "per command" },
 };
 const size_t exec_daemon_config_table_len = sizeof(exec_daemon_config_table) / sizeof(exec_daemon_config_table[0]);

@@ -134,7 +134,6 @@ int exec_runsc_argv(const struct exec_runsc *r, const char *const *extra, const 
 	}
 	if (r->file_access_exclusive)
 		PUSH("--file-access-mounts=exclusive");
-	if (getenv("GV_STRACE")) { PUSH("--debug"); PUSH("--strace"); PUSH("--debug-log=/tmp/gvstrace/"); }
 	for (size_t i = 0; extra[i]; i++)
 		PUSH(extra[i]);
 #undef PUSH

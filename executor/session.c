@@ -541,20 +541,11 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 	if (deadline > s->deadline)
 		deadline = s->deadline;
 
-	struct timespec q0, q1, q2;
-	clock_gettime(CLOCK_MONOTONIC, &q0);
 	enum phase_end end = pump_phase(s, cmd, cmd_len, deadline, r, err);
-	clock_gettime(CLOCK_MONOTONIC, &q1);
 	uint64_t ooms = 0;
 	char tail[256];
 	switch (end) {
 	case PH_RESULT:
-		{ int rcx = oom_kills(s, &ooms, err); (void)rcx; }
-		clock_gettime(CLOCK_MONOTONIC, &q2);
-		{ struct gv_log_ctx cx = {.sandbox = s->id}; gv_debug(&cx, "PROF phase %s pump %ld us", compile ? "compile" : "test", (long)((q1.tv_sec - q0.tv_sec) * 1000000 + (q1.tv_nsec - q0.tv_nsec) / 1000)); }
-		{ size_t ml = strlen(r->message); snprintf(r->message + ml, sizeof(r->message) - ml, " | pump %ld oom %ld us",
-			(long)((q1.tv_sec - q0.tv_sec) * 1000000 + (q1.tv_nsec - q0.tv_nsec) / 1000),
-			(long)((q2.tv_sec - q1.tv_sec) * 1000000 + (q2.tv_nsec - q1.tv_nsec) / 1000)); }
 		/* A sandbox-wide OOM kill can hit a helper thread and leave init
 		 * answering: the counter decides, not the answer. */
 		if (oom_kills(s, &ooms, err) != 0) {
@@ -837,11 +828,9 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 		gv_err_errno(err, "open %s", s->dir);
 		goto fail;
 	}
-	int64_t tb0 = now_ms();
 	if (build_bundle(s, bfd, job, err) != 0)
 		goto fail;
 	close_fd(&bfd);
-	{ struct gv_log_ctx cx = {.sandbox = s->id}; gv_debug(&cx, "PROF build_bundle %lld ms", (long long)(now_ms() - tb0)); }
 	if (start_sandbox(s, err) != 0)
 		goto fail;
 

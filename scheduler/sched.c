@@ -43,7 +43,7 @@ const struct gv_config_option sched_config_table[] = {
 	  .def = "redis://127.0.0.1:6379/0", .flags = GV_CONFIG_SECRET, .doc = "Redis URL" },
 	{ .name = "redis.connect_timeout", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct sched_config, redis_connect_timeout_ms), .def = "2s", .doc = "per connection" },
-	{ .name = "redis.command_timeout", .type = GV_CONFIG_DURATION,
+	{ .name = "scheduler.redis_command_timeout", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct sched_config, redis_command_timeout_ms), .def = "5s", .doc = "per command" },
 	{ .name = "scheduler.node_heartbeat_timeout", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct sched_config, node_heartbeat_timeout_ms), .def = "15s", .min = 1, .max = 86400000,

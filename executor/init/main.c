@@ -18,7 +18,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/err.h"
@@ -260,20 +259,11 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 		.combined_cap = 0,
 		.drop_to_sandbox_uid = s->as_root,
 	};
-	extern uint64_t init_prof[8];
-	struct timespec ts0; clock_gettime(CLOCK_MONOTONIC, &ts0);
-	uint64_t a = (uint64_t)ts0.tv_sec * 1000000000ull + (uint64_t)ts0.tv_nsec;
 	if (init_runner_run(&s->runner, &spec, &o, err) < 0 || wipe_scratch(s, err) < 0) {
 		gv_err_prefix(err, "test %u", s->next_index);
 		return -1;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts0);
-	uint64_t b = (uint64_t)ts0.tv_sec * 1000000000ull + (uint64_t)ts0.tv_nsec;
 	init_decide(&o, &s->job.test, &rec);
-	snprintf(rec.message, sizeof(rec.message), "pre %lu clone %lu run %lu kill %lu rest %lu us",
-		 (unsigned long)(init_prof[0]-a)/1000, (unsigned long)(init_prof[1]-init_prof[0])/1000,
-		 (unsigned long)(init_prof[2]-init_prof[1])/1000, (unsigned long)(init_prof[3]-init_prof[2])/1000,
-		 (unsigned long)(b-init_prof[3])/1000);
 	return send_phase(s, &rec, err);
 }
 

@@ -44,7 +44,6 @@ static char *const clean_envp[] = {
 	NULL,
 };
 
-uint64_t init_prof[8];
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -373,11 +372,9 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 
 	uint64_t start = now_ns();
 	uint64_t deadline = start + lim->wall_ms * 1000000ull;
-	init_prof[0] = start;
 	pid_t pid = clone(child_main, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
 	if (pid < 0)
 		return gv_err_errno(err, "clone");
-	init_prof[1] = now_ns();
 	/* CLONE_VFORK: the child has exec'd or died; a report is already here. */
 	struct child_report rep;
 	ssize_t rn = read(r->exec_r, &rep, sizeof(rep));
@@ -471,12 +468,10 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 		}
 	}
 	o->wall_ms = (now_ns() - start) / 1000000ull;
-	init_prof[2] = now_ns();
 	if (memfd >= 0)
 		close(memfd);
 	if (init_kill_all(r, err) < 0)
 		return -1;
-	init_prof[3] = now_ns();
 	/* Everything that could write is dead: take what is left in the pipes. */
 	if (drain(r->out_r, &r->out, out_cap, scratch, err) < 0 ||
 	    drain(r->err_r, &r->err, err_cap, scratch, err) < 0)

@@ -579,98 +579,6 @@ static void config__oversized_file__refused_before_parsing(void **state)
 
 /* ---- deploy/gavel.conf.example ---- */
 
-/* The example must load under a table of every option it documents (the
- * daemons' own tables are the authority; this keeps the example honest). */
-struct example_cfg {
-	int log_level;
-	char *db_url, *db_service_url;
-	uint64_t db_connect_timeout, db_statement_timeout;
-	char *redis_url;
-	uint64_t redis_connect_timeout, redis_command_timeout;
-	char *fe_listen;
-	int fe_port, fe_threads, fe_max_connections;
-	uint64_t fe_max_body_size, fe_max_header_size, fe_request_timeout;
-	uint64_t sched_heartbeat_timeout, sched_leader_lock_ttl, sched_tick, sched_reconcile;
-	char *node_name, *runsc_path, *runsc_root, *work_root, *cgroup_parent, *languages_dir,
-		*init_path;
-	uint64_t exec_heartbeat_interval;
-	int platform, max_parallel;
-};
-
-static const char *const platforms[] = { "ptrace", "systrap", "kvm", NULL };
-
-#define EX(n, t, f, ...) { .name = n, .type = t, GV_CONFIG_FIELD(struct example_cfg, f), __VA_ARGS__ }
-static const struct gv_config_option example_table[] = {
-	EX("log.level", GV_CONFIG_ENUM, log_level, .def = "info", .choices = levels),
-	EX("database.url", GV_CONFIG_STRING, db_url, .flags = GV_CONFIG_REQUIRED | GV_CONFIG_SECRET),
-	EX("database.service_url", GV_CONFIG_STRING, db_service_url, .flags = GV_CONFIG_SECRET),
-	EX("database.connect_timeout", GV_CONFIG_DURATION, db_connect_timeout, .def = "5s"),
-	EX("database.statement_timeout", GV_CONFIG_DURATION, db_statement_timeout, .def = "30s"),
-	EX("redis.url", GV_CONFIG_STRING, redis_url, .def = "redis://127.0.0.1:6379/0",
-	   .flags = GV_CONFIG_SECRET),
-	EX("redis.connect_timeout", GV_CONFIG_DURATION, redis_connect_timeout, .def = "2s"),
-	EX("redis.command_timeout", GV_CONFIG_DURATION, redis_command_timeout, .def = "5s"),
-	EX("frontend.listen", GV_CONFIG_STRING, fe_listen, .def = "127.0.0.1"),
-	EX("frontend.port", GV_CONFIG_INT, fe_port, .def = "2358", .min = 1, .max = 65535),
-	EX("frontend.threads", GV_CONFIG_INT, fe_threads, .def = "4", .min = 1, .max = 256),
-	EX("frontend.max_body_size", GV_CONFIG_SIZE, fe_max_body_size, .def = "1m", .min = 1024,
-	   .max = 1 << 30),
-	EX("frontend.max_header_size", GV_CONFIG_SIZE, fe_max_header_size, .def = "16k", .min = 1024,
-	   .max = 1 << 20),
-	EX("frontend.max_connections", GV_CONFIG_INT, fe_max_connections, .def = "1024", .min = 1,
-	   .max = 1000000),
-	EX("frontend.request_timeout", GV_CONFIG_DURATION, fe_request_timeout, .def = "30s"),
-	EX("scheduler.node_heartbeat_timeout", GV_CONFIG_DURATION, sched_heartbeat_timeout,
-	   .def = "15s"),
-	EX("scheduler.leader_lock_ttl", GV_CONFIG_DURATION, sched_leader_lock_ttl, .def = "10s"),
-	EX("scheduler.tick_interval", GV_CONFIG_DURATION, sched_tick, .def = "100ms"),
-	EX("scheduler.reconcile_interval", GV_CONFIG_DURATION, sched_reconcile, .def = "30s"),
-	EX("executor.node_name", GV_CONFIG_STRING, node_name),
-	EX("executor.heartbeat_interval", GV_CONFIG_DURATION, exec_heartbeat_interval, .def = "5s"),
-	EX("executor.runsc_path", GV_CONFIG_STRING, runsc_path, .def = "/usr/bin/runsc"),
-	EX("executor.runsc_root", GV_CONFIG_STRING, runsc_root, .def = "/run/gavel/runsc"),
-	EX("executor.work_root", GV_CONFIG_STRING, work_root, .def = "/var/lib/gavel/work"),
-	EX("executor.cgroup_parent", GV_CONFIG_STRING, cgroup_parent, .def = "gavel"),
-	EX("executor.platform", GV_CONFIG_ENUM, platform, .def = "ptrace", .choices = platforms),
-	EX("executor.max_parallel", GV_CONFIG_INT, max_parallel, .def = "4", .min = 1, .max = 1024),
-	EX("executor.languages_dir", GV_CONFIG_STRING, languages_dir, .def = "languages"),
-	EX("executor.init_path", GV_CONFIG_STRING, init_path, .def = "build/gavel-init"),
-};
-#undef EX
-#define NEXAMPLE (sizeof(example_table) / sizeof(example_table[0]))
-
-static void config__example_file__loads_with_documented_defaults(void **state)
-{
-	(void)state;
-	const char *root = getenv("GAVEL_ROOT");
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/deploy/gavel.conf.example", root ? root : ".");
-	struct example_cfg c, d;
-	struct gv_err err = { 0 };
-	memset(&c, 0, sizeof(c));
-	if (gv_config_load(example_table, NEXAMPLE, &c, path, NULL, &err) != 0)
-		fail_msg("%s (run from the repository root or set GAVEL_ROOT)", err.msg);
-	/* Every value in the example is its option's default. */
-	memset(&d, 0, sizeof(d));
-	assert_int_equal(gv_config_defaults(example_table, NEXAMPLE, &d, &err), 0);
-	for (size_t i = 0; i < NEXAMPLE; i++) {
-		const struct gv_config_option *o = &example_table[i];
-		if (o->flags & GV_CONFIG_REQUIRED)
-			continue;
-		const char *a = (const char *)&c + o->offset, *b = (const char *)&d + o->offset;
-		bool same = o->type == GV_CONFIG_STRING
-				    ? strcmp(*(char *const *)a ? *(char *const *)a : "",
-					     *(char *const *)b ? *(char *const *)b : "") == 0
-				    : memcmp(a, b, o->size) == 0;
-		if (!same)
-			fail_msg("option '%s': the example's value is not the default", o->name);
-	}
-	assert_string_equal(c.db_url, "postgres://gavel@127.0.0.1:5432/gavel");
-	assert_int_equal(c.fe_port, 2358);
-	gv_config_free(example_table, NEXAMPLE, &c);
-	gv_config_free(example_table, NEXAMPLE, &d);
-}
-
 int main(void)
 {
 	/* The long line sits on line 2; the long env value names 'name'. */
@@ -696,7 +604,6 @@ int main(void)
 		cmocka_unit_test(config__file__loaded_and_errors_name_path),
 		cmocka_unit_test(config__missing_file__refused_with_errno),
 		cmocka_unit_test(config__oversized_file__refused_before_parsing),
-		cmocka_unit_test(config__example_file__loads_with_documented_defaults),
 	};
 	enum { NFIXED = sizeof(fixed) / sizeof(fixed[0]),
 	       NBAD = sizeof(bad_cases) / sizeof(bad_cases[0]) };
