@@ -184,25 +184,45 @@ static void migrate__service_role__audit_log_append_only(void **state)
 	struct gv_err err;
 	if (gv_migrate(f->conn, sql_dir(), NULL, &err) != 0)
 		fail_msg("migrate: %s", err.msg);
+	/* Tenants are the operator's (owner role); the service role works
+	 * inside one tenant, set per session here as the daemons set it per
+	 * transaction. */
+	exec_ok(f->conn, "INSERT INTO tenants (name) VALUES ('acme')");
+	PGresult *res = gv_pg_query(f->conn, "SELECT id::text FROM tenants WHERE name = 'acme'", 0, NULL, &err);
+	if (!res)
+		fail_msg("tenant id: %s", err.msg);
+	char tenant_id[64];
+	snprintf(tenant_id, sizeof(tenant_id), "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
 	PGconn *svc = connect_in(service_url, f->schema);
-	exec_ok(svc, "INSERT INTO tenants (name) VALUES ('acme')");
-	exec_ok(svc, "UPDATE tenants SET disabled = true WHERE name = 'acme'");
-	exec_ok(svc, "INSERT INTO audit_log (tenant_id, seq, actor, action, hash)"
-		     " SELECT id, 1, 'test', 'tenant.create', '\\x00'::bytea FROM tenants");
+	const char *tp[] = { tenant_id };
+	if (gv_pg_exec(svc, "SELECT set_config('gavel.tenant_id', $1, false)", 1, tp, &err) != 0)
+		fail_msg("set tenant: %s", err.msg);
+	if (gv_pg_exec(svc,
+		       "INSERT INTO audit_log (tenant_id, seq, actor, action, hash)"
+		       " VALUES ($1::uuid, 1, 'test', 'tenant.create', '\\x00'::bytea)",
+		       1, tp, &err) != 0)
+		fail_msg("audit insert: %s", err.msg);
 	assert_int_equal(query_long(svc, "SELECT count(*) FROM audit_log"), 1);
 	static const char *const denied[] = {
 		"UPDATE audit_log SET actor = 'mallory'",
 		"DELETE FROM audit_log",
 		"TRUNCATE audit_log",
+		"INSERT INTO tenants (name) VALUES ('mallory')",
+		"UPDATE tenants SET disabled = true",
 		"DELETE FROM tenants",
 		"DROP TABLE submissions",
 		"CREATE TABLE sneaky (a int)",
 	};
 	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
-		if (gv_pg_exec(svc, denied[i], 0, NULL, &err) == 0)
+		if (gv_pg_exec(svc, denied[i], 0, NULL, &err) == 0) {
+			PQfinish(svc);
 			fail_msg("service role may run: %s", denied[i]);
-		if (!strstr(err.msg, "42501"))
+		}
+		if (!strstr(err.msg, "42501")) {
+			PQfinish(svc);
 			fail_msg("%s: want permission denied, got %s", denied[i], err.msg);
+		}
 	}
 	assert_int_equal(query_long(svc, "SELECT count(*) FROM audit_log WHERE actor = 'test'"), 1);
 	PQfinish(svc);
