@@ -343,6 +343,8 @@ int main(void)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	}
 	s.as_root = geteuid() == 0;
+	if (s.as_root && init_empty_bounding_set(&err) < 0)
+		die(NULL, EXEC_PHASE_COMPILE, &err);
 	if (read_job(&s.job, &err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	if (init_runner_open(&s.runner, &err) < 0 ||

@@ -187,16 +187,8 @@ static int child_main(void *arg)
 	 * Raw syscalls: they must change this task only, not every thread of
 	 * the address space as glibc's setxid broadcast would. */
 	if (a->spec->drop_to_sandbox_uid) {
-		/* Empty the bounding set first (needs CAP_SETPCAP, which only
-		 * init holds): with it empty nothing this process execs can
-		 * ever hold a capability, whatever the uid. 63 covers every
-		 * capability a kernel or gVisor knows; EINVAL marks the end. */
-		for (int cap = 0; cap <= 63; cap++) {
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-				child_fail(a, STAGE_SETUID, errno);
-			if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1)
-				child_fail(a, STAGE_SETUID, EPERM);
-		}
+		/* The bounding set is already empty: init emptied its own
+		 * (init_empty_bounding_set) and clone copied it here. */
 		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
 		    syscall(SYS_setresgid, INIT_SANDBOX_GID, INIT_SANDBOX_GID, INIT_SANDBOX_GID) < 0 ||
 		    syscall(SYS_setresuid, INIT_SANDBOX_UID, INIT_SANDBOX_UID, INIT_SANDBOX_UID) < 0)
@@ -219,6 +211,24 @@ static int child_main(void *arg)
 			break;
 	}
 	child_fail(a, STAGE_EXEC, e);
+}
+
+/* Security argument: with an empty bounding set nothing a child of init
+ * execs can ever hold a capability, whatever its uid. Done once in init
+ * (which needs CAP_SETPCAP for it) rather than in every child: init never
+ * execs, so its effective and permitted sets, which it still needs, are
+ * untouched; every child inherits the empty set through clone, and a
+ * bounding set can never grow again. 63 covers every capability a kernel
+ * or gVisor knows; EINVAL marks those past the last. Verified after. */
+int init_empty_bounding_set(struct gv_err *err)
+{
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return gv_err_errno(err, "PR_CAPBSET_DROP %d", cap);
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1)
+			return gv_err_set(err, GV_ESANDBOX, "capability %d still in the bounding set", cap);
+	return 0;
 }
 
 static int resolve_paths(struct child_args *a, const char *name, struct gv_err *err)

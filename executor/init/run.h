@@ -54,5 +54,10 @@ int init_runner_input_append(struct init_runner *r, const char *data, size_t len
 int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 		    struct init_outcome *o, struct gv_err *err) GV_MUST_CHECK;
 
+/* Empties init's capability bounding set (needs CAP_SETPCAP) and checks
+ * that nothing is left in it; children inherit the empty set. Only when
+ * init runs as root inside the sandbox. */
+int init_empty_bounding_set(struct gv_err *err) GV_MUST_CHECK;
+
 /* Kills every process but init and reaps all children. */
 int init_kill_all(struct init_runner *r, struct gv_err *err) GV_MUST_CHECK;

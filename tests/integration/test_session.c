@@ -212,6 +212,39 @@ static void session__hello_world__ok(void **state)
 	fprintf(stderr, "# close %.0f ms\n", now_ms() - t);
 }
 
+/* gavel-init empties its bounding set once and the program inherits it:
+ * no capability set of the program holds anything, in every test. */
+static void session__program__holds_no_capability(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job("#include <stdio.h>\n#include <string.h>\n"
+				    "int main(void){FILE*f=fopen(\"/proc/self/status\",\"r\");char l[256];"
+				    "if(!f)return 9;while(fgets(l,sizeof l,f))"
+				    "if(!strncmp(l,\"Cap\",3))fputs(l,stdout);return 0;}\n", &f);
+	struct exec_session *s = open_c(&job);
+	for (int i = 0; i < 2; i++) {
+		struct exec_phase_result r;
+		run_one(s, "", &r);
+		assert_string_equal(r.status, "OK");
+		assert_non_null(r.out);
+		static const char *const keys[] = {"CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"};
+		for (size_t k = 0; k < 5; k++) {
+			const char *p = strstr(r.out, keys[k]);
+			if (!p)
+				fail_msg("%s missing from %s", keys[k], r.out);
+			p += strlen(keys[k]);
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (strspn(p, "0") != 16)
+				fail_msg("program holds capabilities: %s", r.out);
+		}
+		exec_phase_result_free(&r);
+	}
+	close_cur(s);
+}
+
 static void session__cpu_spin__tle(void **state)
 {
 	(void)state;
@@ -588,6 +621,7 @@ int main(void)
 		cmocka_unit_test_teardown(session__exit_3__re, test_teardown),
 		cmocka_unit_test_teardown(session__hundred_tests__one_session, test_teardown),
 		cmocka_unit_test_teardown(session__whole_sandbox_oom__mle_then_dead, test_teardown),
+		cmocka_unit_test_teardown(session__program__holds_no_capability, test_teardown),
 		cmocka_unit_test_teardown(session__close__leaves_nothing, test_teardown),
 		cmocka_unit_test_teardown(engine__init__sweeps_stale_sandbox, test_teardown),
 		cmocka_unit_test_teardown(session__bad_job__refused_before_anything_runs, test_teardown),
