@@ -2,7 +2,8 @@
  * sandbox for one submission. exec_session_open builds the work dir, the
  * OCI bundle and the cgroup, creates and starts the sandbox and returns the
  * compile phase's result; exec_session_run_test runs one test; and
- * exec_session_close destroys everything. The security model is in
+ * exec_session_close kills the sandbox and leaves the rest of its removal
+ * to the engine (exec_engine_poll/drain/fini). The security model is in
  * executor/SECURITY.md.
  *
  * Two channels: what the program did (TLE, MLE, RE, ...) is data in struct

@@ -342,8 +342,18 @@ int main(void)
 		gv_err_errno(&err, "prctl(PR_SET_DUMPABLE)");
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	}
+	/* Fail closed: the program must run under another uid than init, or
+	 * it could reach init's pipes to the host (/proc/1/fd) and forge its
+	 * own result. Without root of the sandbox (the bundle's choice) that
+	 * separation is impossible, so nothing runs. */
 	s.as_root = geteuid() == 0;
-	if (s.as_root && init_empty_bounding_set(&err) < 0)
+	if (!s.as_root) {
+		gv_err_set(&err, GV_ESANDBOX,
+			   "gavel-init must start as the sandbox's uid 0 to run programs under another uid; "
+			   "refusing to run anything");
+		die(NULL, EXEC_PHASE_COMPILE, &err);
+	}
+	if (init_empty_bounding_set(&err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	if (read_job(&s.job, &err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);

@@ -6,7 +6,8 @@
  *     test) / 99 for a trivial program, against a fresh sandbox per test;
  *  2. the engine's fixed cost per submission (open, one run of /usr/bin/true,
  *     close) divided by a bare `runsc run` of /usr/bin/true with a bundle
- *     built by the same code;
+ *     built by the same code; also with the background tear-down that
+ *     close leaves to the engine counted in (throughput);
  *  3. reported CPU time of a ~1 s CPU-bound C program divided by the same
  *     binary's CPU time run bare on the host, with its spread over 10 runs;
  *  4. reported peak memory of a program touching 100 MB divided by bare.
@@ -28,7 +29,6 @@
 
 #include "executor/bundle.h"
 #include "executor/session.h"
-#include "common/log.h"
 
 #define ROOT "/run/gavel/bench"
 
@@ -82,12 +82,11 @@ static const char *const gcc_argv[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-o
 static const char *const main_argv[] = { "./main", NULL };
 static const char *const true_argv[] = { "/usr/bin/true", NULL };
 
-static const char *const gcc_static_argv[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-static", "-o", "main", "main.c", NULL };
 static struct exec_job c_job(const struct exec_file *src)
 {
 	struct exec_job job = {
 		.tenant = "bench",
-		.compile_argv = getenv("STATIC") ? gcc_static_argv : gcc_argv,
+		.compile_argv = gcc_argv,
 		.run_argv = main_argv,
 		.files = src,
 		.n_files = 1,
@@ -113,26 +112,17 @@ static double run_tests(struct exec_engine *e, const struct exec_job *job, int n
 		exit(1);
 	}
 	exec_phase_result_free(&compile);
-	char cgp[512]; snprintf(cgp, sizeof(cgp), "/sys/fs/cgroup/cpuacct/%s/cpuacct.usage", exec_session_cgroup(s));
-	unsigned long long u0 = 0, u1 = 0; FILE *cf = fopen(cgp, "r"); if (cf) { if (fscanf(cf, "%llu", &u0) != 1) u0 = 0; fclose(cf); }
-	struct rusage hr0, hr1; getrusage(RUSAGE_SELF, &hr0);
 	double t0 = now_ms();
 	for (int i = 0; i < n; i++) {
 		exec_phase_result_free(last);
 		if (exec_session_run_test(s, "", 0, last, &err) != 0)
 			die("run test", &err);
-		if (getenv("PROF") && n > 1) fprintf(stderr, "test %d: %s\n", i, last->message);
 		if (strcmp(last->status, "OK") != 0) {
 			fprintf(stderr, "bench: test %d: %s %s\n", i, last->status, last->message);
 			exit(1);
 		}
 	}
 	double t = now_ms() - t0;
-	cf = fopen(cgp, "r"); if (cf) { if (fscanf(cf, "%llu", &u1) != 1) u1 = 0; fclose(cf); }
-	getrusage(RUSAGE_SELF, &hr1);
-	if (getenv("PROF")) fprintf(stderr, "cpu n=%d sandbox %.2f ms/test host %.3f ms/test\n", n, (double)(u1 - u0) / 1e6 / n,
-		((hr1.ru_utime.tv_sec - hr0.ru_utime.tv_sec + hr1.ru_stime.tv_sec - hr0.ru_stime.tv_sec) * 1e3 +
-		 (hr1.ru_utime.tv_usec - hr0.ru_utime.tv_usec + hr1.ru_stime.tv_usec - hr0.ru_stime.tv_usec) / 1e3) / n);
 	exec_session_close(s);
 	return t;
 }
@@ -225,14 +215,10 @@ int main(int argc, char **argv)
 		.runsc_path = "/usr/bin/runsc", .runsc_root = ROOT "/runsc", .work_root = ROOT "/work",
 		.init_path = abs, .cgroup_parent = "gavel-bench",
 	};
-	cfg.file_access_shared = getenv("SHARED") != NULL;
 	struct exec_engine e;
 	struct gv_err err;
 	if (exec_engine_init(&e, &cfg, &err) != 0)
 		die("engine", &err);
-	if (getenv("PROF2")) gv_log_init("bench", GV_LOG_DEBUG);
-	double t1 = 0, t100 = 0, per_test = 0;
-	if (getenv("ONLY2")) goto only2;
 
 	/* 1. Per-test overhead inside one sandbox. */
 	struct exec_file trivial = { "main.c", trivial_c, strlen(trivial_c) };
@@ -244,17 +230,16 @@ int main(int argc, char **argv)
 		t1s[r] = run_tests(&e, &job, 1, &last);
 		t100s[r] = run_tests(&e, &job, 100, &last);
 	}
-	t1 = median(t1s, reps), t100 = median(t100s, reps);
-	per_test = (t100 - t1) / 99.0;
-	if (getenv("ONLY1")) { printf("per-test %.2f ms (1 test %.1f, 100 tests %.1f)\n", per_test, t1, t100); exec_engine_fini(&e); return 0; }
+	double t1 = median(t1s, reps), t100 = median(t100s, reps);
+	double per_test = (t100 - t1) / 99.0;
 
-only2:;
 	/* 2. Fixed cost per submission vs a bare runsc run. */
 	struct exec_job tjob = {
 		.tenant = "bench", .run_argv = true_argv,
 		.run_limits = { .cpu_ms = 2000, .wall_ms = 5000, .memory_kb = 256 * 1024, .procs = 4 },
 	};
 	double fixed[7];
+	exec_engine_drain(&e);
 	for (int i = 0; i < 7; i++) {
 		double t0 = now_ms();
 		struct exec_session *s = NULL;
@@ -267,8 +252,16 @@ only2:;
 		exec_phase_result_free(&r);
 	}
 	double fixed_ms = median(fixed, 7);
+	/* exec_session_close leaves the container's deletion and the
+	 * removal of its cgroups and work dir to the engine, off the
+	 * caller's path: count it in once here, as throughput. */
+	double td = now_ms();
+	exec_engine_drain(&e);
+	double drain_ms = now_ms() - td, fixed_sum = 0;
+	for (int i = 0; i < 7; i++)
+		fixed_sum += fixed[i];
+	double fixed_tput_ms = (fixed_sum + drain_ms) / 7;
 	double bare_ms = bare_runsc_true(abs);
-	if (getenv("ONLY2")) { printf("fixed %.1f bare %.1f ratio %.2f\n", fixed_ms, bare_ms, fixed_ms / bare_ms); exec_engine_fini(&e); return 0; }
 
 	/* 3. CPU time accuracy: the same binary, bare and sandboxed. */
 	char dir[] = "/tmp/gavel-bench.XXXXXX";
@@ -338,8 +331,8 @@ only2:;
 	       "fresh sandbox per test (bare runsc run) %.1f ms: %.1fx less; target <= 5 ms\n",
 	       per_test, t1, t100, bare_ms, bare_ms / (per_test > 0.01 ? per_test : 0.01));
 	printf("fixed cost per submission: %.1f ms vs bare runsc run of /usr/bin/true %.1f ms: ratio %.2f; "
-	       "target <= 1.2\n",
-	       fixed_ms, bare_ms, fixed_ms / bare_ms);
+	       "target <= 1.2 (with the background tear-down counted in: %.1f ms, ratio %.2f)\n",
+	       fixed_ms, bare_ms, fixed_ms / bare_ms, fixed_tput_ms, fixed_tput_ms / bare_ms);
 	printf("CPU time sandboxed/bare over %d runs of a ~1 s program: mean %.3f, min %.3f, max %.3f, "
 	       "sd %.3f (bare %.0f ms, sandboxed %.0f ms); target 0.9-1.1\n",
 	       runs, rmean, rmin, rmax, rsd, bare_v[0], box_v[0]);

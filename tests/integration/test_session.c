@@ -229,9 +229,12 @@ static void session__program__holds_no_capability(void **state)
 		run_one(s, "", &r);
 		assert_string_equal(r.status, "OK");
 		assert_non_null(r.out);
+		/* gVisor 20221219 has no CapAmb line; the others are required. */
 		static const char *const keys[] = {"CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"};
 		for (size_t k = 0; k < 5; k++) {
 			const char *p = strstr(r.out, keys[k]);
+			if (!p && k == 4)
+				continue;
 			if (!p)
 				fail_msg("%s missing from %s", keys[k], r.out);
 			p += strlen(keys[k]);

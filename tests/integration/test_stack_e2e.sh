@@ -1,0 +1,564 @@
+#!/usr/bin/env bash
+# The whole service end to end, as a client sees it: gavel migrate, two
+# tenants and keys made with the CLI, then gavel-scheduler, one
+# gavel-executor (real runsc) and gavel-frontend against the harness's
+# PostgreSQL and Redis, driven only over HTTP with curl:
+#
+#   a. native POST /v1/submissions?wait=true in C, Python and Java: AC, WA,
+#      TLE, CE with per-test results; GET by id; another tenant gets 404;
+#   b. SSE /v1/submissions/{id}/events: queued -> compiling/running -> done;
+#   c. a Judge0 client: create wait=false and poll, batch create and batch
+#      get with base64 on and off, fields=, Judge0's status ids;
+#   d. a Piston client: runtimes, execute with Content-Type text/plain;
+#   e. 30 submissions from both tenants at once: each ends with exactly one
+#      result and one sandbox.finished audit record (checked in PostgreSQL);
+#   f. rate limit set with `gavel tenant update`: a burst gets 429 with
+#      Retry-After and X-RateLimit-* headers;
+#   g. bad and hostile input (400, 413, 422, odd Judge0/Piston/SSE requests);
+#      the frontend pid must be alive after every group of requests.
+#
+# Uses GAVEL_DATABASE_URL / GAVEL_SERVICE_DATABASE_URL / GAVEL_REDIS_URL from
+# tests/lib/services.sh when set (tests/run.sh), else starts its own. Needs
+# root (runsc, cgroups). Prints TAP. Every process it starts is stopped on
+# exit, and its temporary folders and cgroups are removed.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+# GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
+FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
+
+echo "1..56"
+n=0
+fails=0
+T_START=$(date +%s)
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '# %s\n' "${2:0:600}"; return 0; }
+# check NAME COMMAND...: on failure prints the last HTTP answer.
+check() {
+	local d=$1
+	shift
+	if "$@"; then ok "$d"; else notok "$d" "last: ${last_code:-} ${last_body:-}"; fi
+}
+bail() { echo "Bail out! $*"; exit 1; }
+say() { printf '# %s\n' "$*"; }
+
+[ "$(id -u)" -eq 0 ] || bail "needs root (runsc and cgroups)"
+for b in gavel gavel-scheduler gavel-executor gavel-init; do
+	[ -x "$BUILD/$b" ] || bail "$BUILD/$b is not built"
+done
+[ -x "$FRONTEND_BIN" ] || bail "$FRONTEND_BIN is not built"
+for c in psql redis-cli curl python3 setsid; do
+	command -v "$c" >/dev/null || bail "$c missing"
+done
+
+TAG=e2e$$
+TMP=$(mktemp -d /tmp/gavel-e2e.XXXXXX)
+chmod 0755 "$TMP"
+RUNSC_ROOT=/run/gavel-$TAG
+WORK_ROOT=/var/tmp/gavel-$TAG
+CG_PARENT=gavel-$TAG
+PIDS=()
+OWN_SERVICES=0
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done
+	for _ in $(seq 1 100); do
+		local alive=0
+		for p in "${PIDS[@]}"; do kill -0 -- "-$p" 2>/dev/null && alive=1; done
+		[ $alive -eq 0 ] && break
+		sleep 0.2
+	done
+	for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done
+	# Sandboxes a killed executor left behind.
+	if [ -d "$RUNSC_ROOT" ] && command -v runsc >/dev/null; then
+		local root c
+		for root in "$RUNSC_ROOT"/*/w*; do
+			[ -d "$root" ] || continue
+			for c in $(runsc --root "$root" list -q 2>/dev/null); do
+				runsc --root "$root" kill "$c" KILL >/dev/null 2>&1
+				runsc --root "$root" delete -force "$c" >/dev/null 2>&1
+			done
+		done
+	fi
+	if [ $OWN_SERVICES -eq 1 ]; then services_stop "$TMP/services" >/dev/null 2>&1; fi
+	if [ -n "${GAVEL_E2E_KEEP_LOGS:-}" ]; then
+		mkdir -p "$GAVEL_E2E_KEEP_LOGS" && cp "$TMP"/*.log "$GAVEL_E2E_KEEP_LOGS"/ 2>/dev/null
+	fi
+	rm -rf "$TMP" "$RUNSC_ROOT" "$WORK_ROOT"
+	local cg
+	for cg in /sys/fs/cgroup/*/"$CG_PARENT" /sys/fs/cgroup/"$CG_PARENT"; do
+		[ -d "$cg" ] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	return 0
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -z "${GAVEL_DATABASE_URL:-}" ] || [ -z "${GAVEL_REDIS_URL:-}" ]; then
+	# shellcheck source=tests/lib/services.sh
+	. tests/lib/services.sh
+	mkdir -p "$TMP/services"
+	services_start "$TMP/services" || bail "could not start PostgreSQL and Redis"
+	OWN_SERVICES=1
+	# shellcheck disable=SC1091
+	. "$TMP/services/env"
+fi
+export GAVEL_DATABASE_URL GAVEL_REDIS_URL
+export GAVEL_DATABASE_SERVICE_URL=${GAVEL_SERVICE_DATABASE_URL:-$GAVEL_DATABASE_URL}
+sql() { psql "$GAVEL_DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
+rc() { redis-cli -u "$GAVEL_REDIS_URL" "$@"; }
+
+# ------------------------------------------------------------ the stack
+
+"$BUILD/gavel" migrate --dir "$ROOT/deploy/sql" >"$TMP/migrate.log" 2>&1 || {
+	cat "$TMP/migrate.log" >&2
+	bail "gavel migrate failed"
+}
+# Executors and queues left by earlier tests must not take our jobs.
+rc FLUSHDB >/dev/null || bail "redis FLUSHDB failed"
+TA_NAME=${TAG}_a
+TB_NAME=${TAG}_b
+"$BUILD/gavel" tenant create "$TA_NAME" >"$TMP/ta" 2>"$TMP/cli.log" &&
+	"$BUILD/gavel" tenant create "$TB_NAME" >"$TMP/tb" 2>>"$TMP/cli.log" || bail "gavel tenant create: $(cat "$TMP/cli.log")"
+TA=$(cut -f1 "$TMP/ta")
+TB=$(cut -f1 "$TMP/tb")
+KA=$("$BUILD/gavel" key create --tenant "$TA_NAME" 2>>"$TMP/cli.log")
+KB=$("$BUILD/gavel" key create --tenant "$TB_NAME" 2>>"$TMP/cli.log")
+[ -n "$KA" ] && [ -n "$KB" ] && [ -n "$TA" ] && [ -n "$TB" ] || bail "gavel key create: $(cat "$TMP/cli.log")"
+ok "migrate, two tenants and their keys made with the CLI"
+
+export GAVEL_LOG_LEVEL=info
+GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
+	GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT=10s GAVEL_SCHEDULER_RECONCILE_INTERVAL=5s \
+	setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
+PID_SCHED=$!
+PIDS+=("$PID_SCHED")
+NODE=node-$TAG
+GAVEL_EXECUTOR_NODE_NAME=$NODE GAVEL_EXECUTOR_MAX_PARALLEL=2 GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s \
+	GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
+	GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
+	GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
+	setsid "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
+PID_EXEC=$!
+PIDS+=("$PID_EXEC")
+GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_MAX_BODY_SIZE=64k GAVEL_FRONTEND_WAIT_TIMEOUT=90s \
+	GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
+	setsid "$FRONTEND_BIN" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
+PID_FE=$!
+PIDS+=("$PID_FE")
+
+for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+P=$(head -n1 "$TMP/port" 2>/dev/null)
+[ -n "$P" ] || bail "gavel-frontend did not start: $(tail -n5 "$TMP/frontend.log")"
+B=http://127.0.0.1:$P
+
+fe_alive() { # the frontend process still runs (no crash)
+	local st
+	st=$(sed 's/.*) //' "/proc/$PID_FE/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "${st:0:1}" != Z ]
+}
+check_alive() { # group-name
+	if fe_alive; then
+		ok "frontend still alive after $1"
+	else
+		notok "frontend still alive after $1" "$(tail -n 15 "$TMP/frontend.log" | tr '\n' '|')"
+		bail "gavel-frontend died"
+	fi
+}
+
+# req METHOD PATH [curl args...]: sets last_code, last_body, last_headers.
+req() {
+	local m=$1 p=$2
+	shift 2
+	last_body=$(curl -s -m 120 -X "$m" -D "$TMP/h" -o - -w '\n%{http_code}' "$@" "$B$p")
+	last_code=${last_body##*$'\n'}
+	last_body=${last_body%$'\n'*}
+	last_headers=$(tr -d '\r' <"$TMP/h" 2>/dev/null)
+}
+# pj EXPR: evaluates a Python expression over d = the last body as JSON.
+pj() { python3 -c "import json,sys,base64; d=json.loads(sys.stdin.read()); print($1)" <<<"$last_body" 2>/dev/null; }
+code_is() { [ "$last_code" = "$1" ]; }
+eq() { [ "$1" = "$2" ] || { say "got '$1', want '$2'"; return 1; }; }
+A=(-H "X-Auth-Token: $KA")
+Bk=(-H "Authorization: Bearer $KB")
+J=(-H 'Content-Type: application/json')
+
+healthy=0
+for _ in $(seq 600); do
+	if ! kill -0 "$PID_EXEC" 2>/dev/null || ! kill -0 "$PID_SCHED" 2>/dev/null; then
+		tail -n 20 "$TMP/executor.log" "$TMP/scheduler.log" | sed 's/^/# /'
+		bail "scheduler or executor exited"
+	fi
+	req GET /v1/health
+	if code_is 200 && [ "$(pj 'd["status"]')" = ok ]; then
+		healthy=1
+		break
+	fi
+	sleep 0.2
+done
+[ $healthy -eq 1 ] || bail "no healthy stack: $last_code $last_body"
+ok "stack up, /v1/health ok with an executor alive in $(($(date +%s) - T_START)) s"
+
+# ------------------------------------------ (a) native API, wait=true
+
+C_SUM='#include <stdio.h>
+int main(void){long a,b;if(scanf("%ld %ld",&a,&b)!=2)return 1;printf("%ld\n",a+b);return 0;}'
+C_WRONG='#include <stdio.h>
+int main(void){puts("42");return 0;}'
+PY_SUM='a, b = map(int, input().split())
+print(a + b)'
+JAVA_SUM='import java.util.Scanner;
+public class Main { public static void main(String[] a) { Scanner s = new Scanner(System.in);
+long x = s.nextLong(), y = s.nextLong(); System.out.println(x + y); } }'
+# body LANG SOURCE [EXTRA_JSON_FIELDS]: a native request with two tests.
+body() {
+	python3 - "$1" "$2" "${3:-}" <<-'PY'
+		import json, sys
+		d = {"language": sys.argv[1], "source": sys.argv[2],
+		     "tests": [{"input": "1 2\n", "expected": "3\n"}, {"input": "20 22\n", "expected": "42\n"}]}
+		if sys.argv[3]:
+		    d.update(json.loads(sys.argv[3]))
+		print(json.dumps(d))
+	PY
+}
+# native_case NAME LANG SOURCE WANT_VERDICT WANT_TEST_VERDICTS [EXTRA]
+native_case() {
+	local name=$1 lang=$2 src=$3 want=$4 wtests=$5 extra=${6:-} t0
+	t0=$(date +%s.%N)
+	req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" --data-binary "$(body "$lang" "$src" "$extra")"
+	local took
+	took=$(python3 -c "import time; print('%.1f' % (time.time() - $t0))")
+	local got
+	got=$(pj 'd["status"], d["verdict"], [t["verdict"] for t in (d["result"] or {}).get("tests") or []]')
+	if code_is 201 && [ "$got" = "done $want $wtests" ]; then
+		ok "native wait=true: $name -> $want, per-test $wtests (${took} s)"
+	else
+		notok "native wait=true: $name -> $want, per-test $wtests" "got $last_code: $got; ${last_body:0:400}"
+	fi
+}
+native_case "C sum" c "$C_SUM" AC "['AC', 'AC']"
+SID_C=$(pj 'd["id"]')
+check "per-test results carry time and memory" eq "$(pj 'all(isinstance(t["time_ms"], int) and t["memory_kb"] > 0 for t in d["result"]["tests"])')" True
+native_case "C wrong answer" c "$C_WRONG" WA "['WA', 'SKIPPED']"
+native_case "Python sum" python3 "$PY_SUM" AC "['AC', 'AC']"
+native_case "Python endless loop" python3 'while True: pass' TLE "['TLE', 'SKIPPED']" '{"limits":{"time_ms":300}}'
+native_case "C syntax error" c 'int main( {' CE "[]"
+check "CE carries the compiler's output" eq "$(pj '"error" in d["result"]["compile_output"]')" True
+native_case "Java sum" java "$JAVA_SUM" AC "['AC', 'AC']"
+
+req GET "/v1/submissions/$SID_C" "${A[@]}"
+check "GET /v1/submissions/{id} by its owner: done, AC, 2 tests" eq "$(pj 'd["id"] == "'"$SID_C"'", d["status"], d["verdict"], len(d["result"]["tests"])')" "True done AC 2"
+req GET "/v1/submissions/$SID_C" "${Bk[@]}"
+foreign="$last_code:$last_body"
+req GET /v1/submissions/AAAAAAAAAAAAAAAAAAAAAA "${Bk[@]}"
+check "the other tenant gets 404 for it, exactly as for a missing id" eq "$foreign" "404:$last_body"
+req GET "/v1/submissions/$SID_C/events" "${Bk[@]}"
+check "the other tenant gets 404 for its event stream" code_is 404
+check_alive "the native API group"
+
+# ------------------------------------------------------- (b) SSE events
+
+req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(body c "$C_SUM")"
+SID_SSE=$(pj 'd["id"]')
+check "native create without wait -> 201 queued" eq "$last_code $(pj 'd["status"]')" "201 queued"
+timeout 60 curl -s -N -m 60 "${A[@]}" "$B/v1/submissions/$SID_SSE/events" >"$TMP/sse.txt" 2>/dev/null
+events=$(sed -n 's/^event: //p' "$TMP/sse.txt" | tr '\n' ' ')
+say "SSE events: $events"
+sse_order_ok() {
+	python3 - "$TMP/sse.txt" <<-'PY'
+		import json, sys
+		ev = []
+		name = None
+		for line in open(sys.argv[1]):
+		    line = line.rstrip("\n")
+		    if line.startswith("event: "):
+		        name = line[7:]
+		    elif line.startswith("data: ") and name:
+		        ev.append((name, json.loads(line[6:])))
+		        name = None
+		names = [e[0] for e in ev]
+		ok = (len(names) >= 3 and names[0] == "queued" and names[-1] == "done"
+		      and any(x in ("compiling", "running") for x in names[1:-1])
+		      and all(x in ("queued", "compiling", "running") for x in names[:-1])
+		      and names.index("done") == len(names) - 1)
+		# running events of a judged job say which test of how many
+		runs = [e[1] for e in ev if e[0] == "running" and "of" in e[1]]
+		ok = ok and all(r["of"] == 2 and 1 <= r["test"] <= 2 for r in runs)
+		done = ev[-1][1] if ev else {}
+		ok = ok and done.get("status") == "done" and done.get("verdict") == "AC"
+		sys.exit(0 if ok else 1)
+	PY
+}
+check "SSE: queued -> compiling/running (test k of 2) -> done with the verdict, then the stream ends" sse_order_ok
+# A stream opened on a finished submission sends done at once and ends.
+timeout 20 curl -s -N -m 20 "${A[@]}" "$B/v1/submissions/$SID_C/events" >"$TMP/sse2.txt" 2>/dev/null
+check "SSE on a finished submission: one done event, stream closed" eq "$(sed -n 's/^event: //p' "$TMP/sse2.txt" | tr '\n' ' ')" "done "
+# Clients that hang up in the middle of a stream.
+req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(body python3 'import time; time.sleep(1); print(3)')"
+SID_SSE2=$(pj 'd["id"]')
+for _ in 1 2 3; do timeout 1 curl -s -N -m 1 "${A[@]}" "$B/v1/submissions/$SID_SSE2/events" >/dev/null 2>&1; done
+req GET "/v1/submissions/$SID_SSE2?wait=true" "${A[@]}"
+check_alive "the SSE group (including clients that hang up)"
+
+# --------------------------------------------------------- (c) Judge0
+
+req POST "/submissions?base64_encoded=false&wait=false" "${A[@]}" "${J[@]}" \
+	-d '{"language_id": 71, "source_code": "print(input()[::-1])", "stdin": "gavel", "expected_output": "levag"}'
+check "judge0 create wait=false -> 201 with a token only" eq "$last_code $(pj 'sorted(d.keys())')" "201 ['token']"
+TOK=$(pj 'd["token"]')
+polls=0
+status_id=0
+for polls in $(seq 1 300); do
+	req GET "/submissions/$TOK?base64_encoded=false" "${A[@]}"
+	status_id=$(pj 'd["status"]["id"]')
+	[ -n "$status_id" ] && [ "$status_id" -ge 3 ] && break
+	sleep 0.3
+done
+check "judge0 poll until status id >= 3: Accepted after $polls polls" eq "$(pj 'd["status"]["id"], d["status"]["description"], repr(d["stdout"])')" "3 Accepted 'levag\n'"
+check "judge0 default fields and Judge0's time/memory formats" eq "$(pj 'sorted(d.keys()), isinstance(d["time"], str) and "." in d["time"], isinstance(d["memory"], int)')" \
+	"['compile_output', 'memory', 'message', 'status', 'stderr', 'stdout', 'time', 'token'] True True"
+req GET "/submissions/$TOK?fields=token,status_id,stdout,language_id,source_code" "${A[@]}"
+check "judge0 fields= selects exactly those" eq "$(pj 'sorted(d.keys()), d["status_id"], d["language_id"], d["source_code"]')" \
+	"['language_id', 'source_code', 'status_id', 'stdout', 'token'] 3 71 print(input()[::-1])"
+b64() { printf '%s' "$1" | base64 -w0; }
+BATCH=$(python3 - "$(b64 "$C_SUM")" "$(b64 "$C_WRONG")" "$(b64 'int main( {')" "$(b64 'import sys; sys.exit(3)')" "$(b64 '1 2')" "$(b64 '3')" <<-'PY'
+	import json, sys
+	s, w, ce, re_, inp, exp = sys.argv[1:]
+	print(json.dumps({"submissions": [
+	    {"language_id": 50, "source_code": s, "stdin": inp, "expected_output": exp},
+	    {"language_id": "50", "source_code": w, "stdin": inp, "expected_output": exp},
+	    {"language_id": 50, "source_code": ce},
+	    {"language_id": 71, "source_code": re_, "stdin": None},
+	]}))
+PY
+)
+req POST "/submissions/batch?base64_encoded=true" "${A[@]}" "${J[@]}" --data-binary "$BATCH"
+check "judge0 batch create (base64) -> 201, four tokens" eq "$last_code $(pj 'sum(1 for x in d if "token" in x)')" "201 4"
+TOKS=$(pj '",".join(x["token"] for x in d)')
+for _ in $(seq 1 300); do
+	req GET "/submissions/batch?tokens=$TOKS&base64_encoded=true&fields=token,status,stdout,compile_output" "${A[@]}"
+	[ "$(pj 'all(s["status"]["id"] >= 3 for s in d["submissions"])')" = True ] && break
+	sleep 0.5
+done
+check "judge0 batch get: AC, WA, CE, NZEC in order, as Judge0 numbers them" \
+	eq "$(pj '[(s["status"]["id"], s["status"]["description"]) for s in d["submissions"]]')" \
+	"[(3, 'Accepted'), (4, 'Wrong Answer'), (6, 'Compilation Error'), (11, 'Runtime Error (NZEC)')]"
+check "judge0 batch get base64: stdout and compile_output encoded" \
+	eq "$(pj 'base64.b64decode(d["submissions"][0]["stdout"]).decode(), b"error" in base64.b64decode(d["submissions"][2]["compile_output"])')" "3
+ True"
+req GET "/submissions/batch?tokens=$TOKS,AAAAAAAAAAAAAAAAAAAAAA&base64_encoded=false&fields=token,stdout,status_id" "${A[@]}"
+check "judge0 batch get plain: text as is, null for an unknown token" \
+	eq "$(pj 'repr(d["submissions"][0]["stdout"]), d["submissions"][1]["status_id"], d["submissions"][4], sorted(d["submissions"][0])')" \
+	"'3\n' 4 None ['status_id', 'stdout', 'token']"
+req GET "/submissions/batch?tokens=$TOKS&fields=token" "${Bk[@]}"
+check "judge0 batch get with the other tenant's key: all null" eq "$(pj 'd["submissions"]')" "[None, None, None, None]"
+req GET "/submissions/$TOK" "${Bk[@]}"
+check "judge0 get with the other tenant's key -> 404" code_is 404
+req POST "/submissions?base64_encoded=true&wait=true" "${A[@]}" "${J[@]}" -d "{\"language_id\":71,\"source_code\":\"$(b64 'print(input()*2)')\",\"stdin\":\"$(b64 'ab')\"}"
+check "judge0 create wait=true base64 -> finished result" eq "$last_code $(pj 'd["status"]["id"], base64.b64decode(d["stdout"]).decode().strip()')" "201 3 abab"
+req GET /statuses
+check "judge0 /statuses: 14 ids with Judge0's descriptions" eq "$(pj '[s["id"] for s in d] == list(range(1, 15)), d[4]["description"], d[12]["description"]')" "True Time Limit Exceeded Internal Error"
+req DELETE "/submissions/$TOK" "${A[@]}"
+check "judge0 DELETE of a finished submission -> 200 with it" eq "$last_code $(pj 'd["token"]')" "200 $TOK"
+req GET "/submissions/$TOK" "${A[@]}"
+check "judge0 deleted submission -> 404" code_is 404
+check_alive "the Judge0 group"
+
+# --------------------------------------------------------- (d) Piston
+
+req GET /api/v2/runtimes
+check "piston runtimes: python, c, java with versions" eq "$(pj 'sorted(r["language"] for r in d if r["language"] in ("python", "c", "java")), all(r["version"].count(".") == 2 for r in d)')" "['c', 'java', 'python'] True"
+req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' \
+	-d '{"language":"python","version":"3.x","files":[{"name":"main.py","content":"import sys\nprint(sys.stdin.read().upper())"}],"stdin":"piston"}'
+check "piston execute (text/plain): run.stdout, code 0" eq "$last_code $(pj 'repr(d["run"]["stdout"]), d["run"]["code"], d["language"]')" "200 'PISTON\n' 0 python"
+req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' \
+	-d "$(python3 -c 'import json,sys; print(json.dumps({"language":"gcc","version":"*","files":[{"content":sys.argv[1]}],"stdin":"2 3"}))' "$C_SUM")"
+check "piston execute C: compile stage and run.stdout" eq "$last_code $(pj 'd["compile"]["code"], repr(d["run"]["stdout"]), d["run"]["signal"]')" "200 0 '5\n' None"
+req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language":"c","version":"*","files":[{"content":"int main( {"}]}'
+check "piston execute C with a syntax error: compile.code 1, compile.stderr" eq "$last_code $(pj 'd["compile"]["code"], "error" in d["compile"]["stderr"]')" "200 1 True"
+req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language":"py","version":"*","files":[{"content":"import os\nos.kill(os.getpid(), 11)"}]}'
+check "piston execute killed by a signal: run.signal SIGSEGV, code null" eq "$last_code $(pj 'd["run"]["signal"], d["run"]["code"]')" "200 SIGSEGV None"
+req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language":"py","version":"*","run_timeout":500,"files":[{"content":"while True: pass"}]}'
+check "piston execute over run_timeout: status TO" eq "$last_code $(pj 'd["run"]["status"]')" "200 TO"
+check_alive "the Piston group"
+
+# -------------------------------------- (e) 30 submissions in parallel
+
+mkdir -p "$TMP/par"
+par_submit() { # index
+	local i=$1 key=$KA lang=python3 src=$PY_SUM want=AC
+	[ $((i % 2)) -eq 1 ] && key=$KB
+	case $((i % 5)) in
+	1) src='print(0)' want=WA ;;
+	2) lang=c src=$C_SUM ;;
+	3) lang=c src='int main( {' want=CE ;;
+	esac
+	curl -s -m 60 -o "$TMP/par/$i.json" -w '%{http_code}' -H "X-Auth-Token: $key" "${J[@]}" \
+		--data-binary "$(body "$lang" "$src")" "$B/v1/submissions" >"$TMP/par/$i.code"
+	echo "$want" >"$TMP/par/$i.want"
+}
+t0=$(date +%s)
+for i in $(seq 0 29); do par_submit "$i" & done
+wait
+created=0
+declare -A PWANT=()
+for i in $(seq 0 29); do
+	if [ "$(cat "$TMP/par/$i.code")" = 201 ]; then
+		created=$((created + 1))
+		id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$TMP/par/$i.json")
+		PWANT[$id]=$(cat "$TMP/par/$i.want")
+	fi
+done
+check "30 parallel creates from two tenants -> 30 x 201" eq "$created" 30
+ids_sql=$(printf "'%s'," "${!PWANT[@]}")
+ids_sql=${ids_sql%,}
+pending=-1
+for _ in $(seq 1 300); do
+	pending=$(sql -c "SELECT count(*) FROM submissions WHERE id IN ($ids_sql) AND status <> 'done'")
+	[ "$pending" = 0 ] && break
+	sleep 0.5
+done
+check "all 30 finished ($(($(date +%s) - t0)) s)" eq "$pending" 0
+par_verify() {
+	local bad=0 id v aud
+	while IFS='|' read -r id v aud; do
+		if [ "$v" != "${PWANT[$id]}" ] || [ "$aud" != 1 ]; then
+			say "$id: verdict $v (want ${PWANT[$id]}), sandbox.finished records $aud"
+			bad=1
+		fi
+	done < <(sql -c "SELECT s.id, s.verdict, (SELECT count(*) FROM audit_log a WHERE a.object = s.id
+		AND a.action = 'sandbox.finished') FROM submissions s WHERE s.id IN ($ids_sql)")
+	return $bad
+}
+check "each: the expected verdict and exactly one sandbox.finished audit record" par_verify
+check "both tenants own their 15" eq "$(sql -c "SELECT string_agg(c::text, ',' ORDER BY c) FROM (SELECT count(*) c FROM submissions WHERE id IN ($ids_sql) GROUP BY tenant_id) x")" "15,15"
+check "queues drained, nothing in flight" eq "$(rc EVAL "return #redis.call('KEYS','gavel:tq:*') + redis.call('LLEN','gavel:inflight:$NODE') + redis.call('LLEN','gavel:nq:$NODE') + redis.call('HLEN','gavel:attempts')" 0)" 0
+check_alive "the parallel group"
+
+# ----------------------------------------------------- (f) rate limit
+
+"$BUILD/gavel" tenant update "$TB_NAME" --quota requests_per_second=5 --quota burst=5 >"$TMP/update.log" 2>&1
+check "gavel tenant update --quota requests_per_second=5 --quota burst=5" eq "$?" 0
+sleep 1.2 # the frontends' key cache holds a quota for at most 1 s
+mkdir -p "$TMP/rl"
+for i in $(seq 1 30); do
+	curl -s -m 20 -o /dev/null -D "$TMP/rl/$i.h" -w '%{http_code}' "${Bk[@]}" "$B/v1/submissions/AAAAAAAAAAAAAAAAAAAAAA" >"$TMP/rl/$i.code" &
+done
+wait
+n429=$(cat "$TMP/rl"/*.code | grep -c '^429$')
+n404=$(cat "$TMP/rl"/*.code | grep -c '^404$')
+say "burst of 30 at 5/s (burst 5): $n404 passed, $n429 refused"
+check "a burst over the limit: some 429, the bucket's worth pass" bash -c "[ $n429 -ge 15 ] && [ $n404 -ge 4 ] && [ $((n404 + n429)) -eq 30 ]"
+rl_headers_ok() {
+	local f
+	for f in "$TMP"/rl/*.code; do
+		[ "$(cat "$f")" = 429 ] || continue
+		local h=${f%.code}.h
+		tr -d '\r' <"$h" | grep -qi '^Retry-After: [1-9][0-9]*$' &&
+			tr -d '\r' <"$h" | grep -qi '^X-RateLimit-Limit: 5$' &&
+			tr -d '\r' <"$h" | grep -qi '^X-RateLimit-Remaining: 0$' &&
+			tr -d '\r' <"$h" | grep -qi '^X-RateLimit-Reset: [0-9][0-9]*$' || { sed 's/^/# /' "$h"; return 1; }
+	done
+	return 0
+}
+check "every 429 has Retry-After and X-RateLimit-Limit/Remaining/Reset" rl_headers_ok
+req GET /v1/submissions/AAAAAAAAAAAAAAAAAAAAAA "${A[@]}"
+check "the other tenant is not limited by it" code_is 404
+"$BUILD/gavel" tenant update "$TB_NAME" --quota requests_per_second=20 --quota burst=40 >>"$TMP/update.log" 2>&1
+check_alive "the rate-limit group"
+
+# --------------------------------------------------- (g) bad input
+
+req POST /v1/submissions "${A[@]}" "${J[@]}" -d '{"language": "python3", "source": '
+check "malformed JSON -> 400 invalid_json" eq "$last_code $(pj 'd["error"]["code"]')" "400 invalid_json"
+head -c 100000 /dev/zero | tr '\0' 'x' >"$TMP/big"
+req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary @"$TMP/big"
+check "oversized body -> 413" code_is 413
+head -c 1000000 /dev/zero | tr '\0' 'x' >"$TMP/huge"
+req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary @"$TMP/huge"
+check "body far over the limit -> 413 or closed, never a crash" bash -c "[ '$last_code' = 413 ] || [ '$last_code' = 000 ]"
+req POST /v1/submissions "${A[@]}" "${J[@]}" -d '{"language":"cobol","source":"x"}'
+check "unknown language -> 422 unknown_language" eq "$last_code $(pj 'd["error"]["code"]')" "422 unknown_language"
+# Odd requests each API must survive: answers are checked to be 4xx JSON.
+odd=0
+odd_req() { # expected-status-class method path body [content-type]
+	req "$2" "$3" "${A[@]}" -H "Content-Type: ${5:-application/json}" --data-binary "$4"
+	if [ "${last_code:0:1}" != "$1" ]; then
+		say "$2 $3 ${4:0:80}: $last_code ${last_body:0:200}"
+		odd=$((odd + 1))
+	fi
+}
+odd_req 4 POST /v1/submissions '[]'
+odd_req 4 POST /v1/submissions '"x"'
+odd_req 4 POST /v1/submissions '{"language":"c","files":[{"name":"../x","content":"a"},{"name":"../x","content":"b"}]}'
+odd_req 4 POST /v1/submissions '{"language":"c","source":"a","tests":[{"input":1}]}'
+odd_req 4 POST /v1/submissions '{"language":"c","source":"a\u0000b"}'
+odd_req 4 POST /v1/submissions '{"language":"c","source":"x","limits":{"time_ms":-1}}'
+odd_req 4 POST /v1/submissions '{"language":"c","source":"x","checker":{"mode":"tokens","flags":"nonsense"}}'
+odd_req 4 POST /v1/submissions '{"language":"c","source":"x","stdin":"1","tests":[{"input":"","expected":""}]}'
+odd_req 4 POST /submissions '{"language_id":"abc","source_code":"x"}'
+odd_req 4 POST /submissions '{"language_id":1e308,"source_code":"x"}'
+odd_req 4 POST /submissions '{"language_id":71,"source_code":"!!!"}'
+odd_req 4 POST '/submissions?base64_encoded=true' '{"language_id":71,"source_code":"!!!"}'
+odd_req 4 POST /submissions '{"language_id":71,"source_code":"x","cpu_time_limit":"NaN"}'
+odd_req 4 POST /submissions '{"language_id":71,"source_code":"x","memory_limit":1e300}'
+odd_req 4 POST /submissions/batch '{"submissions":[]}'
+odd_req 4 POST /submissions/batch '{"submissions":[1,2,3]}'
+odd_req 4 POST /submissions/batch "{\"submissions\":[$(printf '{"language_id":71,"source_code":"x"},%.0s' $(seq 1 30)){}]}"
+odd_req 4 GET '/submissions/batch?tokens=,,,,' ''
+odd_req 4 GET "/submissions/batch?tokens=$(printf 'A,%.0s' $(seq 1 40))" ''
+odd_req 4 GET '/submissions/x?fields=nope' ''
+odd_req 4 GET '/submissions?fields=token,' ''
+odd_req 4 POST /api/v2/execute '{"language":"py","version":">=3 <2","files":[{"content":"x"}]}' text/plain
+odd_req 4 POST /api/v2/execute '{"language":"py","version":"^","files":[{"content":"x"}]}' text/plain
+odd_req 4 POST /api/v2/execute '{"language":"py","version":"1 - ","files":[{"content":"x"}]}' text/plain
+odd_req 4 POST /api/v2/execute '{"language":"py","files":"x"}' text/plain
+odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"zz","encoding":"hex"}]}' text/plain
+odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"%%%","encoding":"base64"}]}' text/plain
+odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"x"},{"content":"y"}]}' text/plain
+odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"x"}],"args":["a"]}' text/plain
+odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"x"}],"run_timeout":"x"}' text/plain
+odd_req 4 GET /v1/submissions/%00 ''
+odd_req 4 GET "/v1/submissions/$(printf 'A%.0s' $(seq 1 200))" ''
+odd_req 4 GET "/v1/submissions/$(printf 'A%.0s' $(seq 1 200))/events" ''
+odd_req 4 GET '/v1/submissions/AAAAAAAAAAAAAAAAAAAAAA?x=%zz' ''
+odd_req 4 DELETE "/submissions/$SID_C?fields=bogus" ''
+check "odd requests to every API answer 4xx" eq "$odd" 0
+check_alive "the odd-request group"
+# Raw protocol abuse: bad request lines, huge headers, slow and cut bodies.
+python3 - "$P" <<-'PY' >"$TMP/raw.log" 2>&1
+	import socket, sys, time
+	port = int(sys.argv[1])
+	def send(data, read=True):
+	    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+	    try:
+	        s.sendall(data)
+	        if read:
+	            try:
+	                s.recv(4096)
+	            except Exception:
+	                pass
+	    finally:
+	        s.close()
+	send(b"GARBAGE\r\n\r\n")
+	send(b"GET / HTTP/1.1\r\nHost: x\r\n" + b"X-Big: " + b"a" * 40000 + b"\r\n\r\n")
+	send(b"POST /v1/submissions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"lang", read=False)
+	send(b"POST /v1/submissions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", read=True)
+	send(b"GET /v1/submissions/AAAAAAAAAAAAAAAAAAAAAA/events HTTP/1.1\r\nHost: x\r\nX-Auth-Token: nope\r\n\r\n")
+	send(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n" * 50, read=False)
+	print("raw done")
+PY
+check "raw protocol abuse (bad request line, 40 KB header, cut bodies, pipelining)" grep -q "raw done" "$TMP/raw.log"
+check_alive "raw protocol abuse"
+req GET /v1/health
+check "the frontend still answers afterwards: /v1/health 200" code_is 200
+req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" --data-binary "$(body python3 "$PY_SUM")"
+check "and still judges: one more AC" eq "$last_code $(pj 'd["verdict"]')" "201 AC"
+
+say "frontend log (warnings and errors):"
+grep -E ' (warn|error|ERROR)' "$TMP/frontend.log" | head -n 10 | sed 's/^/#   /'
+say "total $(($(date +%s) - T_START)) s"
+[ $n -eq 56 ] || say "planned 56, ran $n"
+[ $fails -eq 0 ]
