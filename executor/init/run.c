@@ -341,6 +341,30 @@ static void take_max(const char *buf, const char *key, size_t klen, uint64_t *ma
 		*max = v;
 }
 
+/* CPU time (ms) used so far by the process (all its threads), from
+ * /proc/<pid>/stat's utime and stime; 0 when unreadable. The comm field
+ * may hold spaces and parentheses: fields are counted after the last ')'. */
+static uint64_t sample_cpu_ms(int fd)
+{
+	char buf[1024];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* After ')': state(3) ppid pgrp session tty tpgid flags minflt cminflt
+	 * majflt cmajflt utime(14) stime(15). */
+	unsigned long long utime = 0, stime = 0;
+	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+		return 0;
+	static long ticks;
+	if (!ticks)
+		ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+	return (uint64_t)(utime + stime) * 1000u / (uint64_t)ticks;
+}
+
 /* Peak address space and resident size (kB) from /proc/<pid>/status. Linux
  * has VmPeak/VmHWM; gVisor 20221219 only VmSize/VmRSS, whose maxima over
  * the samples stand in for them. */
@@ -406,7 +430,7 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 	int status = 0;
 	struct rusage ru;
 	memset(&ru, 0, sizeof(ru));
-	int done = 0, killed = 0, memfd = -1;
+	int done = 0, killed = 0, memfd = -1, cpufd = -1;
 	uint64_t next_sample = start + SAMPLE_FIRST_MS * 1000000ull;
 	uint64_t out_cap = lim->output_bytes;
 	uint64_t err_cap = spec->combined_cap ? lim->output_bytes : lim->stderr_bytes;
@@ -427,6 +451,19 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 				sample_memory(memfd, &o->vmpeak_kb, &o->hwm_kb);
 			if (!killed && o->hwm_kb >= lim->memory_kb) {
 				o->killed_memory = 1;
+				kill(pid, SIGKILL);
+				killed = 1;
+			}
+			/* RLIMIT_CPU works in whole seconds and a program may
+			 * ignore SIGXCPU: the CPU limit itself is enforced here,
+			 * to within a sample period. */
+			if (cpufd < 0) {
+				char path[64];
+				snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+				cpufd = open(path, O_RDONLY | O_CLOEXEC);
+			}
+			if (!killed && cpufd >= 0 && sample_cpu_ms(cpufd) >= lim->cpu_ms) {
+				o->killed_cpu = 1;
 				kill(pid, SIGKILL);
 				killed = 1;
 			}
@@ -480,6 +517,8 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 	o->wall_ms = (now_ns() - start) / 1000000ull;
 	if (memfd >= 0)
 		close(memfd);
+	if (cpufd >= 0)
+		close(cpufd);
 	if (init_kill_all(r, err) < 0)
 		return -1;
 	/* Everything that could write is dead: take what is left in the pipes. */
@@ -505,6 +544,8 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 fail:
 	if (memfd >= 0)
 		close(memfd);
+	if (cpufd >= 0)
+		close(cpufd);
 	{
 		struct gv_err ignored;
 		if (init_kill_all(r, &ignored) < 0) {

@@ -64,7 +64,7 @@ void init_decide(const struct init_outcome *o, const struct init_limits *lim,
 	}
 	/* RLIMIT_CPU's soft limit sends SIGXCPU, its hard limit SIGKILL; both
 	 * sit above cpu_ms, so the CPU figure alone decides, SIGXCPU as backup. */
-	if (o->cpu_ms >= lim->cpu_ms || (!o->exited && o->term_signal == SIGXCPU)) {
+	if (o->killed_cpu || o->cpu_ms >= lim->cpu_ms || (!o->exited && o->term_signal == SIGXCPU)) {
 		set(rec, EXEC_STATUS_TLE, EXEC_LIMIT_CPU, "time limit exceeded");
 		return;
 	}

@@ -24,14 +24,16 @@ struct init_outcome {
 	int killed_output;     /* we killed it: output cap */
 	int killed_memory;     /* we killed it: sampled VmHWM >= limit */
 	int killed_wall;       /* we killed it: wall clock */
+	int killed_cpu;        /* we killed it: sampled CPU time >= limit */
 	int exec_enomem;       /* execve failed with ENOMEM/E2BIG under RLIMIT_AS */
 };
 
 /* gVisor (20221219) reserves the whole initial stack mapping, up to
  * 128 MiB, at execve and counts it in the address space (measured: with
  * memory 512 MiB and stack 512 MiB only 380 MiB could be malloc-ed). So
- * RLIMIT_AS = memory_kb + min(stack_kb, 128 MiB): the heap gets memory_kb;
- * resident overuse is caught by ru_maxrss / VmHWM against memory_kb. */
+ * RLIMIT_AS = memory_kb + max(memory_kb, 64 MiB) + min(stack_kb, 128 MiB):
+ * the room over the limit lets a growing heap reach the resident limit,
+ * which ru_maxrss / VmHWM catch against memory_kb (MLE). */
 #define INIT_STACK_RESERVE_MAX_KB (128u * 1024)
 uint64_t init_as_limit_kb(const struct init_limits *lim);
 

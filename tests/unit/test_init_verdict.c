@@ -31,6 +31,7 @@ static const struct decide_case decide_cases[] = {
 	{ "seccomp kill", { KILLED(SIGSYS) }, 0, EXEC_STATUS_SG, EXEC_LIMIT_NONE },
 	{ "cpu at the limit", { EXITED(0), .cpu_ms = 1000 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_CPU },
 	{ "SIGXCPU", { KILLED(SIGXCPU), .cpu_ms = 900 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_CPU },
+	{ "sampled cpu kill, rusage just under", { KILLED(SIGKILL), .killed_cpu = 1, .cpu_ms = 990 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_CPU },
 	{ "wall kill, little cpu", { KILLED(SIGKILL), .killed_wall = 1, .cpu_ms = 5 }, 0, EXEC_STATUS_WLE, EXEC_LIMIT_WALL },
 	{ "wall kill after cpu limit", { KILLED(SIGKILL), .killed_wall = 1, .cpu_ms = 1500 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_CPU },
 	{ "output kill wins", { KILLED(SIGKILL), .killed_output = 1, .cpu_ms = 2000 }, 0, EXEC_STATUS_OLE, EXEC_LIMIT_OUTPUT },
