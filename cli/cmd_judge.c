@@ -22,7 +22,7 @@ static void judge_usage(FILE *out)
 	fprintf(out,
 		"usage: gavel judge [--lang ID] [--time S] [--json] PROBLEM_DIR SOURCE\n"
 		"Judges SOURCE against the problem package in PROBLEM_DIR (problem.yaml, data/sample,\n"
-		"data/secret, groups and scoring). The time limit comes from --time, else problem.yaml's\n"
+		"data/secret, groups and scoring, custom output validators: Kattis or testlib). The time limit comes from --time, else problem.yaml's\n"
 		"limits.time_limit, else a .timelimit file, else %d ms. Prints a line per test and the\n"
 		"verdict; --json prints one object instead (progress goes to stderr).\n"
 		"Exit status: 0 accepted, 1 rejected, 2 usage or bad package, 3 internal error.\n",
@@ -137,7 +137,9 @@ int cli_cmd_judge(int argc, char **argv)
 	for (size_t i = 0; i < problem.nwarnings; i++)
 		fprintf(stderr, "gavel judge: warning: %s\n", problem.warnings[i]);
 	struct progress pr = { .out = json ? stderr : stdout, .total = problem.ncases };
-	struct exec_judge_opts jopts = { .tenant = "local", .progress = print_progress, .progress_arg = &pr };
+	struct exec_judge_opts jopts = {
+		.tenant = "local", .progress = print_progress, .progress_arg = &pr, .langs = &local.langs,
+	};
 	if (exec_judge_problem(&local.engine, &problem, lang, source, source_len, &jopts, &j, &err) != 0) {
 		fprintf(stderr, "gavel judge: %s\n", err.msg);
 		rc = JUDGE_EXIT_USAGE;

@@ -32,6 +32,9 @@ static void tenant_usage(FILE *out)
 		"                                       config to Redis (after a flush)\n"
 		"  retention [NAME|ID]                  delete finished submissions older than\n"
 		"                                       the retention period (audit kept)\n"
+		"  webhook-secret NAME|ID [--rotate]    print the hex key of the webhooks'\n"
+		"                                       X-Gavel-Signature (HMAC-SHA256); --rotate\n"
+		"                                       replaces it\n"
 		"\n"
 		"Quota keys: requests_per_second burst max_queued max_running max_cpu_ms\n"
 		"max_wall_ms max_memory_mb max_output_kb allowed_languages (comma list, '*'\n"
@@ -45,6 +48,7 @@ struct opts {
 	const char *db_url;
 	const char *redis_url;
 	int weight;
+	bool rotate;
 	const char *settings[MAX_SETTINGS];
 	size_t n_settings;
 };
@@ -225,7 +229,8 @@ int cli_cmd_tenant(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "database-url", required_argument, NULL, 'u' }, { "redis-url", required_argument, NULL, 'r' },
 		{ "weight", required_argument, NULL, 'w' },	  { "quota", required_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },		  { NULL, 0, NULL, 0 },
+		{ "rotate", no_argument, NULL, 'R' },		  { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .db_url = getenv("GAVEL_DATABASE_URL"), .redis_url = getenv("GAVEL_REDIS_URL") };
 	int c;
@@ -255,6 +260,9 @@ int cli_cmd_tenant(int argc, char **argv)
 			}
 			o.settings[o.n_settings++] = optarg;
 			break;
+		case 'R':
+			o.rotate = true;
+			break;
 		case 'h':
 			tenant_usage(stdout);
 			return 0;
@@ -266,7 +274,7 @@ int cli_cmd_tenant(int argc, char **argv)
 	char **pos = argv + 1 + optind;
 	int npos = argc - 1 - optind;
 	int want_name = strcmp(sub, "create") == 0 || strcmp(sub, "show") == 0 || strcmp(sub, "update") == 0 ||
-			strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0;
+			strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0 || strcmp(sub, "webhook-secret") == 0;
 	int opt_name = strcmp(sub, "retention") == 0;
 	int no_name = strcmp(sub, "list") == 0 || strcmp(sub, "sync") == 0;
 	if (!want_name && !opt_name && !no_name) {
@@ -300,6 +308,13 @@ int cli_cmd_tenant(int argc, char **argv)
 		rc = do_update(conn, &o, &t);
 	} else if (strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0) {
 		rc = do_set_disabled(conn, &o, &t, strcmp(sub, "disable") == 0);
+	} else if (strcmp(sub, "webhook-secret") == 0) {
+		char hex[2 * TENANT_WEBHOOK_SECRET_MAX + 1];
+		rc = tenant_webhook_secret(conn, t.id, o.rotate, hex, sizeof(hex), &err) == 0 ? 0 : 1;
+		if (rc == 0)
+			printf("%s\n", hex);
+		else
+			fprintf(stderr, "gavel tenant: %s\n", err.msg);
 	} else {
 		rc = do_retention(conn, npos == 1 ? &t : NULL);
 	}

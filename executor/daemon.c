@@ -5,9 +5,11 @@
  * supervisor can hand it back when the worker dies. */
 #include "executor/daemon.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sodium.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -25,6 +27,7 @@
 #include "common/redis.h"
 #include "executor/judge_inline.h"
 #include "executor/session.h"
+#include "executor/webhook.h"
 #include "languages/lang.h"
 #include "tenants/audit.h"
 #include "tenants/db.h"
@@ -79,6 +82,21 @@ const struct gv_config_option exec_daemon_config_table[] = {
 	  GV_CONFIG_FIELD(struct exec_daemon_config, redis_connect_timeout_ms), .def = "2s", .doc = "per connection" },
 	{ .name = "executor.redis_command_timeout", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, redis_command_timeout_ms), .def = "5s", .doc = "per command" },
+	{ .name = "executor.webhook_max_attempts", .type = GV_CONFIG_INT,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, webhook_max_attempts), .def = "5", .min = 1,
+	  .max = EXEC_WEBHOOK_ATTEMPTS_MAX, .doc = "delivery attempts per callback_url" },
+	{ .name = "executor.webhook_timeout", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, webhook_timeout_ms), .def = "5s", .min = 100, .max = 60000,
+	  .doc = "time allowed for one delivery attempt, connection included" },
+	{ .name = "executor.webhook_backoff", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, webhook_backoff_ms), .def = "2s", .min = 10, .max = 3600000,
+	  .doc = "delay after a failed attempt, doubling for each further one" },
+	{ .name = "executor.webhook_backoff_max", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, webhook_backoff_max_ms), .def = "5m", .min = 10,
+	  .max = 86400000, .doc = "longest delay between two attempts" },
+	{ .name = "executor.webhook_allow_loopback", .type = GV_CONFIG_BOOL,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, webhook_allow_loopback), .def = "false",
+	  .doc = "TEST ONLY: allow callback_url on 127.0.0.0/8 and ::1" },
 };
 const size_t exec_daemon_config_table_len = sizeof(exec_daemon_config_table) / sizeof(exec_daemon_config_table[0]);
 
@@ -138,6 +156,18 @@ static struct gv_redis *redis_open(const struct exec_daemon_config *c, int comma
 	return gv_redis_new(&o, err);
 }
 
+static struct gv_pg *pg_open(const struct exec_daemon_config *c, struct gv_err *err)
+{
+	const char *url = c->database_url && *c->database_url ? c->database_url : c->database_owner_url;
+	struct gv_pg_opts po = {
+		.url = url,
+		.connect_timeout_s = (int)((c->db_connect_timeout_ms + 999) / 1000),
+		.statement_timeout_ms = (int)c->db_statement_timeout_ms,
+		.max_attempts = 3,
+	};
+	return gv_pg_new(&po, err);
+}
+
 /* ---- worker ---- */
 
 struct worker {
@@ -152,6 +182,7 @@ struct worker {
 struct progress_arg {
 	struct worker *w;
 	const char *sid;
+	const char *tid;
 };
 
 static void on_progress(const char *event, size_t test, size_t of, void *arg)
@@ -160,6 +191,33 @@ static void on_progress(const char *event, size_t test, size_t of, void *arg)
 	struct gv_err err;
 	if (gv_queue_publish_event(p->w->r, p->sid, event, test, of, &err) != 0)
 		gv_debug(&p->w->d->log, "progress event: %s", err.msg);
+}
+
+/* The `sandbox.started` audit record, in its own small transaction when
+ * the engine has opened a sandbox for the job: node, sandbox id and the
+ * limits it applies. A failure is logged and the job goes on: the
+ * `sandbox.finished` record, written with the result, stays the one the
+ * result cannot exist without. */
+static void on_sandbox_started(const char *sandbox_id, const struct exec_limits *l, void *arg)
+{
+	struct progress_arg *p = arg;
+	struct worker *w = p->w;
+	struct gv_err err;
+	char details[384];
+	snprintf(details, sizeof(details),
+		 "{\"limits\":{\"cpu_ms\":%llu,\"wall_ms\":%llu,\"memory_kb\":%llu,\"output_bytes\":%llu,"
+		 "\"stack_kb\":%llu,\"fsize_kb\":%llu,\"procs\":%u,\"open_files\":%u}}",
+		 (unsigned long long)l->cpu_ms, (unsigned long long)l->wall_ms, (unsigned long long)l->memory_kb,
+		 (unsigned long long)l->output_bytes, (unsigned long long)l->stack_kb,
+		 (unsigned long long)l->fsize_kb, l->procs, l->open_files);
+	PGconn *c = gv_pg_ensure(w->pg, &err) == 0 ? gv_pg_conn(w->pg) : NULL;
+	if (!c || tenant_tx_begin(c, p->tid, &err) != 0 ||
+	    tenant_audit_append(c, p->tid, w->actor, TENANT_AUDIT_SANDBOX_STARTED, p->sid, w->d->node, sandbox_id,
+				details, &err) != 0 ||
+	    tenant_tx_commit(c, &err) != 0) {
+		tenant_tx_rollback(c);
+		gv_warn(&w->d->log, "audit sandbox.started of %s (sandbox %s): %s", p->sid, sandbox_id, err.msg);
+	}
 }
 
 /* Marks the row running and returns its request text (caller frees), or
@@ -324,12 +382,14 @@ static void run_job(struct worker *w, const char *token)
 			result = gv_result_internal_error(spec.has_tests ? "judge" : "run", msg);
 			snprintf(sum.verdict, sizeof(sum.verdict), "IE");
 		} else {
-			struct progress_arg pa = { .w = w, .sid = t.sid };
+			struct progress_arg pa = { .w = w, .sid = t.sid, .tid = t.tid };
 			struct exec_inline_opts o = {
 				.tenant = t.tid,
 				.node = w->d->node,
 				.progress = on_progress,
 				.progress_arg = &pa,
+				.sandbox_started = on_sandbox_started,
+				.sandbox_arg = &pa,
 			};
 			result = exec_inline_run(&w->engine, lang, &spec, &o, &sum, &err);
 		}
@@ -359,6 +419,11 @@ static void run_job(struct worker *w, const char *token)
 		gv_jobspec_free(&spec);
 		return;
 	}
+	/* Before the acknowledgement: a crash between the two re-runs the job,
+	 * which finds it finished; the webhook is then already scheduled.
+	 * (A crash between the commit and this ZADD loses the webhook.) */
+	if (recorded && spec.callback_url && exec_webhook_enqueue(w->r, t.tid, t.sid, &err) != 0)
+		gv_error(&ctx, "scheduling the webhook: %s; it will not be delivered", err.msg);
 	if (gv_queue_complete(w->r, w->d->node, &t, &err) != 0)
 		gv_warn(&ctx, "acknowledging: %s (the scheduler re-queues it; the result stands)", err.msg);
 	gv_info(&ctx, "%s %s in %llu ms%s", language, verdict, (unsigned long long)(mono_ms() - t0),
@@ -406,13 +471,6 @@ static void worker_main(struct daemon *d, int k)
 		.cgroup_parent = cg,
 		.platform = c->platform && *c->platform ? c->platform : NULL,
 	};
-	const char *url = c->database_url && *c->database_url ? c->database_url : c->database_owner_url;
-	struct gv_pg_opts po = {
-		.url = url,
-		.connect_timeout_s = (int)((c->db_connect_timeout_ms + 999) / 1000),
-		.statement_timeout_ms = (int)c->db_statement_timeout_ms,
-		.max_attempts = 3,
-	};
 	if (mkdir_p(runsc_root, &err) != 0 || mkdir_p(work_root, &err) != 0 ||
 	    exec_engine_init(&w.engine, &ec, &err) != 0) {
 		gv_err_prefix(&err, "engine");
@@ -421,7 +479,7 @@ static void worker_main(struct daemon *d, int k)
 		_exit(3);
 	}
 	/* BLMOVE blocks up to 1 s: the command timeout must be above it. */
-	if (!(w.r = redis_open(c, (int)c->redis_command_timeout_ms + 2000, &err)) || !(w.pg = gv_pg_new(&po, &err))) {
+	if (!(w.r = redis_open(c, (int)c->redis_command_timeout_ms + 2000, &err)) || !(w.pg = pg_open(c, &err))) {
 		snprintf(slot->error, sizeof(slot->error), "%s", err.msg);
 		slot->state = 2;
 		exec_engine_fini(&w.engine);
@@ -450,6 +508,77 @@ static void worker_main(struct daemon *d, int k)
 	gv_pg_free(w.pg);
 	exec_engine_fini(&w.engine);
 	_exit(0);
+}
+
+/* ---- webhook delivery process ---- */
+
+/* Delivers webhooks until SIGTERM (executor/webhook.h). A process of its
+ * own so that a slow receiver or a hung DNS lookup never delays the
+ * supervisor's heartbeats or a worker's jobs; it holds no job, so the
+ * supervisor may kill and respawn it at any time (an item it held comes
+ * back when its lease ends). It runs no sandbox and never returns. */
+static void webhook_main(struct daemon *d)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		_exit(1);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = worker_on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	const struct exec_daemon_config *c = d->cfg;
+	struct gv_err err;
+	gv_err_clear(&err);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || sodium_init() < 0) {
+		gv_error(&d->log, "webhooks: libcurl or libsodium did not initialise");
+		_exit(3);
+	}
+	struct gv_redis *r = redis_open(c, (int)c->redis_command_timeout_ms, &err);
+	struct gv_pg *pg = r ? pg_open(c, &err) : NULL;
+	if (!pg) {
+		gv_error(&d->log, "webhooks: %s; retrying", err.msg);
+		gv_redis_free(r);
+		gv_backoff_sleep_ms(5000);
+		_exit(3);
+	}
+	struct exec_webhook_opts o = {
+		.max_attempts = (unsigned)c->webhook_max_attempts,
+		.timeout_ms = c->webhook_timeout_ms,
+		.backoff_ms = c->webhook_backoff_ms,
+		.backoff_max_ms = c->webhook_backoff_max_ms,
+		.allow_loopback = c->webhook_allow_loopback,
+	};
+	if (o.allow_loopback)
+		gv_warn(&d->log, "webhooks: executor.webhook_allow_loopback is on: a test setting, never for production");
+	struct exec_webhook_env env = { .opts = &o, .r = r, .pg = pg, .log = &d->log };
+	uint64_t last_err = 0;
+	while (!worker_stop) {
+		int got = exec_webhook_step(&env, &err);
+		if (got < 0) {
+			if (mono_ms() - last_err > 5000) {
+				gv_error(&d->log, "webhooks: %s", err.msg);
+				last_err = mono_ms();
+			}
+			gv_backoff_sleep_ms(1000);
+		} else if (got == 0) {
+			gv_backoff_sleep_ms(200);
+		}
+	}
+	gv_redis_free(r);
+	gv_pg_free(pg);
+	curl_global_cleanup();
+	_exit(0);
+}
+
+static pid_t spawn_webhook(struct daemon *d)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		webhook_main(d);
+	if (pid < 0)
+		gv_error(&d->log, "fork (webhook delivery): %s", strerror(errno));
+	return pid;
 }
 
 /* ---- supervisor ---- */
@@ -599,9 +728,21 @@ int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t 
 		gv_backoff_sleep_ms(50);
 	}
 	gv_info(&d.log, "node %s up: %d workers", d.node, cfg->capacity);
-	uint64_t next_hb = 0;
+	pid_t webhook_pid = spawn_webhook(&d);
+	uint64_t next_hb = 0, webhook_respawn = 0;
 	while (!*stop) {
 		uint64_t now = mono_ms();
+		int wst;
+		if (webhook_pid > 0 && waitpid(webhook_pid, &wst, WNOHANG) == webhook_pid) {
+			gv_warn(&d.log, "webhook delivery process ended (%s %d); restarting it",
+				WIFSIGNALED(wst) ? "signal" : "exit", WIFSIGNALED(wst) ? WTERMSIG(wst) : WEXITSTATUS(wst));
+			webhook_pid = 0;
+			webhook_respawn = now + 1000;
+		}
+		if (webhook_pid <= 0 && now >= webhook_respawn) {
+			webhook_pid = spawn_webhook(&d);
+			webhook_respawn = now + 5000;
+		}
 		for (int k = 0; k < cfg->capacity; k++) {
 			int st;
 			if (d.pids[k] > 0 && waitpid(d.pids[k], &st, WNOHANG) == d.pids[k]) {
@@ -628,6 +769,8 @@ int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t 
 		gv_backoff_sleep_ms(100);
 	}
 	gv_info(&d.log, "stopping: finishing the jobs in hand");
+	if (webhook_pid > 0)
+		kill(webhook_pid, SIGTERM);
 	for (int k = 0; k < cfg->capacity; k++)
 		if (d.pids[k] > 0)
 			kill(d.pids[k], SIGTERM);
@@ -646,6 +789,19 @@ int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t 
 				gv_warn(&d.log, "heartbeat: %s", e2.msg);
 			gv_backoff_sleep_ms(200);
 		}
+	}
+	/* The delivery process ends after its current attempt (at most
+	 * webhook_timeout); one left over is killed. */
+	for (uint64_t t0 = mono_ms(); webhook_pid > 0;) {
+		pid_t p = waitpid(webhook_pid, NULL, WNOHANG);
+		if (p == webhook_pid || (p < 0 && errno == ECHILD))
+			break;
+		if (mono_ms() - t0 > cfg->webhook_timeout_ms + 5000) {
+			kill(webhook_pid, SIGKILL);
+			waitpid(webhook_pid, NULL, 0);
+			break;
+		}
+		gv_backoff_sleep_ms(100);
 	}
 	struct gv_err e3;
 	if (gv_queue_deregister(r, d.node, &e3) != 0)

@@ -12,7 +12,11 @@
  * that dies has it handed back by the scheduler; a job run twice is written
  * once (UPDATE ... WHERE status <> 'done'). A machinery failure is verdict
  * IE, never WA. SIGTERM: stop taking work, finish the jobs in hand, hand
- * back what was assigned but not started, deregister. */
+ * back what was assigned but not started, deregister.
+ *
+ * Webhooks: after a result commits, the worker schedules its callback_url
+ * delivery in Redis (one ZADD); a separate delivery process of the
+ * supervisor delivers, retries and records them (executor/webhook.h). */
 #pragma once
 
 #include <signal.h>
@@ -42,6 +46,12 @@ struct exec_daemon_config {
 	char *redis_url;
 	uint64_t redis_connect_timeout_ms;
 	uint64_t redis_command_timeout_ms;
+	/* Webhooks (executor/webhook.h): one delivery process per node. */
+	int webhook_max_attempts;
+	uint64_t webhook_timeout_ms;
+	uint64_t webhook_backoff_ms;
+	uint64_t webhook_backoff_max_ms;
+	bool webhook_allow_loopback; /* TEST ONLY */
 };
 
 extern const struct gv_config_option exec_daemon_config_table[];

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "executor/validator.h"
+
 /* Bytes of compiler output and of a test's stderr that we keep. */
 #define JUDGE_COMPILE_OUTPUT_MAX (64u * 1024u)
 #define JUDGE_STDERR_MAX (64u * 1024u)
@@ -283,8 +285,10 @@ static enum exec_run_status open_sandbox(struct exec_engine *e, const struct exe
 }
 
 /* Judges one case's run: the engine's status, then the checker on the
- * output when the program ended normally. */
+ * output when the program ended normally: the custom validator (in its own
+ * sandbox) when val is set, else a built-in checker on the host. */
 static void judge_case(const struct exec_problem *p, size_t i, const struct exec_phase_result *run,
+		       const char *input, size_t input_len, struct exec_validator *val,
 		       struct exec_judged_case *c)
 {
 	c->time_ms = run->time_ms;
@@ -301,8 +305,27 @@ static void judge_case(const struct exec_problem *p, size_t i, const struct exec
 	const struct exec_problem_node *group = exec_problem_case_group(node);
 	struct exec_checker_opts opts;
 	struct gv_err err;
+	gv_err_clear(&err);
 	exec_checker_opts_default(&opts);
 	const char *flags = group ? group->grading.output_validator_flags : p->validator_flags;
+	if (val) {
+		char *vans = NULL;
+		size_t vanslen = 0;
+		struct exec_validator_outcome o;
+		if (exec_problem_read(p, node->ans_path, JUDGE_TEST_FILE_MAX, &vans, &vanslen, &err) != 0 ||
+		    exec_validator_check(val, flags, input, input_len, vans, vanslen, run->out ? run->out : "",
+					 run->out_len, &o, &err) != 0) {
+			c->verdict = EXEC_VERDICT_IE;
+			msgf(c->message, sizeof(c->message), "%s", err.msg);
+		} else {
+			c->verdict = o.verdict;
+			c->has_score = o.has_score;
+			c->score = o.score;
+			msgf(c->message, sizeof(c->message), "%s", o.message);
+		}
+		free(vans);
+		return;
+	}
 	if (exec_checker_parse_flags(flags, &opts, &err) != 0) {
 		c->verdict = EXEC_VERDICT_IE;
 		msgf(c->message, sizeof(c->message), "validator flags: %s", err.msg);
@@ -328,10 +351,14 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 {
 	memset(out, 0, sizeof(*out));
 	out->first_failed = SIZE_MAX;
-	if (p->custom_validation || p->interactive)
+	if (p->interactive)
 		return gv_err_set(err, GV_EINVAL,
-				  "problem %s: %s validation is not supported by this engine yet", p->name,
-				  p->interactive ? "interactive" : "custom");
+				  "problem %s: interactive problems (validation: custom interactive) are not supported "
+				  "yet: the host relay between the submission's and the interactor's sandboxes is "
+				  "not implemented", p->name);
+	if (p->custom_validation && (!opts || !opts->langs))
+		return gv_err_set(err, GV_EINVAL, "problem %s: custom validation needs the language registry",
+				  p->name);
 	struct exec_run_limits lim;
 	problem_limits(p, lang, &lim);
 	out->time_limit_ms = lim.time_ms;
@@ -352,6 +379,17 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 		out->cases[i].verdict = EXEC_VERDICT_SKIPPED;
 
 	struct exec_session *s = NULL;
+	struct exec_validator *val = NULL;
+	const char *tenant = opts && opts->tenant ? opts->tenant : "local";
+	if (p->custom_validation) {
+		struct gv_err verr;
+		gv_err_clear(&verr);
+		if (exec_validator_new(&val, e, p, opts->langs, tenant, &verr) != 0) {
+			out->verdict = EXEC_VERDICT_IE;
+			msgf(out->message, sizeof(out->message), "%s", verr.msg);
+			goto done;
+		}
+	}
 	enum exec_run_status st = open_sandbox(e, &lj, &s, out);
 	if (st != EXEC_RUN_OK) {
 		out->verdict = st == EXEC_RUN_CE ? EXEC_VERDICT_CE : EXEC_VERDICT_IE;
@@ -387,7 +425,9 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 				msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, cerr.msg);
 				msgf(c->message, sizeof(c->message), "%s", cerr.msg);
 			} else {
-				judge_case(p, i, &run, c);
+				judge_case(p, i, &run, input, input_len, val, c);
+				if (c->verdict == EXEC_VERDICT_IE)
+					msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
 			}
 			exec_phase_result_free(&run);
 		}
@@ -401,8 +441,11 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 		if (c->verdict != EXEC_VERDICT_AC && exec_verdict_can_stop_after(p, i))
 			break;
 	}
-	for (size_t i = 0; i < p->ncases; i++)
+	for (size_t i = 0; i < p->ncases; i++) {
 		results[i].verdict = out->cases[i].verdict;
+		results[i].has_score = out->cases[i].has_score;
+		results[i].score = out->cases[i].score;
+	}
 	struct exec_verdict_outcome outcome;
 	if (exec_verdict_aggregate(p, results, p->ncases, &outcome, err) != 0) {
 		out->verdict = EXEC_VERDICT_IE;
@@ -414,6 +457,7 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 	out->first_failed = outcome.first_failed;
 done:
 	exec_session_close(s);
+	exec_validator_free(val);
 	free(results);
 	exec_lang_job_free(&lj);
 	return 0;

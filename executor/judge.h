@@ -81,6 +81,8 @@ struct exec_judged_case {
 	enum exec_verdict verdict;
 	uint64_t time_ms, wall_ms, memory_kb;
 	int exit_code, signal;
+	bool has_score;                     /* a custom validator gave this case a score */
+	double score;
 	char message[EXEC_CHECKER_MSG_MAX]; /* checker feedback or the limit hit */
 };
 
@@ -106,12 +108,19 @@ struct exec_judge_opts {
 	const char *tenant;             /* cgroup parent below the engine's; "local" for the CLI */
 	exec_judge_progress_fn progress;
 	void *progress_arg;
+	/* Languages of custom output validators; required for problems with
+	 * `validation: custom`. Borrowed. */
+	const struct lang_registry *langs;
 };
 
-/* Judges source in lang against the loaded problem p. Returns 0 with *out
- * filled (IE included); -1 for arguments the caller must fix: a custom or
- * interactive validator (not supported by this engine yet) or limits over
- * the language's maximum. */
+/* Judges source in lang against the loaded problem p. A custom output
+ * validator (Kattis or testlib protocol, executor/validator.h) is compiled
+ * in a sandbox of its own at the first case that needs it; the
+ * submission's sandbox never sees answers. Returns 0 with *out filled (IE
+ * included: a validator that does not compile or breaks its protocol);
+ * -1 for arguments the caller must fix: an interactive problem (not
+ * supported by this engine yet), custom validation without opts->langs, or
+ * limits over the language's maximum. */
 int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, const struct lang_def *lang,
 		       const void *source, size_t len, const struct exec_judge_opts *opts,
 		       struct exec_judgement *out, struct gv_err *err) GV_MUST_CHECK;

@@ -47,6 +47,7 @@ struct job_state {
 	size_t compile_output_len;
 	unsigned sandboxes;
 	char message[GV_ERR_MSG_MAX];
+	const struct exec_inline_opts *opts;
 };
 
 static void keep_compile_output(struct job_state *st, const struct exec_phase_result *c)
@@ -81,6 +82,8 @@ static const char *open_sandbox(struct exec_engine *e, struct job_state *st, str
 		*s = NULL;
 		return "IE";
 	}
+	if (st->opts && st->opts->sandbox_started)
+		st->opts->sandbox_started(exec_session_id(*s), &st->lj.job.run_limits, st->opts->sandbox_arg);
 	const char *v = compile_verdict(&compile);
 	if (st->sandboxes == 1 || strcmp(v, "OK") != 0)
 		keep_compile_output(st, &compile);
@@ -346,6 +349,7 @@ json_t *exec_inline_run(struct exec_engine *e, const struct lang_def *lang, cons
 	memset(sum, 0, sizeof(*sum));
 	struct job_state st;
 	memset(&st, 0, sizeof(st));
+	st.opts = opts;
 	json_t *j;
 	struct gv_err berr;
 	gv_err_clear(&berr);

@@ -23,6 +23,11 @@ struct exec_inline_opts {
 	const char *node;   /* written into the result; may be NULL */
 	exec_inline_progress_fn progress;
 	void *progress_arg;
+	/* Called after each sandbox of the job is open (its compile phase
+	 * done), before it runs anything of the tenant's input: its id and
+	 * the run limits it applies. May be NULL. */
+	void (*sandbox_started)(const char *sandbox_id, const struct exec_limits *run_limits, void *arg);
+	void *sandbox_arg;
 };
 
 /* What the daemon needs beyond the result document. */

@@ -493,6 +493,17 @@ static int parse_problem_yaml(struct exec_problem *p, double *time_limit, struct
 		} else if (!strcmp(key, "validator_flags")) {
 			if (ystr(&y, v, "validator_flags", &p->validator_flags, err) < 0)
 				goto out;
+		} else if (!strcmp(key, "validator_protocol")) {
+			const char *s = yscalar(v);
+			if (s && !strcmp(s, "kattis")) {
+				p->validator_protocol = EXEC_PROBLEM_VALIDATOR_KATTIS;
+			} else if (s && !strcmp(s, "testlib")) {
+				p->validator_protocol = EXEC_PROBLEM_VALIDATOR_TESTLIB;
+			} else {
+				gv_err_set(err, GV_EINVAL, "problem.yaml:%zu: validator_protocol: kattis or testlib",
+					   line_of(v));
+				goto out;
+			}
 		} else if (!strcmp(key, "limits")) {
 			if (parse_limits(p, &y, v, time_limit, err) < 0)
 				goto out;
@@ -1207,6 +1218,10 @@ int exec_problem_load(struct exec_problem *p, const char *dir, const struct exec
 		goto fail;
 	if (p->custom_validation && p->nvalidators == 0) {
 		gv_err_set(err, GV_EINVAL, "validation is custom but there is no output_validators/ folder");
+		goto fail;
+	}
+	if (p->validator_protocol == EXEC_PROBLEM_VALIDATOR_TESTLIB && p->interactive) {
+		gv_err_set(err, GV_EINVAL, "validator_protocol: testlib cannot drive an interactive problem");
 		goto fail;
 	}
 	if (!p->custom_validation && p->nvalidators > 0)

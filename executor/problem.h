@@ -1,7 +1,8 @@
 /* Loader for Kattis / ICPC problem packages (the legacy format plus the
  * commonly used parts of the 2023-07 format) from a directory:
  *
- *   problem.yaml                 name, type, validation, validator_flags, limits
+ *   problem.yaml                 name, type, validation, validator_flags, limits,
+ *                                validator_protocol (Gavel: kattis | testlib)
  *   .timelimit                   DOMjudge's time limit in seconds (optional)
  *   data/sample/, data/secret/   *.in with matching *.ans, sorted by name;
  *                                nested test groups; testdata.yaml per group
@@ -119,6 +120,21 @@ struct exec_problem_validator {
 	const char *lang_id; /* from the extensions when a registry was given; borrowed */
 };
 
+/* How a custom output validator is called (problem.yaml
+ * `validator_protocol`, a Gavel extension; absent: kattis):
+ * - kattis: `validator input answer feedback_dir [flags] < output`, exit 42
+ *   accepted, 43 wrong answer; feedback_dir/judgemessage.txt is the message,
+ *   feedback_dir/score.txt the score with `validation: custom score`;
+ * - testlib: `checker input output answer`, exit 0 accepted, 1 wrong answer,
+ *   2 presentation error, 7 partial points (the first number of its stdout,
+ *   else of its stderr); its stderr's first line is the message.
+ * Any other exit, or a validator that crashes or hits a limit, is a judge
+ * error (IE), never the submission's fault. */
+enum exec_problem_validator_protocol {
+	EXEC_PROBLEM_VALIDATOR_KATTIS = 0,
+	EXEC_PROBLEM_VALIDATOR_TESTLIB,
+};
+
 struct exec_problem {
 	char *dir;  /* as given */
 	int dirfd;  /* the package folder, O_PATH; closed by exec_problem_free */
@@ -127,6 +143,7 @@ struct exec_problem {
 	bool custom_validation; /* validation: custom ... */
 	bool interactive;       /* validation: custom interactive (or type: ... interactive) */
 	bool validator_scores;  /* validation: custom score */
+	enum exec_problem_validator_protocol validator_protocol;
 	char *validator_flags;  /* problem.yaml validator_flags, "" when none */
 	uint32_t time_limit_ms;
 	enum exec_problem_time_source time_source;

@@ -453,3 +453,37 @@ int exec_frame_header(char *out, size_t outsz, const char *kind, size_t len, str
 		return gv_err_set(err, GV_EINVAL, "frame header buffer too small");
 	return n;
 }
+
+/* ---- named payloads ------------------------------------------------------ */
+
+int exec_file_name_ok(const char *name, size_t len)
+{
+	if (len == 0 || len > EXEC_FILE_NAME_MAX)
+		return 0;
+	if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '_' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int exec_named_payload_split(const char *payload, size_t len, const char **name, size_t *name_len,
+			     const char **data, size_t *data_len, struct gv_err *err)
+{
+	size_t scan = len < EXEC_FILE_NAME_MAX + 1 ? len : EXEC_FILE_NAME_MAX + 1;
+	const char *nl = memchr(payload, '\n', scan);
+	if (!nl)
+		return gv_err_set(err, GV_EPROTO, "named payload: no name line");
+	size_t nlen = (size_t)(nl - payload);
+	if (!exec_file_name_ok(payload, nlen))
+		return gv_err_set(err, GV_EPROTO, "named payload: name not allowed");
+	*name = payload;
+	*name_len = nlen;
+	*data = nl + 1;
+	*data_len = len - nlen - 1;
+	return 0;
+}

@@ -203,6 +203,22 @@ int exec_frame_decoder_feed(struct exec_frame_decoder *d, const char *in, size_t
  * tells a clean end from a truncated frame. */
 int exec_frame_decoder_idle(const struct exec_frame_decoder *d);
 
+/* ---- named payloads: "<name>\n<bytes>" (frames `file` and `feedback`) -- */
+
+#define EXEC_FILE_NAME_MAX 64  /* bytes of a name, without the NUL */
+
+/* True when name[0..len) is [A-Za-z0-9._-]{1,EXEC_FILE_NAME_MAX} and not
+ * "." or "..": one plain path component, safe to create under a directory
+ * by openat. */
+int exec_file_name_ok(const char *name, size_t len);
+
+/* Splits a `file` / `feedback` payload at its first '\n' into the name
+ * (checked with exec_file_name_ok) and the bytes after it (any bytes, may be
+ * empty). Slices borrow payload. -1 (GV_EPROTO) when there is no '\n' within
+ * EXEC_FILE_NAME_MAX + 1 bytes or the name is not allowed. */
+int exec_named_payload_split(const char *payload, size_t len, const char **name, size_t *name_len,
+			     const char **data, size_t *data_len, struct gv_err *err) GV_MUST_CHECK;
+
 /* Writes "<kind> <len>\n" into out (size outsz >= EXEC_FRAME_HEADER_MAX + 1).
  * Returns its length, or -1 (GV_EINVAL) for a bad kind or len. */
 int exec_frame_header(char *out, size_t outsz, const char *kind, size_t len,

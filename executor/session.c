@@ -49,7 +49,8 @@ struct exec_session {
 	int pidfd;
 	int in_fd, out_fd, err_fd; /* host ends: commands, results, init's diagnostics */
 	struct exec_frame_decoder dec;
-	struct exec_frame_cap caps[3];
+	struct exec_frame_cap caps[4];
+	bool feedback_dir;
 	char *diag;         /* init's stderr, DIAG_CAP bytes at most */
 	size_t diag_len;
 	int64_t deadline;   /* whole sandbox, monotonic ms */
@@ -71,7 +72,44 @@ void exec_phase_result_free(struct exec_phase_result *r)
 		return;
 	free(r->out);
 	free(r->err_out);
+	for (size_t i = 0; i < r->n_feedback; i++)
+		free(r->feedback[i].data);
 	memset(r, 0, sizeof(*r));
+}
+
+const struct exec_feedback_file *exec_phase_feedback(const struct exec_phase_result *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_feedback; i++)
+		if (strcmp(r->feedback[i].name, name) == 0)
+			return &r->feedback[i];
+	return NULL;
+}
+
+/* Keeps one `feedback` frame (already bounded by its cap). */
+static int add_feedback(struct exec_phase_result *r, const struct exec_frame *f, struct gv_err *err)
+{
+	const char *name, *data;
+	size_t nlen, dlen;
+	if (exec_named_payload_split(f->payload, f->len, &name, &nlen, &data, &dlen, err) != 0)
+		return -1;
+	if (r->n_feedback == EXEC_FEEDBACK_MAX)
+		return gv_err_set(err, GV_EPROTO, "more than %d feedback files", EXEC_FEEDBACK_MAX);
+	if (dlen > EXEC_FEEDBACK_FILE_MAX)
+		return gv_err_set(err, GV_EPROTO, "feedback file over %d bytes", EXEC_FEEDBACK_FILE_MAX);
+	for (size_t i = 0; i < r->n_feedback; i++)
+		if (strlen(r->feedback[i].name) == nlen && memcmp(r->feedback[i].name, name, nlen) == 0)
+			return gv_err_set(err, GV_EPROTO, "feedback file sent twice");
+	struct exec_feedback_file *fb = &r->feedback[r->n_feedback];
+	fb->data = malloc(dlen + 1);
+	if (!fb->data)
+		return gv_err_set(err, ENOMEM, "feedback frame");
+	memcpy(fb->name, name, nlen);
+	fb->name[nlen] = '\0';
+	memcpy(fb->data, data, dlen);
+	fb->data[dlen] = '\0';
+	fb->len = dlen;
+	r->n_feedback++;
+	return 0;
 }
 
 static void result_init(struct exec_phase_result *r)
@@ -285,6 +323,8 @@ static char *job_record(const struct exec_job *job, size_t *len)
 	if (job->compile_argv)
 		limits_record(&b, "compile_", &job->compile_limits, false);
 	limits_record(&b, "", &job->run_limits, true);
+	if (job->feedback_dir)
+		sb_printf(&b, "feedback_dir:1\n");
 	sb_printf(&b, "seccomp:default\n");
 	if (b.oom) {
 		free(b.p);
@@ -473,6 +513,10 @@ static enum phase_end pump_phase(struct exec_session *s, const char *cmd, size_t
 				} else if (strcmp(f.kind, "stderr") == 0) {
 					if (copy_payload(&r->err_out, &r->err_len, &f) != 0)
 						return gv_err_set(err, ENOMEM, "stderr frame"), PH_PROTO;
+				} else if (strcmp(f.kind, "feedback") == 0) {
+					/* Only a job with feedback_dir has this cap. */
+					if (add_feedback(r, &f, err) != 0)
+						return PH_PROTO;
 				} else {
 					struct exec_record rec;
 					if (exec_record_parse(f.payload, f.len, &rec, err) != 0) {
@@ -532,6 +576,7 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 	s->caps[0] = (struct exec_frame_cap){"stdout", (size_t)oc};
 	s->caps[1] = (struct exec_frame_cap){"stderr", (size_t)ec};
 	s->caps[2] = (struct exec_frame_cap){"result", EXEC_RECORD_MAX_BYTES};
+	s->caps[3] = (struct exec_frame_cap){"feedback", EXEC_FILE_NAME_MAX + 1 + EXEC_FEEDBACK_FILE_MAX};
 
 	/* Host backstop: init enforces wall_ms itself; if it does not answer
 	 * within wall_ms + grace (+ the boot for the first phase), the whole
@@ -598,6 +643,13 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 int exec_session_run_test(struct exec_session *s, const void *input, size_t len,
 			  struct exec_phase_result *out, struct gv_err *err)
 {
+	return exec_session_run_test_files(s, NULL, 0, input, len, out, err);
+}
+
+int exec_session_run_test_files(struct exec_session *s, const struct exec_file *files, size_t nfiles,
+				const void *input, size_t len, struct exec_phase_result *out,
+				struct gv_err *err)
+{
 	result_init(out);
 	if (!s || s->dead) {
 		result_set(out, "IE", "none", "sandbox is gone");
@@ -608,19 +660,53 @@ int exec_session_run_test(struct exec_session *s, const void *input, size_t len,
 		result_set(out, "IE", "none", "input too large");
 		return gv_err_set(err, GV_ELIMIT, "test input of %zu bytes over %u", len, TEST_INPUT_MAX);
 	}
-	char hdr[EXEC_FRAME_HEADER_MAX + 1];
-	int hl = exec_frame_header(hdr, sizeof(hdr), "test", len, err);
-	if (hl < 0)
-		return -1;
-	char *cmd = malloc((size_t)hl + len);
+	if (nfiles > EXEC_TEST_FILES_MAX) {
+		result_set(out, "IE", "none", "too many test files");
+		return gv_err_set(err, GV_ELIMIT, "more than %d test files", EXEC_TEST_FILES_MAX);
+	}
+	/* The whole command: `file` frames, then `test`. Every length was
+	 * checked above and below, so the sum cannot overflow. */
+	size_t total = EXEC_FRAME_HEADER_MAX + 1 + len;
+	for (size_t i = 0; i < nfiles; i++) {
+		if (!files[i].name || !exec_file_name_ok(files[i].name, strlen(files[i].name)) ||
+		    files[i].len > TEST_INPUT_MAX) {
+			result_set(out, "IE", "none", "bad test file");
+			return gv_err_set(err, GV_EINVAL, "test file %zu: bad name or over %u bytes", i,
+					  TEST_INPUT_MAX);
+		}
+		total += EXEC_FRAME_HEADER_MAX + 1 + strlen(files[i].name) + 1 + files[i].len;
+	}
+	char *cmd = malloc(total);
 	if (!cmd) {
 		result_set(out, "IE", "none", "out of memory");
 		return gv_err_set(err, ENOMEM, "test input: out of memory");
 	}
-	memcpy(cmd, hdr, (size_t)hl);
+	size_t cl = 0;
+	for (size_t i = 0; i < nfiles; i++) {
+		size_t nl = strlen(files[i].name);
+		int h = exec_frame_header(cmd + cl, total - cl, "file", nl + 1 + files[i].len, err);
+		if (h < 0) {
+			free(cmd);
+			return -1;
+		}
+		cl += (size_t)h;
+		memcpy(cmd + cl, files[i].name, nl);
+		cmd[cl + nl] = '\n';
+		cl += nl + 1;
+		if (files[i].len)
+			memcpy(cmd + cl, files[i].data, files[i].len);
+		cl += files[i].len;
+	}
+	int hl = exec_frame_header(cmd + cl, total - cl, "test", len, err);
+	if (hl < 0) {
+		free(cmd);
+		return -1;
+	}
+	cl += (size_t)hl;
 	if (len)
-		memcpy(cmd + hl, input, len);
-	int rc = run_phase(s, cmd, (size_t)hl + len, &s->run_limits, false, out, err);
+		memcpy(cmd + cl, input, len);
+	cl += len;
+	int rc = run_phase(s, cmd, cl, &s->run_limits, false, out, err);
 	free(cmd);
 	s->tests_run++;
 	return rc;
@@ -806,7 +892,9 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 	s->compile_limits = job->compile_limits;
 	s->run_limits = job->run_limits;
 	s->deadline = now_ms() + (int64_t)e->cfg.session_wall_ms;
-	exec_frame_decoder_init(&s->dec, s->caps, 3);
+	s->feedback_dir = job->feedback_dir;
+	/* `feedback` frames are accepted from validator sandboxes only. */
+	exec_frame_decoder_init(&s->dec, s->caps, job->feedback_dir ? 4 : 3);
 
 	int bfd = -1;
 	if (make_id(s->id, sizeof(s->id), err) != 0 ||

@@ -97,11 +97,28 @@ struct exec_file {
 
 struct exec_job {
 	const char *tenant;               /* [A-Za-z0-9_-]{1,64} */
+	/* Output validators: every test gets a fresh, empty, writable
+	 * /tmp/gv-feedback/ whose regular files come back in
+	 * exec_phase_result.feedback (PROTOCOL.md, `feedback_dir`). */
+	bool feedback_dir;
 	const char *const *compile_argv;  /* NULL: no compile step */
 	const char *const *run_argv;
 	const struct exec_file *files;
 	size_t n_files;
 	struct exec_limits compile_limits, run_limits;
+};
+
+/* Caps of what a validator's feedback dir sends back (init enforces them,
+ * the host checks them again). */
+#define EXEC_FEEDBACK_MAX 16
+#define EXEC_FEEDBACK_FILE_MAX 65536
+/* Files placed for one test (exec_session_run_test_files). */
+#define EXEC_TEST_FILES_MAX 8
+
+struct exec_feedback_file {
+	char name[65];    /* [A-Za-z0-9._-]{1,64} */
+	char *data;       /* owned; NUL-terminated, len bytes (<= EXEC_FEEDBACK_FILE_MAX) */
+	size_t len;
 };
 
 struct exec_phase_result {
@@ -114,7 +131,12 @@ struct exec_phase_result {
 	size_t out_len;
 	char *err_out;    /* captured stderr (owned; NUL-terminated) */
 	size_t err_len;
+	struct exec_feedback_file feedback[EXEC_FEEDBACK_MAX]; /* jobs with feedback_dir */
+	size_t n_feedback;
 };
+
+/* The feedback file called name, or NULL; borrowed from r. */
+const struct exec_feedback_file *exec_phase_feedback(const struct exec_phase_result *r, const char *name);
 
 struct exec_session;
 
@@ -154,6 +176,15 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
  * then "IE"). out is always initialised. */
 int exec_session_run_test(struct exec_session *s, const void *input, size_t len,
 			  struct exec_phase_result *out, struct gv_err *err) GV_MUST_CHECK;
+
+/* Like exec_session_run_test, and first places files (at most
+ * EXEC_TEST_FILES_MAX, names [A-Za-z0-9._-]{1,64}, each <= 64 MiB) as
+ * read-only /tmp/gv-files/<name> for this test only: init wipes them with
+ * /tmp after it. For validator sandboxes (answers, the submission's
+ * output), never for a submission's. */
+int exec_session_run_test_files(struct exec_session *s, const struct exec_file *files, size_t nfiles,
+				const void *input, size_t len, struct exec_phase_result *out,
+				struct gv_err *err) GV_MUST_CHECK;
 
 /* False once the sandbox is gone; run_test then fails with EXEC_EDEAD. */
 bool exec_session_alive(const struct exec_session *s);

@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/queue.h"
+#include "frontend/api_tenant.h"
 #include "frontend/metrics.h"
 #include "frontend/server_internal.h"
 
@@ -291,6 +292,7 @@ void fe_handle_gone(struct fe_req *r)
 		fe_wait_stop(r);
 		if (r->sse) {
 			r->replied = true;
+			fe_req_detach_conn(r);
 			evhttp_send_reply_end(r->req);
 			fe_req_unref(r);
 		} else {
@@ -540,8 +542,10 @@ static int check_quota(struct fe_req *r, struct fe_job *job, struct fe_apierr *e
 		.output_kb = job->output_kb,
 	};
 	struct tenant_quota_violation v;
-	if (tenant_quota_check_job(&r->quota, &q, &v) != 0)
+	if (tenant_quota_check_job(&r->quota, &q, &v) != 0) {
+		fe_audit_refusal(r, v.limit, 422, v.requested, v.allowed);
 		return fe_apierr_set(e, 422, "quota_exceeded", "%s", v.message);
+	}
 	struct gv_jobspec spec;
 	struct gv_err err;
 	int rc = gv_jobspec_from_json(job->spec, &spec, &err);
@@ -565,21 +569,33 @@ static void store(struct fe_req *r, json_t *rows, bool wait)
 	}
 	char maxq[24];
 	snprintf(maxq, sizeof(maxq), "%d", r->quota.max_queued);
-	struct fe_db_stmt s;
-	fe_db_stmt_text(&s, SQL_INSERT, 3, r->tenant_id, text, maxq);
+	/* The INSERT and its audit records (submission.created, or
+	 * quota.refused for max_queued) commit together. */
+	struct fe_db_stmt s[2];
+	fe_db_stmt_text(&s[0], SQL_INSERT, 3, r->tenant_id, text, maxq);
+	char *ids = malloc(FE_AUDIT_IDS_BUF(r->batch_n));
+	if (!ids || fe_audit_created_stmt(r, r->batch_ids, r->batch_n, maxq, ids, FE_AUDIT_IDS_BUF(r->batch_n),
+					  &s[1]) < 0) {
+		free(ids);
+		free(text);
+		fe_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
 	if (wait) {
 		snprintf(r->sid, sizeof(r->sid), "%s", r->batch_ids[0]);
 		fe_wait_start(r, wait_wake);
 		if (wait_timer(r, r->w->app->cfg->wait_timeout_ms, on_wait_timeout) < 0) {
 			fe_wait_stop(r);
 			free(text);
+			free(ids);
 			fe_reply_error(r, 500, "internal", "timer setup failed");
 			return;
 		}
 	}
 	fe_req_ref(r);
-	int rc = fe_db_txn(r->w->db, r->tenant_id, &s, 1, on_inserted, r, &err);
+	int rc = fe_db_txn(r->w->db, r->tenant_id, s, 2, on_inserted, r, &err);
 	free(text);
+	free(ids);
 	if (rc < 0) {
 		if (r->waiting)
 			fe_wait_stop(r);
@@ -973,6 +989,8 @@ static void sse_finish(struct fe_req *r)
 	fe_wait_stop(r);
 	if (!r->replied) {
 		r->replied = true;
+		/* The connection stays open after the stream (keep-alive). */
+		fe_req_detach_conn(r);
 		evhttp_send_reply_end(r->req);
 		fe_metrics_request(r->w->app->metrics, r->m.route->id, 200, fe_now_us() - r->t0_us);
 		fe_req_unref(r);
@@ -1278,6 +1296,8 @@ void fe_handle(struct fe_req *r)
 	case FE_ROUTE_V1_SUBMISSION:
 	case FE_ROUTE_J0_GET: handle_get(r); return;
 	case FE_ROUTE_V1_EVENTS: handle_events(r); return;
+	case FE_ROUTE_V1_AUDIT: fe_handle_audit(r); return;
+	case FE_ROUTE_V1_USAGE: fe_handle_usage(r); return;
 	case FE_ROUTE_J0_LIST: handle_list(r); return;
 	case FE_ROUTE_J0_DELETE: handle_delete(r); return;
 	case FE_ROUTE_J0_BATCH_CREATE: handle_batch_create(r); return;

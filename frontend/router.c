@@ -11,6 +11,8 @@ const struct fe_route fe_routes[] = {
 	{ FE_M_POST, "/v1/submissions", FE_ROUTE_V1_SUBMIT, true, "v1_submit" },
 	{ FE_M_GET, "/v1/submissions/{id}", FE_ROUTE_V1_SUBMISSION, true, "v1_submission" },
 	{ FE_M_GET, "/v1/submissions/{id}/events", FE_ROUTE_V1_EVENTS, true, "v1_events" },
+	{ FE_M_GET, "/v1/audit", FE_ROUTE_V1_AUDIT, true, "v1_audit" },
+	{ FE_M_GET, "/v1/usage", FE_ROUTE_V1_USAGE, true, "v1_usage" },
 	{ FE_M_GET, "/v1/languages", FE_ROUTE_V1_LANGUAGES, false, "v1_languages" },
 	{ FE_M_GET, "/v1/health", FE_ROUTE_V1_HEALTH, false, "v1_health" },
 	{ FE_M_GET, "/v1/openapi.json", FE_ROUTE_V1_OPENAPI, false, "v1_openapi" },

@@ -44,6 +44,9 @@ enum fe_route_id {
 	/* Piston v2 */
 	FE_ROUTE_PISTON_RUNTIMES,
 	FE_ROUTE_PISTON_EXECUTE,
+	/* the tenant's own audit trail and usage */
+	FE_ROUTE_V1_AUDIT,
+	FE_ROUTE_V1_USAGE,
 	FE_ROUTE_COUNT_
 };
 

@@ -27,6 +27,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "frontend/api_tenant.h"
 #include "frontend/metrics.h"
 #include "frontend/server_internal.h"
 
@@ -94,6 +95,13 @@ void fe_req_unref(struct fe_req *r)
 	free(r);
 }
 
+void fe_req_detach_conn(struct fe_req *r)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(r->req);
+	if (evcon)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+}
+
 static const char *reason(int status)
 {
 	switch (status) {
@@ -130,9 +138,7 @@ void fe_reply_raw(struct fe_req *r, int status, const char *ctype, struct evbuff
 		evhttp_add_header(h, "X-RateLimit-Remaining", r->rl_remaining);
 		evhttp_add_header(h, "X-RateLimit-Reset", r->rl_reset);
 	}
-	struct evhttp_connection *evcon = evhttp_request_get_connection(r->req);
-	if (evcon)
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	fe_req_detach_conn(r);
 	evhttp_send_reply(r->req, status, reason(status), body);
 	fe_metrics_request(r->w->app->metrics, r->m.route ? r->m.route->id : FE_ROUTE_NONE, status,
 			   fe_now_us() - r->t0_us);
@@ -151,6 +157,7 @@ void fe_reply_json(struct fe_req *r, int status, json_t *json)
 			evbuffer_free(b);
 		if (!r->replied) {
 			r->replied = true;
+			fe_req_detach_conn(r);
 			evhttp_send_error(r->req, 500, NULL);
 			fe_req_unref(r);
 		}
@@ -224,6 +231,7 @@ static void on_ratelimit(void *arg, redisReply *reply)
 			snprintf(ra, sizeof(ra), "%lld", (long long)rl.retry_after_s);
 			evhttp_add_header(evhttp_request_get_output_headers(r->req), "Retry-After", ra);
 			atomic_fetch_add(&r->w->app->metrics->rate_limited, 1);
+			fe_audit_refusal(r, "requests_per_second", 429, 1, r->quota.requests_per_second);
 			fe_reply_error(r, 429, "rate_limited", "request rate above %d per second",
 				       r->quota.requests_per_second);
 			fe_req_unref(r);

@@ -89,6 +89,11 @@ uint64_t fe_now_ms(void);
 
 void fe_req_ref(struct fe_req *r);
 void fe_req_unref(struct fe_req *r);
+/* Unhooks r from its connection's close callback. Call it before the last
+ * send of r's reply (evhttp_send_reply, _send_error, _send_reply_end): the
+ * connection outlives the request (keep-alive, the end of an SSE stream),
+ * and its close must not reach r once r is freed. */
+void fe_req_detach_conn(struct fe_req *r);
 
 /* Replies (each at most once per request; later calls are ignored). */
 void fe_reply_raw(struct fe_req *r, int status, const char *ctype, struct evbuffer *body);

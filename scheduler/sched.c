@@ -22,6 +22,7 @@
 #include "common/redis.h"
 #include "scheduler/fairshare.h"
 #include "tenants/db.h"
+#include "tenants/retention.h"
 
 #define SCHED_MAX_NODES 1024
 #define SCHED_MAX_TENANTS 4096
@@ -60,6 +61,9 @@ const struct gv_config_option sched_config_table[] = {
 	{ .name = "scheduler.reconcile_min_age", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct sched_config, reconcile_min_age_ms), .def = "10s",
 	  .doc = "only submissions older than this are re-enqueued" },
+	{ .name = "scheduler.retention_interval", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, retention_interval_ms), .def = "1h", .min = 0, .max = 604800000,
+	  .doc = "period of the retention job (old finished submissions deleted); 0: never" },
 	{ .name = "scheduler.instance", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct sched_config, instance),
 	  .doc = "name in the leader lock; empty: host name and pid" },
 };
@@ -87,6 +91,12 @@ struct sched {
 	char lock[256];
 	bool leader;
 	uint64_t last_renew_ms, last_renew_ok_ms, next_reconcile_ms;
+	/* Retention: a pass walks the tenants in id order over as many ticks
+	 * as it needs (cursor: the last tenant done, "" before the first). */
+	uint64_t next_retention_ms;
+	bool retention_active;
+	char retention_cursor[40];
+	int64_t retention_deleted;
 	struct node *nodes;
 	size_t n_nodes;
 	struct tenant *tenants;
@@ -759,6 +769,48 @@ static int reconcile(struct sched *s, struct gv_err *err)
 	return rc;
 }
 
+/* One slice of a retention pass: tenants after the cursor, one at a time,
+ * until budget_ms is spent, so that a long pass never keeps the leader
+ * from renewing its lock. Each tenant's deletion is batched and audited
+ * (tenant_retention_run); the job runs as gavel_service, scoped to one
+ * tenant per transaction. */
+static int retention_step(struct sched *s, uint64_t budget_ms, struct gv_err *err)
+{
+	uint64_t t0 = mono_ms();
+	if (gv_pg_ensure(s->pg, err) != 0)
+		return -1;
+	PGconn *c = gv_pg_conn(s->pg);
+	if (!s->retention_active) {
+		s->retention_active = true;
+		s->retention_cursor[0] = '\0';
+		s->retention_deleted = 0;
+	}
+	while (mono_ms() - t0 < budget_ms) {
+		const char *p[] = { s->retention_cursor[0] ? s->retention_cursor : NULL };
+		PGresult *res = gv_pg_query(c,
+					    "SELECT t::text FROM gavel_tenant_ids() t WHERE $1::uuid IS NULL OR t > $1::uuid "
+					    "ORDER BY t LIMIT 1",
+					    1, p, err);
+		if (!res)
+			return -1;
+		if (PQntuples(res) == 0) {
+			PQclear(res);
+			s->retention_active = false;
+			if (s->retention_deleted)
+				gv_info(&s->log, "retention: %lld old submissions deleted",
+					(long long)s->retention_deleted);
+			return 0;
+		}
+		snprintf(s->retention_cursor, sizeof(s->retention_cursor), "%s", PQgetvalue(res, 0, 0));
+		PQclear(res);
+		struct tenant_retention_report rep;
+		if (tenant_retention_run(c, s->retention_cursor, "system:retention", &rep, err) != 0)
+			return -1;
+		s->retention_deleted += rep.deleted;
+	}
+	return 0;
+}
+
 int sched_tick(struct sched *s, struct gv_err *err)
 {
 	int64_t now;
@@ -773,6 +825,17 @@ int sched_tick(struct sched *s, struct gv_err *err)
 		s->next_reconcile_ms = m + s->cfg->reconcile_interval_ms;
 		if (reconcile(s, err) != 0) {
 			gv_err_prefix(err, "reconciler");
+			return -1;
+		}
+	}
+	if (s->cfg->retention_interval_ms > 0 && (s->retention_active || m >= s->next_retention_ms)) {
+		if (!s->retention_active)
+			s->next_retention_ms = m + s->cfg->retention_interval_ms;
+		uint64_t budget = s->cfg->leader_lock_ttl_ms / 6 ? s->cfg->leader_lock_ttl_ms / 6 : 1;
+		if (retention_step(s, budget, err) != 0) {
+			/* Start over at the next period; the batches done stay done. */
+			s->retention_active = false;
+			gv_err_prefix(err, "retention");
 			return -1;
 		}
 	}

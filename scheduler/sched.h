@@ -29,6 +29,7 @@ struct sched_config {
 	uint64_t tick_interval_ms;
 	uint64_t reconcile_interval_ms;
 	uint64_t reconcile_min_age_ms;
+	uint64_t retention_interval_ms; /* 0: no retention job */
 	char *instance;             /* empty: host name + pid */
 };
 

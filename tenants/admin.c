@@ -3,6 +3,7 @@
 #include "tenants/admin.h"
 
 #include <pwd.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,23 @@ static void tenant_from_row(const PGresult *res, int row, struct tenant_info *t)
 	copy_text(t->created_at, sizeof(t->created_at), res, row, 3);
 }
 
+/* Stores a new webhook secret (TENANT_WEBHOOK_SECRET_LEN bytes from
+ * libsodium's generator) for the tenant and writes its hex into hex. */
+static int store_new_secret(PGconn *conn, const char *tenant_id, char *hex, size_t size, struct gv_err *err)
+{
+	unsigned char raw[TENANT_WEBHOOK_SECRET_LEN];
+	if (size < 2 * sizeof(raw) + 1)
+		return gv_err_set(err, GV_EINTERNAL, "secret buffer too small");
+	if (sodium_init() < 0)
+		return gv_err_set(err, GV_EINTERNAL, "libsodium did not initialise");
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2hex(hex, size, raw, sizeof(raw));
+	sodium_memzero(raw, sizeof(raw));
+	const char *p[] = { tenant_id, hex };
+	return gv_pg_exec(conn, "UPDATE tenants SET webhook_secret = decode($2, 'hex') WHERE id = $1::uuid", 2, p,
+			  err);
+}
+
 int tenant_create(PGconn *conn, const char *name, int weight, const char *actor, struct tenant_info *out,
 		  struct tenant_quota *quota_out, struct gv_err *err)
 {
@@ -102,8 +120,12 @@ int tenant_create(PGconn *conn, const char *name, int weight, const char *actor,
 	}
 	tenant_from_row(res, 0, out);
 	PQclear(res);
-	char details[1024];
+	char details[1024], secret[2 * TENANT_WEBHOOK_SECRET_LEN + 1];
 	json_t *d = json_pack("{s:s, s:o*}", "name", name, "quota", tenant_quota_to_json(&q));
+	if (store_new_secret(conn, out->id, secret, sizeof(secret), err) != 0) {
+		json_decref(d);
+		goto fail;
+	}
 	if (tenant_quota_save(conn, out->id, &q, err) != 0 || dump_details(d, details, sizeof(details), err) != 0 ||
 	    tenant_audit_append(conn, out->id, actor, TENANT_AUDIT_TENANT_CREATED, out->id, NULL, NULL, details,
 				err) != 0 ||
@@ -115,6 +137,39 @@ int tenant_create(PGconn *conn, const char *name, int weight, const char *actor,
 fail:
 	tenant_tx_rollback(conn);
 	gv_err_prefix(err, "create tenant");
+	return -1;
+}
+
+int tenant_webhook_secret(PGconn *conn, const char *tenant_id, bool rotate, char *hex, size_t size,
+			  struct gv_err *err)
+{
+	if (size < 2 * TENANT_WEBHOOK_SECRET_MAX + 1)
+		return gv_err_set(err, GV_EINTERNAL, "secret buffer too small");
+	if (tenant_tx_begin(conn, NULL, err) != 0)
+		return -1;
+	const char *p[] = { tenant_id };
+	PGresult *res = gv_pg_query(conn,
+				    "SELECT encode(webhook_secret, 'hex') FROM tenants WHERE id = $1::uuid FOR UPDATE",
+				    1, p, err);
+	if (!res)
+		goto fail;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		gv_err_set(err, GV_ENOTFOUND, "no tenant %s", tenant_id);
+		goto fail;
+	}
+	bool have = !PQgetisnull(res, 0, 0);
+	if (have)
+		snprintf(hex, size, "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	if ((!have || rotate) && store_new_secret(conn, tenant_id, hex, size, err) != 0)
+		goto fail;
+	if (tenant_tx_commit(conn, err) != 0)
+		return -1;
+	return 0;
+fail:
+	tenant_tx_rollback(conn);
+	gv_err_prefix(err, "webhook secret");
 	return -1;
 }
 

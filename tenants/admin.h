@@ -43,6 +43,16 @@ int tenant_create(PGconn *conn, const char *name, int weight, const char *actor,
 		  struct tenant_info *out, struct tenant_quota *quota_out,
 		  struct gv_err *err) GV_MUST_CHECK;
 
+/* Webhook signing secrets (migration 0006, executor/webhook.h): random
+ * bytes from libsodium; tenant_create makes one. */
+#define TENANT_WEBHOOK_SECRET_LEN 32
+#define TENANT_WEBHOOK_SECRET_MAX 64
+/* The tenant's secret as lowercase hex in hex (size >= 2 *
+ * TENANT_WEBHOOK_SECRET_MAX + 1): the stored one, or a new one when it has
+ * none or rotate is set (the old one stops verifying at once). */
+int tenant_webhook_secret(PGconn *conn, const char *tenant_id, bool rotate, char *hex, size_t size,
+			  struct gv_err *err) GV_MUST_CHECK;
+
 /* Finds a tenant by name or id. GV_ENOTFOUND when there is none. */
 int tenant_find(PGconn *conn, const char *name_or_id, struct tenant_info *out,
 		struct gv_err *err) GV_MUST_CHECK;

@@ -1,11 +1,14 @@
 /* The hash-chained audit log; see audit.h for the chain's definition.
  *
- * Append: lock the tenant's chain for the rest of the caller's transaction
- * (advisory lock), read the chain head and the transaction's now() in one
- * query, hash the record as it will be stored (details in jsonb's own text
- * form, `at` = now(), which is fixed for the transaction), insert.
- * Verify: one REPEATABLE READ snapshot, pages in seq order, stop at the
- * first record whose seq, prev_hash or hash does not hold. */
+ * Append: validate here (so that callers get GV_EINVAL / GV_ELIMIT before
+ * a round trip), then call gavel_audit_append (deploy/sql/0005), which
+ * locks the tenant's chain for the rest of the caller's transaction, reads
+ * the head, hashes the record as it will be stored and inserts it. The one
+ * SQL implementation serves the C callers and the frontend's async
+ * pipeline alike, so two writers can never disagree on the hash.
+ * Verify: one REPEATABLE READ snapshot, pages in seq order, recompute each
+ * hash here in C (independently of the SQL), stop at the first record
+ * whose seq, prev_hash or hash does not hold. */
 #include "tenants/audit.h"
 
 #include <errno.h>
@@ -154,69 +157,20 @@ int tenant_audit_append_seq(PGconn *conn, const char *tenant_id, const char *act
 	    check_text("sandbox", sandbox, 0, err) != 0 || check_details(details_json, err) != 0)
 		return -1;
 
-	char lock_class[16];
-	snprintf(lock_class, sizeof(lock_class), "%d", TENANT_AUDIT_LOCK_CLASS);
-	const char *lp[] = { lock_class, tenant_id };
-	if (gv_pg_exec(conn, "SELECT pg_advisory_xact_lock($1::int, hashtext(coalesce($2::text, '')))", 2, lp,
-		       err) != 0) {
-		gv_err_prefix(err, "audit lock");
-		return -1;
-	}
-	/* Head of the chain, canonical forms, and the transaction's now(). */
-	const char *hp[] = { tenant_id, details_json };
-	const char *head_sql =
-		tenant_id ? "SELECT $1::uuid::text, (extract(epoch FROM now()) * 1000000)::bigint, $2::jsonb::text, "
-			    "h.seq, encode(h.hash, 'hex') FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT seq, hash "
-			    "FROM audit_log WHERE tenant_id = $1::uuid ORDER BY seq DESC LIMIT 1) h ON true"
-			  : "SELECT $1::uuid::text, (extract(epoch FROM now()) * 1000000)::bigint, $2::jsonb::text, "
-			    "h.seq, encode(h.hash, 'hex') FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT seq, hash "
-			    "FROM audit_log WHERE tenant_id IS NULL ORDER BY seq DESC LIMIT 1) h ON true";
-	PGresult *res = gv_pg_query(conn, head_sql, 2, hp, err);
+	/* One implementation of seq and hash: gavel_audit_append (migration
+	 * 0005), also called by the frontend's pipeline. */
+	const char *p[] = { tenant_id, actor, action, object, node, sandbox, details_json };
+	PGresult *res = gv_pg_query(conn, TENANT_SQL_AUDIT_APPEND, 7, p, err);
 	if (!res) {
-		gv_err_prefix(err, "audit chain head");
+		gv_err_prefix(err, "audit append");
 		return -1;
 	}
-	int rc = -1;
-	struct tenant_audit_record rec = { .actor = actor, .action = action, .object = object, .node = node,
-					   .sandbox = sandbox };
-	unsigned char prev[TENANT_AUDIT_HASH_LEN], hash[TENANT_AUDIT_HASH_LEN];
-	int64_t prev_seq = 0;
-	if (PQntuples(res) != 1 || parse_i64(PQgetvalue(res, 0, 1), &rec.at_us) != 0) {
-		gv_err_set(err, GV_EPROTO, "audit chain head: unexpected result");
-		goto out;
-	}
-	rec.tenant_id = PQgetisnull(res, 0, 0) ? NULL : PQgetvalue(res, 0, 0);
-	rec.details = PQgetvalue(res, 0, 2);
-	if (!PQgetisnull(res, 0, 3)) {
-		if (parse_i64(PQgetvalue(res, 0, 3), &prev_seq) != 0 || hex_to_hash(PQgetvalue(res, 0, 4), prev) != 0) {
-			gv_err_set(err, GV_EPROTO, "audit chain head: bad seq or hash");
-			goto out;
-		}
-		rec.prev_hash = prev;
-	}
-	rec.seq = prev_seq + 1;
-	if (tenant_audit_hash(&rec, hash, err) != 0)
-		goto out;
-
-	char seq[24], prev_hex[2 * TENANT_AUDIT_HASH_LEN + 1], hash_hex[2 * TENANT_AUDIT_HASH_LEN + 1];
-	snprintf(seq, sizeof(seq), "%" PRId64, rec.seq);
-	sodium_bin2hex(hash_hex, sizeof(hash_hex), hash, sizeof(hash));
-	if (rec.prev_hash)
-		sodium_bin2hex(prev_hex, sizeof(prev_hex), prev, sizeof(prev));
-	const char *ip[] = { rec.tenant_id, seq,	actor, action, object, node, sandbox, rec.details,
-			     rec.prev_hash ? prev_hex : NULL, hash_hex };
-	if (gv_pg_exec(conn,
-		       "INSERT INTO audit_log (tenant_id, seq, at, actor, action, object, node, sandbox, details, "
-		       "prev_hash, hash) VALUES ($1::uuid, $2::bigint, now(), $3, $4, $5, $6, $7, $8::jsonb, "
-		       "decode($9, 'hex'), decode($10, 'hex'))",
-		       10, ip, err) != 0) {
-		gv_err_prefix(err, "audit insert");
-		goto out;
-	}
-	if (seq_out)
-		*seq_out = rec.seq;
-	rc = 0;
-out:
+	int64_t seq = 0;
+	int rc = 0;
+	if (PQntuples(res) != 1 || parse_i64(PQgetvalue(res, 0, 0), &seq) != 0)
+		rc = gv_err_set(err, GV_EPROTO, "audit append: unexpected result");
+	else if (seq_out)
+		*seq_out = seq;
 	PQclear(res);
 	return rc;
 }

@@ -15,9 +15,16 @@
  * raw 32 bytes. SHA-256 so an auditor can recompute it with PostgreSQL's
  * sha256() alone.
  *
+ * One implementation: every append goes through the SQL function
+ * gavel_audit_append (deploy/sql/0005_audit_sql.sql), which computes seq
+ * and hash; tenant_audit_append is its C wrapper, the frontend calls it
+ * from its async pipeline (TENANT_SQL_AUDIT_APPEND). tenant_audit_hash
+ * and tenant_audit_verify recompute the same hash in C, independently.
+ *
  * Concurrency: an append takes pg_advisory_xact_lock(TENANT_AUDIT_LOCK_CLASS,
- * hashtext(tenant_id)) first, so appends of one tenant serialise until the
- * caller's transaction ends; other tenants' appends run in parallel.
+ * hashtext(lowercase tenant uuid text, '' for system records)) first, so
+ * appends of one tenant serialise until the caller's transaction ends;
+ * other tenants' appends run in parallel.
  *
  * Row-level security: as gavel_service, the transaction must have set
  * gavel.tenant_id to the record's tenant (tenant_tx_begin, tenants/db.h);
@@ -56,7 +63,8 @@
 #define TENANT_AUDIT_TENANT_CHANGED     "tenant.changed"    /* details: {"disabled":true} ... */
 #define TENANT_AUDIT_RETENTION_PURGED   "retention.purged"  /* details: {"deleted":N,"before":...} */
 
-/* Top-level details keys refused by tenant_audit_append (NULL-terminated). */
+/* Top-level details keys refused by tenant_audit_append (NULL-terminated);
+ * gavel_audit_append refuses the same list (0005). */
 extern const char *const TENANT_AUDIT_FORBIDDEN_KEYS[];
 
 /* Appends one record. Must run inside the caller's open transaction (the
@@ -69,6 +77,11 @@ extern const char *const TENANT_AUDIT_FORBIDDEN_KEYS[];
 int tenant_audit_append(PGconn *conn, const char *tenant_id, const char *actor, const char *action,
 			const char *object, const char *node, const char *sandbox,
 			const char *details_json, struct gv_err *err) GV_MUST_CHECK;
+/* The append for async callers (one statement, in the caller's
+ * transaction, with the tenant set): $1 tenant uuid, $2 actor, $3 action,
+ * $4 object, $5 node, $6 sandbox (NULL allowed), $7 details JSON object
+ * text. Returns one row: the record's seq. */
+#define TENANT_SQL_AUDIT_APPEND "SELECT gavel_audit_append($1::uuid, $2, $3, $4, $5, $6, $7::jsonb)"
 int tenant_audit_append_seq(PGconn *conn, const char *tenant_id, const char *actor,
 			    const char *action, const char *object, const char *node,
 			    const char *sandbox, const char *details_json, int64_t *seq_out,

@@ -18,7 +18,10 @@ static int purge_tenant(PGconn *conn, const char *tenant_id, const char *actor, 
 	char batch[16];
 	snprintf(batch, sizeof(batch), "%d", TENANT_RETENTION_BATCH);
 	for (;;) {
-		if (tenant_tx_begin(conn, NULL, err) != 0)
+		/* Scoped to the tenant: as gavel_service (the scheduler's
+		 * periodic job) row-level security then allows exactly this
+		 * tenant's rows; the owner is not bound by it anyway. */
+		if (tenant_tx_begin(conn, tenant_id, err) != 0)
 			return -1;
 		const char *p[] = { tenant_id, batch };
 		PGresult *res = gv_pg_query(
@@ -64,7 +67,7 @@ int tenant_retention_run(PGconn *conn, const char *tenant_id, const char *actor,
 	if (tenant_id && !tenant_uuid_valid(tenant_id))
 		return gv_err_set(err, GV_EINVAL, "retention: tenant id is not a uuid");
 	const char *p[] = { tenant_id };
-	PGresult *res = gv_pg_query(conn, "SELECT id FROM tenants WHERE $1::uuid IS NULL OR id = $1::uuid ORDER BY id",
+	PGresult *res = gv_pg_query(conn, "SELECT t FROM gavel_tenant_ids() t WHERE $1::uuid IS NULL OR t = $1::uuid",
 				    1, p, err);
 	if (!res) {
 		gv_err_prefix(err, "retention");

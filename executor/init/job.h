@@ -30,6 +30,7 @@ struct init_job {
 	char *run_argv[INIT_JOB_MAX_ARGS + 1];     /* NULL-terminated, at least one */
 	struct init_limits compile;
 	struct init_limits test;
+	int feedback_dir; /* 1: a fresh writable /tmp/gv-feedback/ per test, its files sent back */
 	char *strings;   /* owns every argv string */
 };
 

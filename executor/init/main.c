@@ -9,6 +9,7 @@
  * through /proc or ptrace (also denied by seccomp),  it blocks (never
  * handles) every signal and the program's filter denies kill() of pid 1, and between runs it kills every other process and empties the
  * writable places, so no state survives from one test to the next. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -31,6 +32,15 @@
 #define BOX "/box"
 #define JOB_PATH "/box/job"
 
+/* Per-test files from the host (`file` frames) and the validator's
+ * feedback dir, both under /tmp so that the wipe after every test removes
+ * them with everything else (PROTOCOL.md). */
+#define FILES_DIR "gv-files"
+#define FEEDBACK_DIR "gv-feedback"
+#define FILES_MAX 8               /* `file` frames before one test */
+#define FEEDBACK_FILES_MAX 16     /* feedback files sent back per test */
+#define FEEDBACK_FILE_MAX 65536   /* bytes of one feedback file sent back */
+
 /* Writable places emptied after every run; the ones that do not exist or
  * are not writable for us are skipped at start-up. */
 static const char *const scratch_dirs[] = { "/tmp", "/dev/shm" };
@@ -44,6 +54,7 @@ struct init_state {
 	int scratch_fd[NSCRATCH];
 	uint32_t next_index;
 	int compile_failed;
+	unsigned files_pending;   /* `file` frames received for the next test */
 	int as_root;   /* init is uid 0 (recommended): children drop to 65534 */
 };
 
@@ -80,6 +91,19 @@ static int send_frame(const char *kind, const char *data, size_t len, struct gv_
 		return -1;
 	struct iovec iov[2] = { { hdr, (size_t)h }, { (void *)data, len } };
 	return write_all(1, iov, len ? 2 : 1, err);
+}
+
+/* A `feedback` frame: "<name>\n<bytes>". */
+static int send_named_frame(const char *kind, const char *name, const char *data, size_t len,
+			    struct gv_err *err)
+{
+	size_t nl = strlen(name);
+	char hdr[EXEC_FRAME_HEADER_MAX + 1];
+	int h = exec_frame_header(hdr, sizeof(hdr), kind, nl + 1 + len, err);
+	if (h < 0)
+		return -1;
+	struct iovec iov[4] = { { hdr, (size_t)h }, { (void *)name, nl }, { "\n", 1 }, { (void *)data, len } };
+	return write_all(1, iov, len ? 4 : 3, err);
 }
 
 static int send_result(const struct exec_record *rec, struct gv_err *err)
@@ -245,6 +269,137 @@ static int lock_box(const struct init_state *s, struct gv_err *err)
 	return rc;
 }
 
+static int tmp_fd(const struct init_state *s, struct gv_err *err)
+{
+	if (s->scratch_fd[0] < 0)
+		return gv_err_set(err, GV_ESANDBOX, "/tmp is not writable: no room for test files");
+	return s->scratch_fd[0];
+}
+
+/* Creates the empty feedback dir for the coming run. Security argument: it
+ * runs while no other process exists (everything was killed and /tmp wiped
+ * after the previous run), and mkdirat + openat(O_NOFOLLOW) act relative
+ * to init's fd of /tmp. The dir is root's, mode 0777 (init holds no
+ * CAP_CHOWN to hand it to 65534): the program may create files in it,
+ * nothing more. */
+static int make_feedback_dir(const struct init_state *s, struct gv_err *err)
+{
+	int t = tmp_fd(s, err);
+	if (t < 0)
+		return -1;
+	if (mkdirat(t, FEEDBACK_DIR, 0700) < 0)
+		return gv_err_errno(err, "mkdir /tmp/" FEEDBACK_DIR);
+	int fd = openat(t, FEEDBACK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return gv_err_errno(err, "open /tmp/" FEEDBACK_DIR);
+	int rc = fchmod(fd, 0777) < 0 ? gv_err_errno(err, "chmod /tmp/" FEEDBACK_DIR) : 0;
+	close(fd);
+	return rc;
+}
+
+/* Reads at most max bytes of the regular file name under dirfd. */
+static ssize_t read_feedback_file(int dirfd, const char *name, char *buf, size_t max)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	size_t got = 0;
+	while (got < max) {
+		ssize_t n = read(fd, buf + got, max - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	return (ssize_t)got;
+}
+
+/* Sends the regular files of the feedback dir as `feedback` frames: at
+ * most FEEDBACK_FILES_MAX, each cut at FEEDBACK_FILE_MAX bytes; names
+ * outside [A-Za-z0-9._-]{1,64}, links, fifos and directories are skipped.
+ * Security argument: every process of the run is dead, so nothing changes
+ * under us; the dir and each entry are opened relative to fds with
+ * O_NOFOLLOW and checked to be a directory / regular file by fstat, so a
+ * link the program planted (a swapped dir, a symlink to /box/job) is never
+ * followed; hard links are impossible (no link() in the program's seccomp
+ * policy, and /tmp is another file system than /box). */
+static int send_feedback(const struct init_state *s, struct gv_err *err)
+{
+	static char buf[FEEDBACK_FILE_MAX];
+	int t = tmp_fd(s, err);
+	if (t < 0)
+		return -1;
+	int fd = openat(t, FEEDBACK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* removed or replaced by the program: no feedback */
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return gv_err_errno(err, "fdopendir /tmp/" FEEDBACK_DIR);
+	}
+	unsigned sent = 0;
+	int rc = 0;
+	struct dirent *de;
+	while (rc == 0 && sent < FEEDBACK_FILES_MAX && (de = readdir(d)) != NULL) {
+		size_t nl = strlen(de->d_name);
+		if (!exec_file_name_ok(de->d_name, nl))
+			continue;
+		ssize_t n = read_feedback_file(dirfd(d), de->d_name, buf, sizeof(buf));
+		if (n < 0)
+			continue;
+		rc = send_named_frame("feedback", de->d_name, buf, (size_t)n, err);
+		sent++;
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Opens /tmp/gv-files/<name> for a `file` frame. Security argument: as for
+ * the feedback dir, no other process exists between runs; the dir and the
+ * file are created by init (root) through fds with O_EXCL|O_NOFOLLOW, the
+ * file is made 0444 when complete: the program reads it and cannot change
+ * it (another owner, and the sticky /tmp keeps it from renaming the dir). */
+static int open_test_file(struct init_state *s, const char *name, struct gv_err *err)
+{
+	int t = tmp_fd(s, err);
+	if (t < 0)
+		return -1;
+	if (mkdirat(t, FILES_DIR, 0755) < 0 && errno != EEXIST)
+		return gv_err_errno(err, "mkdir /tmp/" FILES_DIR);
+	int dfd = openat(t, FILES_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return gv_err_errno(err, "open /tmp/" FILES_DIR);
+	if (fchmod(dfd, 0755) < 0) {
+		close(dfd);
+		return gv_err_errno(err, "chmod /tmp/" FILES_DIR);
+	}
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	close(dfd);
+	if (fd < 0)
+		return gv_err_errno(err, "create /tmp/" FILES_DIR "/%s", name);
+	return fd;
+}
+
+static int write_test_file(int fd, const char *data, size_t len, struct gv_err *err)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return gv_err_errno(err, "write test file");
+		data += n, len -= (size_t)n;
+	}
+	return 0;
+}
+
 static int test_phase(struct init_state *s, struct gv_err *err)
 {
 	struct exec_record rec;
@@ -259,18 +414,68 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 		.combined_cap = 0,
 		.drop_to_sandbox_uid = s->as_root,
 	};
-	if (init_runner_run(&s->runner, &spec, &o, err) < 0 || wipe_scratch(s, err) < 0) {
+	if ((s->job.feedback_dir && make_feedback_dir(s, err) < 0) ||
+	    init_runner_run(&s->runner, &spec, &o, err) < 0 ||
+	    (s->job.feedback_dir && send_feedback(s, err) < 0) || wipe_scratch(s, err) < 0) {
 		gv_err_prefix(err, "test %u", s->next_index);
 		return -1;
 	}
+	s->files_pending = 0;
 	init_decide(&o, &s->job.test, &rec);
 	return send_phase(s, &rec, err);
 }
 
 static const struct exec_frame_cap command_caps[] = {
 	{ "test", EXEC_FRAME_LEN_MAX },
+	{ "file", EXEC_FRAME_LEN_MAX },
 	{ "end", 0 },
 };
+#define NCOMMAND_CAPS (sizeof(command_caps) / sizeof(command_caps[0]))
+
+/* A `file` frame being received: its name line first, then its bytes. */
+struct file_rx {
+	char name[EXEC_FILE_NAME_MAX + 2];
+	size_t name_len;
+	int name_done;
+	int fd;
+};
+
+/* Takes a DATA slice of a `file` frame. */
+static int file_rx_data(struct init_state *s, struct file_rx *f, const char *data, size_t len,
+			struct gv_err *err)
+{
+	if (!f->name_done) {
+		const char *nl = memchr(data, '\n', len);
+		size_t take = nl ? (size_t)(nl - data) : len;
+		if (f->name_len + take > EXEC_FILE_NAME_MAX)
+			return gv_err_set(err, GV_EPROTO, "`file`: name too long");
+		memcpy(f->name + f->name_len, data, take);
+		f->name_len += take;
+		if (!nl)
+			return 0;
+		f->name[f->name_len] = '\0';
+		if (!exec_file_name_ok(f->name, f->name_len))
+			return gv_err_set(err, GV_EPROTO, "`file`: name not allowed");
+		f->name_done = 1;
+		f->fd = open_test_file(s, f->name, err);
+		if (f->fd < 0)
+			return -1;
+		data += take + 1;
+		len -= take + 1;
+	}
+	return write_test_file(f->fd, data, len, err);
+}
+
+static int file_rx_end(struct file_rx *f, struct gv_err *err)
+{
+	if (!f->name_done)
+		return gv_err_set(err, GV_EPROTO, "`file` without a name line");
+	int rc = fchmod(f->fd, 0444) < 0 ? gv_err_errno(err, "chmod test file") : 0;
+	if (close(f->fd) < 0 && rc == 0)
+		rc = gv_err_errno(err, "close test file");
+	f->fd = -1;
+	return rc;
+}
 
 /* The command loop: returns 0 after `end`, -1 on a failure or a protocol
  * error (EOF before `end` included). */
@@ -278,9 +483,10 @@ static int command_loop(struct init_state *s, struct gv_err *err)
 {
 	static char buf[65536];
 	struct exec_frame_decoder dec;
-	exec_frame_decoder_init(&dec, command_caps, 2);
+	exec_frame_decoder_init(&dec, command_caps, NCOMMAND_CAPS);
 	uint64_t in_off = 0;
-	int is_test = 0;
+	int is_test = 0, is_file = 0;
+	struct file_rx frx = { .fd = -1 };
 	for (;;) {
 		ssize_t n = read(0, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
@@ -300,6 +506,15 @@ static int command_loop(struct init_state *s, struct gv_err *err)
 				break;
 			if (ev.type == EXEC_FRAME_EV_BEGIN) {
 				is_test = strcmp(ev.kind, "test") == 0;
+				is_file = strcmp(ev.kind, "file") == 0;
+				if (is_file) {
+					if (s->compile_failed)
+						return gv_err_set(err, GV_EPROTO, "`file` after a failed compile");
+					if (++s->files_pending > FILES_MAX)
+						return gv_err_set(err, GV_EPROTO, "more than %d `file` frames", FILES_MAX);
+					frx = (struct file_rx){ .fd = -1 };
+					continue;
+				}
 				if (!is_test)
 					continue;
 				if (s->compile_failed)
@@ -308,10 +523,16 @@ static int command_loop(struct init_state *s, struct gv_err *err)
 				in_off = 0;
 				if (init_runner_input_reset(&s->runner, err) < 0)
 					return -1;
+			} else if (ev.type == EXEC_FRAME_EV_DATA && is_file) {
+				if (file_rx_data(s, &frx, ev.data, ev.data_len, err) < 0)
+					return -1;
 			} else if (ev.type == EXEC_FRAME_EV_DATA) {
 				if (init_runner_input_append(&s->runner, ev.data, ev.data_len, in_off, err) < 0)
 					return -1;
 				in_off += ev.data_len;
+			} else if (ev.type == EXEC_FRAME_EV_END && is_file) {
+				if (file_rx_end(&frx, err) < 0)
+					return -1;
 			} else if (ev.type == EXEC_FRAME_EV_END) {
 				if (!is_test)
 					return 0; /* end */

@@ -1,6 +1,7 @@
 /* libFuzzer target for the parsers of bytes that come out of a sandbox:
  * exec_record_parse (result records), the frame decoder (fed in chunks whose
- * sizes come from the input) and init_job_parse. Checks invariants beyond
+ * sizes come from the input; `file` and `feedback` payloads split into name
+ * and bytes) and init_job_parse. Checks invariants beyond
  * "does not crash": a parsed record formats and parses back to the same
  * fields, and frames never exceed their kind's cap. */
 #include <stddef.h>
@@ -15,7 +16,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct exec_frame_cap caps[] = {
 	{ "stdout", 64 }, { "stderr", 16 }, { "result", 4096 }, { "end", 0 },
+	{ "file", 128 }, { "feedback", 96 },
 };
+
+/* `file` / `feedback` payloads: a split name is always a legal one
+ * component name and the slices stay inside the payload. */
+static void check_named(const char *buf, size_t len)
+{
+	const char *name, *data;
+	size_t nl, dl;
+	struct gv_err err;
+	if (exec_named_payload_split(buf, len, &name, &nl, &data, &dl, &err) != 0)
+		return;
+	if (!exec_file_name_ok(name, nl) || name != buf || nl + 1 + dl != len || data != buf + nl + 1)
+		abort();
+}
 
 static void check_record(const char *buf, size_t len)
 {
@@ -58,6 +73,8 @@ static void check_frames(const char *buf, size_t len, unsigned chunk)
 				abort();
 			if (strcmp(f.kind, "result") == 0)
 				check_record(f.payload, f.len);
+			if (strcmp(f.kind, "file") == 0 || strcmp(f.kind, "feedback") == 0)
+				check_named(f.payload, f.len);
 		}
 		pos += used;
 		if (used == 0 && r == 0)
@@ -70,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
 	check_record(buf, size);
+	check_named(buf, size);
 	unsigned chunk = size ? (unsigned)data[0] % 7 + 1 : 1;
 	check_frames(buf, size, chunk);
 	struct init_job job;

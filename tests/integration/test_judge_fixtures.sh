@@ -4,7 +4,8 @@
 # that each gets the verdict its folder names:
 #   submissions/<label>/<file>  with label accepted → AC, wrong_answer → WA,
 #   time_limit_exceeded → TLE, memory_limit_exceeded → MLE,
-#   run_time_error → RE, output_limit_exceeded → OLE, compile_error → CE.
+#   run_time_error → RE, output_limit_exceeded → OLE, compile_error → CE,
+#   presentation_error → PE (testlib checkers).
 # A file named *_scores_N.* must also get score N. Speaks TAP.
 set -u
 cd "$(dirname "$0")/../.."
@@ -15,6 +16,7 @@ FILTER=${1:-}
 declare -A want=(
 	[accepted]=AC [wrong_answer]=WA [time_limit_exceeded]=TLE [memory_limit_exceeded]=MLE
 	[run_time_error]=RE [output_limit_exceeded]=OLE [compile_error]=CE
+	[presentation_error]=PE
 )
 
 cases=()

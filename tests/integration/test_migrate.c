@@ -199,12 +199,13 @@ static void migrate__service_role__audit_log_append_only(void **state)
 	if (gv_pg_exec(svc, "SELECT set_config('gavel.tenant_id', $1, false)", 1, tp, &err) != 0)
 		fail_msg("set tenant: %s", err.msg);
 	if (gv_pg_exec(svc,
-		       "INSERT INTO audit_log (tenant_id, seq, actor, action, hash)"
-		       " VALUES ($1::uuid, 1, 'test', 'tenant.create', '\\x00'::bytea)",
+		       "SELECT gavel_audit_append($1::uuid, 'test', 'tenant.create', NULL, NULL, NULL, '{}'::jsonb)",
 		       1, tp, &err) != 0)
-		fail_msg("audit insert: %s", err.msg);
+		fail_msg("audit append: %s", err.msg);
 	assert_int_equal(query_long(svc, "SELECT count(*) FROM audit_log"), 1);
 	static const char *const denied[] = {
+		"INSERT INTO audit_log (tenant_id, seq, actor, action, hash)"
+		" SELECT tenant_id, 2, 'mallory', 'forged', '\\x00'::bytea FROM audit_log",
 		"UPDATE audit_log SET actor = 'mallory'",
 		"DELETE FROM audit_log",
 		"TRUNCATE audit_log",

@@ -323,6 +323,68 @@ static void session__exit_3__re(void **state)
 	close_cur(s);
 }
 
+/* Validator sandboxes: per-test read-only files in /tmp/gv-files, a fresh
+ * feedback dir whose regular files (bounded in count and size, links
+ * skipped) come back, and nothing of either left for the next test. */
+static void session__test_files_and_feedback__bounded_and_wiped(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job(
+		"#include <fcntl.h>\n#include <stdio.h>\n#include <string.h>\n#include <unistd.h>\n"
+		"int main(void){char b[64]={0};int fd=open(\"/tmp/gv-files/answer\",O_RDONLY);"
+		"if(fd<0){puts(\"gone\");return 0;}"
+		"if(read(fd,b,63)<0)return 9;close(fd);"
+		"if(open(\"/tmp/gv-files/answer\",O_WRONLY)>=0)return 10;"
+		"if(unlink(\"/tmp/gv-files/answer\")==0)return 11;"
+		"FILE*m=fopen(\"/tmp/gv-feedback/judgemessage.txt\",\"w\");if(!m)return 12;"
+		"fprintf(m,\"answer=%s\",b);fclose(m);"
+		"if(symlink(\"/box/job\",\"/tmp/gv-feedback/link\")==0)puts(\"symlinked\");"
+		"FILE*big=fopen(\"/tmp/gv-feedback/big\",\"w\");for(int i=0;i<100000;i++)fputc('x',big);fclose(big);"
+		"for(int i=0;i<30;i++){char n[64];snprintf(n,64,\"/tmp/gv-feedback/f%02d\",i);"
+		"FILE*x=fopen(n,\"w\");if(x)fclose(x);}"
+		"char in[16]={0};if(read(0,in,15)<0)return 13;printf(\"stdin=%s\",in);return 0;}\n",
+		&f);
+	job.feedback_dir = true;
+	struct exec_session *s = open_c(&job);
+	struct exec_file files[2] = {
+		{.name = "input", .data = "in", .len = 2},
+		{.name = "answer", .data = "42", .len = 2},
+	};
+	struct exec_phase_result r;
+	struct gv_err err;
+	if (exec_session_run_test_files(s, files, 2, "out", 3, &r, &err) != 0)
+		fail_msg("run_test_files: %s", err.msg);
+	if (strcmp(r.status, "OK") != 0)
+		fail_msg("status %s exit %d: %s", r.status, r.exit_code, r.message);
+	assert_non_null(strstr(r.out, "stdin=out"));
+	const struct exec_feedback_file *jm = exec_phase_feedback(&r, "judgemessage.txt");
+	assert_int_equal(r.n_feedback, EXEC_FEEDBACK_MAX);
+	assert_null(exec_phase_feedback(&r, "link"));
+	/* Which 16 of the 32 files come back depends on the directory order;
+	 * whichever they are, each is bounded. */
+	for (size_t i = 0; i < r.n_feedback; i++)
+		assert_true(r.feedback[i].len <= EXEC_FEEDBACK_FILE_MAX);
+	const struct exec_feedback_file *big = exec_phase_feedback(&r, "big");
+	if (jm)
+		assert_string_equal(jm->data, "answer=42");
+	if (big)
+		assert_int_equal(big->len, EXEC_FEEDBACK_FILE_MAX);
+	exec_phase_result_free(&r);
+	/* The next test sees neither the files nor the old feedback. */
+	run_one(s, "", &r);
+	assert_string_equal(r.status, "OK");
+	assert_string_equal(r.out, "gone\n");
+	exec_phase_result_free(&r);
+	/* A bad name is refused on the host, before anything is sent. */
+	struct exec_file bad = {.name = "../x", .data = "", .len = 0};
+	assert_int_equal(exec_session_run_test_files(s, &bad, 1, "", 0, &r, &err), -1);
+	exec_phase_result_free(&r);
+	assert_true(exec_session_alive(s));
+	close_cur(s);
+}
+
 static void session__hundred_tests__one_session(void **state)
 {
 	(void)state;
@@ -622,6 +684,7 @@ int main(void)
 		cmocka_unit_test_teardown(session__sleep__wle, test_teardown),
 		cmocka_unit_test_teardown(session__memory_bomb__mle, test_teardown),
 		cmocka_unit_test_teardown(session__exit_3__re, test_teardown),
+		cmocka_unit_test_teardown(session__test_files_and_feedback__bounded_and_wiped, test_teardown),
 		cmocka_unit_test_teardown(session__hundred_tests__one_session, test_teardown),
 		cmocka_unit_test_teardown(session__whole_sandbox_oom__mle_then_dead, test_teardown),
 		cmocka_unit_test_teardown(session__program__holds_no_capability, test_teardown),

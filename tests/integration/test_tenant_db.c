@@ -261,6 +261,128 @@ static void audit__service_role__cannot_update_or_delete(void **state)
 	PQfinish(o);
 }
 
+/* The SQL hash (gavel_audit_hash, 0005) equals the C one
+ * (tenant_audit_hash) on a table of records: NULLs in every nullable
+ * field, non-ASCII text, JSON that jsonb rewrites, a prev_hash, large
+ * numbers, a negative time. */
+static void audit__sql_hash__equals_c_hash(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *s = service();
+	static const char prev_hex[] = "00ff10203040506070809a0b0c0d0e0f1112131415161718191a1b1c1d1e1f20";
+	static const struct {
+		const char *tenant, *seq, *at_us, *actor, *action, *object, *node, *sandbox, *details, *prev;
+	} cases[] = {
+		{ "0b7c2a4e-5f1d-4c3b-9a8e-7d6c5b4a3f21", "1", "1700000000123456", "key:x", "submission.created",
+		  "abcDEF0123456789xyz", NULL, NULL, "{}", NULL },
+		{ NULL, "1", "0", "operator:root", "tenant.created", NULL, NULL, NULL, "{\"name\": \"t\"}", NULL },
+		{ "FFFFFFFF-0000-4000-8000-000000000001", "9223372036854775807", "-1", "system:executor@n1",
+		  "sandbox.started", "s", "node-1", "sb-9", "{\"b\":1,   \"a\":[1.50, \"x\"], \"u\":\"\\u00e9\"}", prev_hex },
+		{ "0b7c2a4e-5f1d-4c3b-9a8e-7d6c5b4a3f21", "42", "1700000000000000", "k\xc3\xa9y", "quota.refused", "",
+		  "", "", "{\"limit\": \"rate\", \"status\": 429, \"nested\": {\"z\": null, \"a\": true}}", prev_hex },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *p[] = { cases[i].tenant, cases[i].seq, cases[i].at_us, cases[i].actor, cases[i].action,
+				    cases[i].object, cases[i].node, cases[i].sandbox, cases[i].details, cases[i].prev };
+		PGresult *res = gv_pg_query(s,
+					    "SELECT encode(gavel_audit_hash($1::uuid, $2::bigint, $3::bigint, $4, $5, $6, $7, $8, "
+					    "$9::jsonb, decode($10, 'hex')), 'hex'), $1::uuid::text, $9::jsonb::text",
+					    10, p, &err);
+		if (!res)
+			fail_msg("case %zu: %s", i, err.msg);
+		unsigned char prev[TENANT_AUDIT_HASH_LEN], h[TENANT_AUDIT_HASH_LEN];
+		for (size_t k = 0; k < sizeof(prev); k++)
+			sscanf(prev_hex + 2 * k, "%2hhx", &prev[k]);
+		struct tenant_audit_record rec = {
+			.tenant_id = PQgetisnull(res, 0, 1) ? NULL : PQgetvalue(res, 0, 1),
+			.seq = strtoll(cases[i].seq, NULL, 10),
+			.at_us = strtoll(cases[i].at_us, NULL, 10),
+			.actor = cases[i].actor, .action = cases[i].action, .object = cases[i].object,
+			.node = cases[i].node, .sandbox = cases[i].sandbox,
+			.details = PQgetvalue(res, 0, 2), /* jsonb's text form, as stored */
+			.prev_hash = cases[i].prev ? prev : NULL,
+		};
+		must(tenant_audit_hash(&rec, h, &err), &err, "C hash");
+		char hex[2 * TENANT_AUDIT_HASH_LEN + 1];
+		for (size_t k = 0; k < sizeof(h); k++)
+			snprintf(hex + 2 * k, 3, "%02x", h[k]);
+		if (strcmp(hex, PQgetvalue(res, 0, 0)) != 0)
+			fail_msg("case %zu: C %s, SQL %s", i, hex, PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
+	PQfinish(s);
+}
+
+/* Records appended by the SQL function directly (as the frontend's
+ * pipeline does, several in one statement) and through the C wrapper make
+ * one chain that the C verifier accepts; the function keeps the service
+ * role inside its tenant and refuses what the C checks refuse. */
+static void audit__sql_and_c_appends__one_verified_chain(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner(), *s = service();
+	struct tenant_info t, other;
+	new_tenant(o, "audit-mixed", &t);       /* seq 1 (owner, C wrapper) */
+	new_tenant(o, "audit-mixed-other", &other);
+	for (int i = 0; i < 3; i++) {
+		must(tenant_tx_begin(s, t.id, &err), &err, "begin");
+		const char *p[] = { t.id, "key:test", TENANT_AUDIT_SUBMISSION_CREATED, "sub-sql", NULL, NULL,
+				    "{\"language\": \"c\", \"source_bytes\": 12}" };
+		PGresult *res = gv_pg_query(s, TENANT_SQL_AUDIT_APPEND, 7, p, &err);
+		if (!res)
+			fail_msg("SQL append: %s", err.msg);
+		PQclear(res);
+		int64_t seq = 0;
+		must(tenant_audit_append_seq(s, t.id, "system:test", TENANT_AUDIT_SANDBOX_STARTED, "sub-sql", "node-1",
+					     "sb-1", "{\"limits\": {\"time_ms\": 1000}}", &seq, &err),
+		     &err, "C append");
+		assert_int_equal(seq, 3 + 2 * i);
+		must(tenant_tx_commit(s, &err), &err, "commit");
+	}
+	/* Several in one statement: each call sees the one before. */
+	must(tenant_tx_begin(s, t.id, &err), &err, "begin");
+	const char *pt[] = { t.id };
+	assert_int_equal(q_ll(s,
+			      "SELECT count(gavel_audit_append($1::uuid, 'key:test', 'submission.created', 'b' || g, NULL, "
+			      "NULL, jsonb_build_object('n', g))) FROM generate_series(1, 5) g",
+			      1, pt),
+			 5);
+	must(tenant_tx_commit(s, &err), &err, "commit");
+	struct tenant_audit_report rep;
+	must(tenant_audit_verify(o, t.id, &rep, &err), &err, "verify");
+	if (!rep.ok)
+		fail_msg("broken at %lld: %s", (long long)rep.broken_seq, rep.reason);
+	assert_int_equal(rep.records, 12);
+	/* Another tenant's chain, a system record, no tenant set: refused. */
+	const char *cases[][2] = { { t.id, other.id }, { t.id, NULL }, { NULL, t.id } };
+	for (size_t i = 0; i < 3; i++) {
+		must(tenant_tx_begin(s, cases[i][0], &err), &err, "begin");
+		const char *p[] = { cases[i][1], "key:test", "x", NULL, NULL, NULL, "{}" };
+		assert_int_equal(gv_pg_exec(s, TENANT_SQL_AUDIT_APPEND, 7, p, &err), -1);
+		if (!strstr(err.msg, "42501"))
+			fail_msg("case %zu: expected 42501, got %s", i, err.msg);
+		tenant_tx_rollback(s);
+	}
+	/* Every key the C side refuses, the SQL side refuses too. */
+	for (size_t i = 0; TENANT_AUDIT_FORBIDDEN_KEYS[i]; i++) {
+		char details[96];
+		snprintf(details, sizeof(details), "{\"%s\": \"x\"}", TENANT_AUDIT_FORBIDDEN_KEYS[i]);
+		must(tenant_tx_begin(s, t.id, &err), &err, "begin");
+		const char *p[] = { t.id, "key:test", "x", NULL, NULL, NULL, details };
+		assert_int_equal(gv_pg_exec(s, TENANT_SQL_AUDIT_APPEND, 7, p, &err), -1);
+		if (!strstr(err.msg, "22023"))
+			fail_msg("key %s: expected 22023, got %s", TENANT_AUDIT_FORBIDDEN_KEYS[i], err.msg);
+		tenant_tx_rollback(s);
+	}
+	must(tenant_audit_verify(o, other.id, &rep, &err), &err, "verify other");
+	assert_true(rep.ok);
+	assert_int_equal(rep.records, 1);
+	PQfinish(s);
+	PQfinish(o);
+}
+
 struct appender {
 	const char *tenant_id;
 	int n;
@@ -444,6 +566,35 @@ static void retention__old_finished_deleted__audit_kept(void **state)
 	PQfinish(o);
 }
 
+/* The scheduler's periodic job runs retention as gavel_service: tenants
+ * come from gavel_tenant_ids, each batch is scoped to its tenant. */
+static void retention__as_service__deletes_and_audits(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner(), *s = service();
+	struct tenant_info t;
+	new_tenant(o, "retention-svc", &t);
+	const char *set[] = { "retention_days=3" };
+	must(tenant_update_quota(o, t.id, set, 1, "operator:test", NULL, &err), &err, "quota");
+	add_submission(o, t.id, "done", "4 days");
+	add_submission(o, t.id, "done", "1 day");
+	struct tenant_retention_report rep;
+	must(tenant_retention_run(s, NULL, "system:retention", &rep, &err), &err, "retention as service");
+	assert_true(rep.tenants >= 1);
+	assert_true(rep.deleted >= 1);
+	const char *p[] = { t.id };
+	assert_int_equal(q_ll(o, "SELECT count(*) FROM submissions WHERE tenant_id = $1::uuid", 1, p), 1);
+	assert_int_equal(q_ll(o, "SELECT count(*) FROM audit_log WHERE tenant_id = $1::uuid AND action = 'retention.purged' "
+			      "AND actor = 'system:retention'", 1, p),
+			 1);
+	struct tenant_audit_report ar;
+	must(tenant_audit_verify(o, t.id, &ar, &err), &err, "verify");
+	assert_true(ar.ok);
+	PQfinish(s);
+	PQfinish(o);
+}
+
 struct hammer {
 	const char *tenant_id;
 	const struct tenant_quota *q;
@@ -556,9 +707,12 @@ int main(void)
 		cmocka_unit_test(audit__tamper_as_owner__verify_names_the_row),
 		cmocka_unit_test(audit__service_role__cannot_update_or_delete),
 		cmocka_unit_test(audit__concurrent_appends__one_intact_chain),
+		cmocka_unit_test(audit__sql_hash__equals_c_hash),
+		cmocka_unit_test(audit__sql_and_c_appends__one_verified_chain),
 		cmocka_unit_test(auth__lookup_as_service__ok_revoked_expired_disabled),
 		cmocka_unit_test(usage__add_twice_as_service__sums),
 		cmocka_unit_test(retention__old_finished_deleted__audit_kept),
+		cmocka_unit_test(retention__as_service__deletes_and_audits),
 		cmocka_unit_test(ratelimit__two_concurrent_clients__accepted_matches_bucket),
 		cmocka_unit_test(schedcfg__publish__hash_readable),
 	};

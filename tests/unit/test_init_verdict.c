@@ -101,6 +101,9 @@ static const struct job_case job_cases[] = {
 	{ "rlimit_as 2", JOB_BASE "rlimit_as:2\n", 0 },
 	{ "unknown seccomp policy", JOB_BASE "seccomp:none\n", 0 },
 	{ "bad number", JOB_BASE "fsize_kb:1k\n", 0 },
+	{ "feedback dir on", JOB_BASE "feedback_dir:1\n", 1 },
+	{ "feedback dir 2", JOB_BASE "feedback_dir:2\n", 0 },
+	{ "feedback dir word", JOB_BASE "feedback_dir:yes\n", 0 },
 };
 
 static void job__parse_table__matches_expectations(void **state)
@@ -139,6 +142,18 @@ static void job__parse__fills_argv_and_defaults(void **state)
 	assert_int_equal(job.test.rlimit_as, 1);
 	assert_int_equal(job.compile.rlimit_as, 1);
 	assert_int_equal(job.compile.output_bytes, 65536);
+	assert_int_equal(job.feedback_dir, 0);
+	init_job_free(&job);
+}
+
+static void job__feedback_dir__is_parsed(void **state)
+{
+	(void)state;
+	static const char text[] = JOB_BASE "feedback_dir:1\n";
+	struct init_job job;
+	struct gv_err err;
+	assert_int_equal(init_job_parse(text, sizeof(text) - 1, &job, &err), 0);
+	assert_int_equal(job.feedback_dir, 1);
 	init_job_free(&job);
 }
 
@@ -163,6 +178,7 @@ int main(void)
 		cmocka_unit_test(job__parse_table__matches_expectations),
 		cmocka_unit_test(job__parse__fills_argv_and_defaults),
 		cmocka_unit_test(job__too_many_args__is_refused),
+		cmocka_unit_test(job__feedback_dir__is_parsed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

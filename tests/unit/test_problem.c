@@ -255,6 +255,7 @@ static const struct bad_yaml bad_yamls[] = {
 	{"problem.yaml", "- a list\n", "expected a mapping"},
 	{"data/secret/testdata.yaml", "on_reject: sometimes\n", "testdata.yaml:1: on_reject"},
 	{"data/secret/testdata.yaml", "accept_score: many\n", "accept_score"},
+	{"problem.yaml", "validation: custom\nvalidator_protocol: polygon\n", "validator_protocol"},
 	{".timelimit", "fast\n", ".timelimit"},
 	{".timelimit", "0\n", ".timelimit"},
 };
@@ -455,6 +456,7 @@ static void problem__custom_validator__found_with_language(void **state)
 		fail_msg("%s", err.msg);
 	assert_true(p.custom_validation);
 	assert_true(p.interactive);
+	assert_int_equal(p.validator_protocol, EXEC_PROBLEM_VALIDATOR_KATTIS);
 	assert_int_equal(p.nvalidators, 1);
 	assert_string_equal(p.validators[0].name, "checker");
 	assert_string_equal(p.validators[0].dir, "output_validators/checker");
@@ -462,6 +464,18 @@ static void problem__custom_validator__found_with_language(void **state)
 	assert_string_equal(p.validators[0].files[1], "validate.h");
 	assert_null(p.validators[0].files[2]);
 	assert_string_equal(p.validators[0].lang_id, "cpp");
+	exec_problem_free(&p);
+	/* testlib checkers: a plain custom validation with the protocol key;
+	 * they cannot drive interactive problems. */
+	put("problem.yaml", "validation: custom\nvalidator_protocol: testlib\n");
+	if (exec_problem_load(&p, tmp_root, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p.validator_protocol, EXEC_PROBLEM_VALIDATOR_TESTLIB);
+	assert_int_equal(p.nwarnings, 0);
+	exec_problem_free(&p);
+	put("problem.yaml", "validation: custom interactive\nvalidator_protocol: testlib\n");
+	assert_int_equal(exec_problem_load(&p, tmp_root, &o, &err), -1);
+	assert_non_null(strstr(err.msg, "testlib"));
 	exec_problem_free(&p);
 	lang_registry_free(&reg);
 }

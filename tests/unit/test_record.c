@@ -218,6 +218,108 @@ static void frame__header__rejects_bad_kind_and_length(void **state)
 	assert_int_equal(exec_frame_header(buf, sizeof(buf), "", 1, &err), -1);
 }
 
+struct name_case {
+	const char *name;
+	int ok;
+};
+
+static const struct name_case name_cases[] = {
+	{ "input", 1 },
+	{ "judgemessage.txt", 1 },
+	{ "a-b_c.D9", 1 },
+	{ ".hidden", 1 },
+	{ "", 0 },
+	{ ".", 0 },
+	{ "..", 0 },
+	{ "a/b", 0 },
+	{ "../x", 0 },
+	{ "sp ace", 0 },
+	{ "nl\n", 0 },
+	{ "caf\xc3\xa9", 0 },
+	{ "1234567890123456789012345678901234567890123456789012345678901234", 1 },
+	{ "12345678901234567890123456789012345678901234567890123456789012345", 0 },
+};
+
+static void named__file_names__follow_the_grammar(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(name_cases) / sizeof(name_cases[0]); i++)
+		if (exec_file_name_ok(name_cases[i].name, strlen(name_cases[i].name)) != name_cases[i].ok)
+			fail_msg("name '%s': expected %d", name_cases[i].name, name_cases[i].ok);
+}
+
+struct split_case {
+	const char *label;
+	const char *payload;
+	size_t len;
+	int ok;
+	const char *name;
+	const char *data;
+	size_t data_len;
+};
+
+static const struct split_case split_cases[] = {
+	{ "name and bytes", "score.txt\n17\n", 13, 1, "score.txt", "17\n", 3 },
+	{ "empty bytes", "answer\n", 7, 1, "answer", "", 0 },
+	{ "binary bytes with newlines and NUL", "f\n\n\0x", 5, 1, "f", "\n\0x", 3 },
+	{ "no newline", "answer", 6, 0, NULL, NULL, 0 },
+	{ "empty name", "\nabc", 4, 0, NULL, NULL, 0 },
+	{ "dot dot", "..\nabc", 6, 0, NULL, NULL, 0 },
+	{ "slash", "a/b\nabc", 7, 0, NULL, NULL, 0 },
+	{ "empty payload", "", 0, 0, NULL, NULL, 0 },
+	{ "name line too long",
+	  "12345678901234567890123456789012345678901234567890123456789012345\nx", 67, 0, NULL, NULL, 0 },
+};
+
+static void named__payload_split__table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(split_cases) / sizeof(split_cases[0]); i++) {
+		const struct split_case *c = &split_cases[i];
+		const char *name = NULL, *data = NULL;
+		size_t nl = 0, dl = 0;
+		struct gv_err err;
+		gv_err_clear(&err);
+		int rc = exec_named_payload_split(c->payload, c->len, &name, &nl, &data, &dl, &err);
+		if (!c->ok) {
+			if (rc == 0)
+				fail_msg("case '%s': split but should fail", c->label);
+			assert_int_equal(err.code, GV_EPROTO);
+			continue;
+		}
+		if (rc != 0)
+			fail_msg("case '%s': %s", c->label, err.msg);
+		assert_int_equal(nl, strlen(c->name));
+		assert_memory_equal(name, c->name, nl);
+		assert_int_equal(dl, c->data_len);
+		if (dl)
+			assert_memory_equal(data, c->data, dl);
+	}
+}
+
+static void frame__file_and_feedback__decode_with_caps(void **state)
+{
+	(void)state;
+	static const struct exec_frame_cap fcaps[] = { { "file", 32 }, { "feedback", 8 }, { "test", 4 } };
+	static const char in[] = "file 8\ninput\n12test 0\nfeedback 9\n";
+	struct exec_frame_decoder d;
+	exec_frame_decoder_init(&d, fcaps, 3);
+	struct gv_err err;
+	size_t pos = 0, used = 0;
+	struct exec_frame f;
+	assert_int_equal(exec_frame_decoder_feed(&d, in, sizeof(in) - 1, &used, &f, &err), 1);
+	assert_string_equal(f.kind, "file");
+	assert_int_equal(f.len, 8);
+	pos += used;
+	assert_int_equal(exec_frame_decoder_feed(&d, in + pos, sizeof(in) - 1 - pos, &used, &f, &err), 1);
+	assert_string_equal(f.kind, "test");
+	pos += used;
+	/* A feedback frame over its cap is refused from the header alone. */
+	assert_int_equal(exec_frame_decoder_feed(&d, in + pos, sizeof(in) - 1 - pos, &used, &f, &err), -1);
+	assert_int_equal(err.code, GV_EPROTO);
+	exec_frame_decoder_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +330,9 @@ int main(void)
 		cmocka_unit_test(frame__decoder_table__any_split_gives_same_frames),
 		cmocka_unit_test(frame__after_error__decoder_stays_failed),
 		cmocka_unit_test(frame__header__rejects_bad_kind_and_length),
+		cmocka_unit_test(named__file_names__follow_the_grammar),
+		cmocka_unit_test(named__payload_split__table),
+		cmocka_unit_test(frame__file_and_feedback__decode_with_caps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,86 @@
+/* Custom output validators (Kattis protocol) and testlib checkers. The
+ * validator is tenant code: it is compiled once per judging in a sandbox of
+ * its own (never the submission's), with its own language, and run there
+ * once per test case whose run ended OK. The submission's output, the
+ * input and the expected answer reach it as read-only per-test files
+ * (exec_session_run_test_files); a Kattis validator's feedback dir comes
+ * back over the protocol. What it decided is mapped by one pure function
+ * (exec_validator_outcome_of); anything a validator does outside its
+ * protocol is a judge error (IE), never blamed on the submission. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "executor/checker.h"
+#include "executor/problem.h"
+#include "executor/session.h"
+#include "executor/verdict.h"
+#include "languages/lang.h"
+
+/* Kattis exit codes. */
+#define EXEC_VALIDATOR_KATTIS_AC 42
+#define EXEC_VALIDATOR_KATTIS_WA 43
+/* testlib exit codes. */
+#define EXEC_VALIDATOR_TESTLIB_OK 0
+#define EXEC_VALIDATOR_TESTLIB_WA 1
+#define EXEC_VALIDATOR_TESTLIB_PE 2
+#define EXEC_VALIDATOR_TESTLIB_POINTS 7
+
+/* Paths the validator gets as arguments (PROTOCOL.md). */
+#define EXEC_VALIDATOR_FILES_DIR "/tmp/gv-files/"
+#define EXEC_VALIDATOR_FEEDBACK_DIR "/tmp/gv-feedback/"
+
+/* Extra words of validator_flags passed as arguments, at most. */
+#define EXEC_VALIDATOR_MAX_FLAGS 32
+/* Bytes of one validator source file read from the package. */
+#define EXEC_VALIDATOR_SOURCE_MAX (4u << 20)
+
+struct exec_validator_outcome {
+	enum exec_verdict verdict; /* AC, WA, PE or IE */
+	bool has_score;
+	double score;
+	char message[EXEC_CHECKER_MSG_MAX]; /* printable ASCII, one line */
+};
+
+/* Maps one validator run to a case outcome. Pure. scoring: the problem
+ * takes scores from the validator (Kattis `custom score`: score.txt on
+ * AC; testlib: points on exit 7; a pass-fail problem turns points into
+ * WA). r is the validator's phase result (status, exit code, stdout,
+ * stderr, feedback files). */
+void exec_validator_outcome_of(enum exec_problem_validator_protocol proto, bool scoring,
+			       const struct exec_phase_result *r, struct exec_validator_outcome *o);
+
+/* The first whitespace-separated token of s[0..len) that is a whole
+ * finite decimal number. 0 with *out set, -1 when there is none. Pure. */
+int exec_validator_first_number(const char *s, size_t len, double *out) GV_MUST_CHECK;
+
+/* Copies the first line of s[0..len) into out (size outsz), control and
+ * non-ASCII bytes as '?', trailing spaces dropped. Pure. */
+void exec_validator_message(char *out, size_t outsz, const char *s, size_t len);
+
+struct exec_validator;
+
+/* Prepares the validator of p (p->validators[0]): reads its sources
+ * (bounded), picks its language from the first file with a known
+ * extension (that file is saved as the language's source file name, the
+ * others under their own names), and builds nothing yet: the sandbox is
+ * opened at the first check. -1 for a package we cannot use (no known
+ * language, a file name clash, too large); the caller reports IE. */
+int exec_validator_new(struct exec_validator **out, struct exec_engine *e, const struct exec_problem *p,
+		       const struct lang_registry *langs, const char *tenant,
+		       struct gv_err *err) GV_MUST_CHECK;
+
+/* Checks one case: flags (the group's validator flags, "" for none; Kattis
+ * only), the test's input and answer, the submission's output. Compiles
+ * the validator first when no sandbox is open (or the flags changed, or
+ * the sandbox died). 0 with *o filled (IE included, when the validator
+ * broke its protocol); -1 with err when our machinery failed or the
+ * validator does not compile: the caller reports IE. */
+int exec_validator_check(struct exec_validator *v, const char *flags, const char *input, size_t input_len,
+			 const char *answer, size_t answer_len, const char *output, size_t output_len,
+			 struct exec_validator_outcome *o, struct gv_err *err) GV_MUST_CHECK;
+
+/* Closes the sandbox and frees v; NULL-safe. */
+void exec_validator_free(struct exec_validator *v);
