@@ -161,25 +161,23 @@ registered() {
 start_exec true
 wait_for 90 registered || { tail -n 20 "$TMP/exec.log" >&2; bail "the executor did not register"; }
 
-SEQ=0
 RUNTAG=$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')
-submit() { # callback_url -> prints the id
-	local id
-	SEQ=$((SEQ + 1))
-	id=$(printf 'webhook%s%05d' "$RUNTAG" "$SEQ")
-	local req
-	req=$(printf '{"language":"python3","files":[{"name":"a.py","content":"print(6*7)"}],"return_output":true,"callback_url":"%s"}' "$1")
+sid() { printf 'webhook%s%05d' "$RUNTAG" "$1"; }
+submit() { # id callback_url
+	local id=$1 req
+	req=$(printf '{"language":"python3","files":[{"name":"a.py","content":"print(6*7)"}],"return_output":true,"callback_url":"%s"}' "$2")
 	sql -c "INSERT INTO submissions (id, tenant_id, language, source, request)
 		VALUES ('$id', '$TID', 'python3', 'x', '$req'::jsonb)" >/dev/null || bail "insert failed"
 	rc EVAL "redis.call('RPUSH', KEYS[1], ARGV[1]); redis.call('SADD', KEYS[2], ARGV[2])" 2 \
 		"gavel:tq:$TID" gavel:backlog "$id" "$TID" >/dev/null
-	printf '%s\n' "$id"
 }
 attempts() { sql -c "SELECT count(*) FROM webhook_deliveries WHERE submission_id = '$1'"; }
 has_attempts() { [ "$(attempts "$1")" -ge "$2" ]; }
 
-S1=$(submit "http://127.0.0.1:$HPORT/ok/1")
-S2=$(submit "http://127.0.0.1:$HPORT/flaky/2")
+S1=$(sid 1)
+submit "$S1" "http://127.0.0.1:$HPORT/ok/1"
+S2=$(sid 2)
+submit "$S2" "http://127.0.0.1:$HPORT/flaky/2"
 wait_for 120 has_attempts "$S1" 1
 wait_for 60 has_attempts "$S2" 2
 SECRET=$("$BUILD/gavel" tenant webhook-secret "$TID" 2>"$TMP/secret.log")
@@ -228,9 +226,12 @@ kill -TERM -- "-$EXEC_PID"
 for _ in $(seq 1 100); do kill -0 -- "-$EXEC_PID" 2>/dev/null || break; sleep 0.2; done
 start_exec false
 wait_for 90 registered || { tail -n 20 "$TMP/exec.log" >&2; bail "the executor did not register again"; }
-S3=$(submit "http://127.0.0.1:$HPORT/refused/3")
-S4=$(submit "http://localhost:$HPORT/refused/4")
-S5=$(submit "http://169.254.169.254/latest/meta-data/")
+S3=$(sid 3)
+submit "$S3" "http://127.0.0.1:$HPORT/refused/3"
+S4=$(sid 4)
+submit "$S4" "http://localhost:$HPORT/refused/4"
+S5=$(sid 5)
+submit "$S5" "http://169.254.169.254/latest/meta-data/"
 wait_for 120 has_attempts "$S5" 1
 wait_for 30 has_attempts "$S4" 1
 wait_for 30 has_attempts "$S3" 1
