@@ -397,13 +397,36 @@ bool gv_result_verdict_ok(const char *v)
 	return false;
 }
 
+/* Program output as a JSON string: invalid UTF-8 and NUL bytes become
+ * U+FFFD. A result is stored as jsonb, which refuses \u0000: one NUL in a
+ * program's output would make its result unstorable (and the job would be
+ * retried until it ended as an internal error). */
 static json_t *lossy(const char *s, size_t len)
 {
 	if (!s)
 		return json_string("");
 	if (len > GV_RESULT_OUTPUT_MAX)
 		len = GV_RESULT_OUTPUT_MAX;
-	return gv_json_string_lossy(s, len);
+	size_t nuls = 0;
+	for (const char *p = memchr(s, '\0', len); p; p = memchr(p + 1, '\0', len - (size_t)(p + 1 - s)))
+		nuls++;
+	if (!nuls)
+		return gv_json_string_lossy(s, len);
+	char *copy = malloc(len + 2 * nuls);
+	if (!copy)
+		return NULL;
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i]) {
+			copy[o++] = s[i];
+		} else {
+			memcpy(copy + o, "\xef\xbf\xbd", 3);
+			o += 3;
+		}
+	}
+	json_t *j = gv_json_string_lossy(copy, o);
+	free(copy);
+	return j;
 }
 
 static json_t *text(const char *s)

@@ -345,17 +345,48 @@ static void judge_case(const struct exec_problem *p, size_t i, const struct exec
 	free(ans);
 }
 
+/* Judges one case of an interactive problem: the submission (session s)
+ * against the interactor (val) through the host relay; the answer file is
+ * read here and goes to the interactor's sandbox only. */
+static void interactive_case(const struct exec_problem *p, size_t i, struct exec_session *s,
+			     struct exec_validator *val, uint32_t wall_ms, const char *input, size_t input_len,
+			     struct exec_judged_case *c)
+{
+	const struct exec_problem_node *node = p->cases[i];
+	const struct exec_problem_node *group = exec_problem_case_group(node);
+	const char *flags = group ? group->grading.output_validator_flags : p->validator_flags;
+	struct gv_err err;
+	gv_err_clear(&err);
+	char *ans = NULL;
+	size_t anslen = 0;
+	struct exec_phase_result run;
+	struct exec_interaction ia;
+	struct exec_validator_outcome o;
+	memset(&run, 0, sizeof(run));
+	if (exec_problem_read(p, node->ans_path, JUDGE_TEST_FILE_MAX, &ans, &anslen, &err) != 0 ||
+	    exec_validator_interact(val, flags, input, input_len, ans, anslen, s, wall_ms, &run, &ia, &o, &err) !=
+		    0) {
+		c->verdict = EXEC_VERDICT_IE;
+		msgf(c->message, sizeof(c->message), "%s", err.msg);
+	} else {
+		c->verdict = o.verdict;
+		msgf(c->message, sizeof(c->message), "%s", o.message);
+		c->time_ms = run.time_ms;
+		c->wall_ms = run.wall_ms;
+		c->memory_kb = run.memory_kb;
+		c->exit_code = run.exit_code;
+		c->signal = run.signal;
+	}
+	exec_phase_result_free(&run);
+	free(ans);
+}
+
 int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, const struct lang_def *lang,
 		       const void *source, size_t len, const struct exec_judge_opts *opts,
 		       struct exec_judgement *out, struct gv_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	out->first_failed = SIZE_MAX;
-	if (p->interactive)
-		return gv_err_set(err, GV_EINVAL,
-				  "problem %s: interactive problems (validation: custom interactive) are not supported "
-				  "yet: the host relay between the submission's and the interactor's sandboxes is "
-				  "not implemented", p->name);
 	if (p->custom_validation && (!opts || !opts->langs))
 		return gv_err_set(err, GV_EINVAL, "problem %s: custom validation needs the language registry",
 				  p->name);
@@ -367,6 +398,9 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 	if (exec_lang_job_build(&lj, lang, opts && opts->tenant ? opts->tenant : "local", source, len, &lim,
 				err) != 0)
 		return -1;
+	/* Interactive: the submission's stdin and stdout go through the host
+	 * relay to the interactor; it never gets the input file either. */
+	lj.job.interactive = p->interactive;
 	out->ncases = p->ncases;
 	out->cases = calloc(p->ncases ? p->ncases : 1, sizeof(*out->cases));
 	struct exec_case_result *results = calloc(p->ncases ? p->ncases : 1, sizeof(*results));
@@ -418,6 +452,10 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 			c->verdict = EXEC_VERDICT_IE;
 			msgf(out->message, sizeof(out->message), "%s", cerr.msg);
 			msgf(c->message, sizeof(c->message), "%s", cerr.msg);
+		} else if (p->interactive) {
+			interactive_case(p, i, s, val, lim.wall_ms, input, input_len, c);
+			if (c->verdict == EXEC_VERDICT_IE)
+				msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
 		} else {
 			struct exec_phase_result run;
 			if (exec_session_run_test(s, input, input_len, &run, &cerr) != 0) {

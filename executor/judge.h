@@ -118,9 +118,12 @@ struct exec_judge_opts {
  * in a sandbox of its own at the first case that needs it; the
  * submission's sandbox never sees answers. Returns 0 with *out filled (IE
  * included: a validator that does not compile or breaks its protocol);
- * -1 for arguments the caller must fix: an interactive problem (not
- * supported by this engine yet), custom validation without opts->langs, or
- * limits over the language's maximum. */
+ * -1 for arguments the caller must fix: custom validation without
+ * opts->langs, or limits over the language's maximum. Interactive problems
+ * (`validation: custom interactive`): each case runs the submission against
+ * the interactor (the problem's validator, in a sandbox of its own) through
+ * the host relay (exec_validator_interact); the verdict follows the Kattis
+ * rules of exec_interactive_outcome. */
 int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, const struct lang_def *lang,
 		       const void *source, size_t len, const struct exec_judge_opts *opts,
 		       struct exec_judgement *out, struct gv_err *err) GV_MUST_CHECK;

@@ -49,8 +49,8 @@ struct exec_session {
 	int pidfd;
 	int in_fd, out_fd, err_fd; /* host ends: commands, results, init's diagnostics */
 	struct exec_frame_decoder dec;
-	struct exec_frame_cap caps[4];
-	bool feedback_dir;
+	struct exec_frame_cap caps[5];
+	bool feedback_dir, interactive;
 	char *diag;         /* init's stderr, DIAG_CAP bytes at most */
 	size_t diag_len;
 	int64_t deadline;   /* whole sandbox, monotonic ms */
@@ -325,6 +325,8 @@ static char *job_record(const struct exec_job *job, size_t *len)
 	limits_record(&b, "", &job->run_limits, true);
 	if (job->feedback_dir)
 		sb_printf(&b, "feedback_dir:1\n");
+	if (job->interactive)
+		sb_printf(&b, "interactive:1\n");
 	sb_printf(&b, "seccomp:default\n");
 	if (b.oom) {
 		free(b.p);
@@ -517,6 +519,9 @@ static enum phase_end pump_phase(struct exec_session *s, const char *cmd, size_t
 					/* Only a job with feedback_dir has this cap. */
 					if (add_feedback(r, &f, err) != 0)
 						return PH_PROTO;
+				} else if (strcmp(f.kind, "data") == 0) {
+					gv_err_set(err, GV_EPROTO, "`data` outside an interactive test");
+					return PH_PROTO;
 				} else {
 					struct exec_record rec;
 					if (exec_record_parse(f.payload, f.len, &rec, err) != 0) {
@@ -564,6 +569,26 @@ static void mark_dead(struct exec_session *s)
 	wait_sandbox(s, 5000);
 }
 
+/* The frame caps of one phase, in the decoder's order: stdout, stderr,
+ * result, then `feedback` (feedback_dir jobs) and `data` (interactive
+ * jobs; stdout comes as `data` there and its `stdout` frame is empty). */
+static void phase_caps(struct exec_session *s, const struct exec_limits *l, bool compile)
+{
+	uint64_t oc = out_cap(l);
+	uint64_t ec = compile ? oc : (l->stderr_bytes ? l->stderr_bytes : DEFAULT_STDERR);
+	size_t n = 0;
+	s->caps[n++] = (struct exec_frame_cap){"stdout", (size_t)oc};
+	s->caps[n++] = (struct exec_frame_cap){"stderr", (size_t)ec};
+	s->caps[n++] = (struct exec_frame_cap){"result", EXEC_RECORD_MAX_BYTES};
+	if (s->feedback_dir)
+		s->caps[n++] = (struct exec_frame_cap){"feedback", EXEC_FILE_NAME_MAX + 1 + EXEC_FEEDBACK_FILE_MAX};
+	if (s->interactive)
+		s->caps[n++] = (struct exec_frame_cap){"data", EXEC_DATA_FRAME_MAX};
+}
+
+static int finish_phase(struct exec_session *s, enum phase_end end, const struct exec_limits *l,
+			struct exec_phase_result *r, struct gv_err *err);
+
 /* One phase: the command (NULL for the compile phase, which init runs on
  * its own) and its frames back. 0 with r filled for anything the program
  * did, -1 with err (and r->status "IE") for a failure of the machinery. */
@@ -571,12 +596,7 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 		     const struct exec_limits *l, bool compile, struct exec_phase_result *r,
 		     struct gv_err *err)
 {
-	uint64_t oc = out_cap(l);
-	uint64_t ec = compile ? oc : (l->stderr_bytes ? l->stderr_bytes : DEFAULT_STDERR);
-	s->caps[0] = (struct exec_frame_cap){"stdout", (size_t)oc};
-	s->caps[1] = (struct exec_frame_cap){"stderr", (size_t)ec};
-	s->caps[2] = (struct exec_frame_cap){"result", EXEC_RECORD_MAX_BYTES};
-	s->caps[3] = (struct exec_frame_cap){"feedback", EXEC_FILE_NAME_MAX + 1 + EXEC_FEEDBACK_FILE_MAX};
+	phase_caps(s, l, compile);
 
 	/* Host backstop: init enforces wall_ms itself; if it does not answer
 	 * within wall_ms + grace (+ the boot for the first phase), the whole
@@ -587,6 +607,15 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 		deadline = s->deadline;
 
 	enum phase_end end = pump_phase(s, cmd, cmd_len, deadline, r, err);
+	return finish_phase(s, end, l, r, err);
+}
+
+/* Turns how a phase ended into its result: the OOM counter decides a
+ * whole-sandbox kill; the backstop is WLE; a dead sandbox or a broken
+ * protocol is our failure (-1, IE). */
+static int finish_phase(struct exec_session *s, enum phase_end end, const struct exec_limits *l,
+			struct exec_phase_result *r, struct gv_err *err)
+{
 	uint64_t ooms = 0;
 	char tail[256];
 	switch (end) {
@@ -646,40 +675,36 @@ int exec_session_run_test(struct exec_session *s, const void *input, size_t len,
 	return exec_session_run_test_files(s, NULL, 0, input, len, out, err);
 }
 
-int exec_session_run_test_files(struct exec_session *s, const struct exec_file *files, size_t nfiles,
-				const void *input, size_t len, struct exec_phase_result *out,
-				struct gv_err *err)
+/* The command that starts one test: `file` frames, then `test` with the
+ * input. Owned by the caller (free). NULL with err (and out's status IE)
+ * for a bad argument or no memory. */
+static char *test_command(const struct exec_file *files, size_t nfiles, const void *input, size_t len,
+			  size_t *cmd_len, struct exec_phase_result *out, struct gv_err *err)
 {
-	result_init(out);
-	if (!s || s->dead) {
-		result_set(out, "IE", "none", "sandbox is gone");
-		return gv_err_set(err, EXEC_EDEAD, "sandbox %s is dead: open a new session",
-				  s ? s->id : "(null)");
-	}
 	if (len > TEST_INPUT_MAX) {
 		result_set(out, "IE", "none", "input too large");
-		return gv_err_set(err, GV_ELIMIT, "test input of %zu bytes over %u", len, TEST_INPUT_MAX);
+		return gv_err_set(err, GV_ELIMIT, "test input of %zu bytes over %u", len, TEST_INPUT_MAX), NULL;
 	}
 	if (nfiles > EXEC_TEST_FILES_MAX) {
 		result_set(out, "IE", "none", "too many test files");
-		return gv_err_set(err, GV_ELIMIT, "more than %d test files", EXEC_TEST_FILES_MAX);
+		return gv_err_set(err, GV_ELIMIT, "more than %d test files", EXEC_TEST_FILES_MAX), NULL;
 	}
-	/* The whole command: `file` frames, then `test`. Every length was
-	 * checked above and below, so the sum cannot overflow. */
+	/* Every length was checked above and below, so the sum cannot
+	 * overflow. */
 	size_t total = EXEC_FRAME_HEADER_MAX + 1 + len;
 	for (size_t i = 0; i < nfiles; i++) {
 		if (!files[i].name || !exec_file_name_ok(files[i].name, strlen(files[i].name)) ||
 		    files[i].len > TEST_INPUT_MAX) {
 			result_set(out, "IE", "none", "bad test file");
 			return gv_err_set(err, GV_EINVAL, "test file %zu: bad name or over %u bytes", i,
-					  TEST_INPUT_MAX);
+					  TEST_INPUT_MAX), NULL;
 		}
 		total += EXEC_FRAME_HEADER_MAX + 1 + strlen(files[i].name) + 1 + files[i].len;
 	}
 	char *cmd = malloc(total);
 	if (!cmd) {
 		result_set(out, "IE", "none", "out of memory");
-		return gv_err_set(err, ENOMEM, "test input: out of memory");
+		return gv_err_set(err, ENOMEM, "test input: out of memory"), NULL;
 	}
 	size_t cl = 0;
 	for (size_t i = 0; i < nfiles; i++) {
@@ -687,7 +712,8 @@ int exec_session_run_test_files(struct exec_session *s, const struct exec_file *
 		int h = exec_frame_header(cmd + cl, total - cl, "file", nl + 1 + files[i].len, err);
 		if (h < 0) {
 			free(cmd);
-			return -1;
+			result_set(out, "IE", "none", "bad test file");
+			return NULL;
 		}
 		cl += (size_t)h;
 		memcpy(cmd + cl, files[i].name, nl);
@@ -700,15 +726,337 @@ int exec_session_run_test_files(struct exec_session *s, const struct exec_file *
 	int hl = exec_frame_header(cmd + cl, total - cl, "test", len, err);
 	if (hl < 0) {
 		free(cmd);
-		return -1;
+		result_set(out, "IE", "none", "bad test input");
+		return NULL;
 	}
 	cl += (size_t)hl;
 	if (len)
 		memcpy(cmd + cl, input, len);
 	cl += len;
+	*cmd_len = cl;
+	return cmd;
+}
+
+int exec_session_run_test_files(struct exec_session *s, const struct exec_file *files, size_t nfiles,
+				const void *input, size_t len, struct exec_phase_result *out,
+				struct gv_err *err)
+{
+	result_init(out);
+	if (!s || s->dead) {
+		result_set(out, "IE", "none", "sandbox is gone");
+		return gv_err_set(err, EXEC_EDEAD, "sandbox %s is dead: open a new session",
+				  s ? s->id : "(null)");
+	}
+	if (s->interactive) {
+		result_set(out, "IE", "none", "interactive sandbox");
+		return gv_err_set(err, GV_EINVAL, "sandbox %s is interactive: use exec_session_interact", s->id);
+	}
+	size_t cl = 0;
+	char *cmd = test_command(files, nfiles, input, len, &cl, out, err);
+	if (!cmd)
+		return -1;
 	int rc = run_phase(s, cmd, cl, &s->run_limits, false, out, err);
 	free(cmd);
 	s->tests_run++;
+	return rc;
+}
+
+/* ---- interactive tests: the host relay ---- */
+
+#define RELAY_FWD_MAX (EXEC_FRAME_HEADER_MAX + 1 + EXEC_DATA_FRAME_MAX)
+#define RELAY_READ_MAX 65536
+
+/* One side of the relay. Memory is bounded: rbuf (what was read from this
+ * side and not decoded yet), the decoder's one frame (capped), and fwd,
+ * one `data` frame towards this side. A side's output is read and decoded
+ * only while the other side's fwd is empty, so a program that does not
+ * read its stdin stops the other one at its full pipes, never grows a
+ * buffer here. */
+struct relay_side {
+	struct exec_session *s;
+	struct exec_phase_result *r;
+	char *cmd;                 /* the opening command (`file` frames, `test`); owned */
+	size_t cmd_len, cmd_sent;
+	char fwd[RELAY_FWD_MAX];   /* one `data` frame towards this side */
+	size_t fwd_len, fwd_sent;
+	bool eof_queued;           /* the empty `data` (end of its stdin) is queued or sent */
+	char rbuf[RELAY_READ_MAX];
+	size_t rlen, roff;
+	int64_t deadline;          /* host backstop of this side */
+	bool done;                 /* its result is in, or its sandbox is gone */
+	uint64_t relayed;          /* payload bytes of its program's stdout passed on */
+	uint32_t frames;
+};
+
+static bool relay_fwd_idle(const struct relay_side *x)
+{
+	return x->fwd_sent == x->fwd_len;
+}
+
+/* y takes x's next `data` frame now: y's previous one is written, or y
+ * ended (then x's output is dropped). */
+static bool relay_can_take(const struct relay_side *y)
+{
+	return y->done || relay_fwd_idle(y);
+}
+
+/* Writes what x's command pipe takes now: the opening command, then fwd.
+ * A frame begun is always finished, even after x's result (its init then
+ * drops the rest of the `data`); one not begun is dropped once x ended.
+ * Returns false when x's init is gone (EPIPE). */
+static bool relay_write(struct relay_side *x)
+{
+	if (x->s->dead)
+		return true;
+	if (x->done && x->fwd_sent == 0)
+		x->fwd_len = 0;
+	while (x->cmd_sent < x->cmd_len || x->fwd_sent < x->fwd_len) {
+		bool c = x->cmd_sent < x->cmd_len;
+		const char *p = c ? x->cmd + x->cmd_sent : x->fwd + x->fwd_sent;
+		size_t n = c ? x->cmd_len - x->cmd_sent : x->fwd_len - x->fwd_sent;
+		ssize_t w = write(x->s->in_fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return true;
+		if (w < 0)
+			return false;
+		if (c)
+			x->cmd_sent += (size_t)w;
+		else
+			x->fwd_sent += (size_t)w;
+	}
+	x->fwd_len = x->fwd_sent = 0;
+	return true;
+}
+
+/* Queues one frame towards x (x's fwd is idle). */
+static void relay_queue(struct relay_side *x, const char *data, size_t len)
+{
+	struct gv_err ignored;
+	int h = exec_frame_header(x->fwd, sizeof(x->fwd), "data", len, &ignored);
+	if (h < 0)
+		return; /* len <= EXEC_DATA_FRAME_MAX: cannot happen */
+	if (len)
+		memcpy(x->fwd + h, data, len);
+	x->fwd_len = (size_t)h + len;
+	x->fwd_sent = 0;
+}
+
+/* Decodes x's buffered bytes while y can take a `data` frame. Returns
+ * PH_RESULT when x's result came, PH_PROTO on a protocol error, PH_TIMEOUT
+ * (meaning "nothing final yet") otherwise. */
+static enum phase_end relay_decode(struct relay_side *x, struct relay_side *y, struct gv_err *err)
+{
+	while (!x->done && x->roff < x->rlen && relay_can_take(y)) {
+		struct exec_frame f;
+		size_t used = 0;
+		int fr = exec_frame_decoder_feed(&x->s->dec, x->rbuf + x->roff, x->rlen - x->roff, &used, &f, err);
+		x->roff += used;
+		if (fr < 0)
+			return PH_PROTO;
+		if (fr == 0)
+			continue;
+		if (strcmp(f.kind, "data") == 0) {
+			if (f.len && !y->done && !y->eof_queued) {
+				relay_queue(y, f.payload, f.len);
+				x->relayed += f.len;
+				x->frames++;
+			}
+		} else if (strcmp(f.kind, "stdout") == 0) {
+			if (copy_payload(&x->r->out, &x->r->out_len, &f) != 0)
+				return gv_err_set(err, ENOMEM, "stdout frame"), PH_PROTO;
+		} else if (strcmp(f.kind, "stderr") == 0) {
+			if (copy_payload(&x->r->err_out, &x->r->err_len, &f) != 0)
+				return gv_err_set(err, ENOMEM, "stderr frame"), PH_PROTO;
+		} else if (strcmp(f.kind, "feedback") == 0) {
+			if (add_feedback(x->r, &f, err) != 0)
+				return PH_PROTO;
+		} else {
+			struct exec_record rec;
+			if (exec_record_parse(f.payload, f.len, &rec, err) != 0) {
+				gv_err_prefix(err, "result record");
+				return PH_PROTO;
+			}
+			fill_from_record(x->r, &rec);
+			if (x->roff != x->rlen) {
+				gv_err_set(err, GV_EPROTO, "bytes after the result");
+				return PH_PROTO;
+			}
+			return PH_RESULT;
+		}
+	}
+	return PH_TIMEOUT;
+}
+
+/* Reads what x's result pipe holds (when there is room). PH_DIED at EOF;
+ * PH_TIMEOUT ("nothing final") otherwise. */
+static enum phase_end relay_read(struct relay_side *x, const struct relay_side *y)
+{
+	if (x->done || x->roff < x->rlen || !relay_can_take(y))
+		return PH_TIMEOUT;
+	for (;;) {
+		ssize_t k = read(x->s->out_fd, x->rbuf, sizeof(x->rbuf));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k == 0) {
+			x->s->out_eof = true;
+			return PH_DIED;
+		}
+		if (k > 0) {
+			x->rlen = (size_t)k;
+			x->roff = 0;
+		}
+		return PH_TIMEOUT;
+	}
+}
+
+int exec_session_interact(struct exec_session *sub, struct exec_session *itr,
+			  const struct exec_file *itr_files, size_t n_itr_files,
+			  struct exec_phase_result *sub_out, struct exec_phase_result *itr_out,
+			  struct exec_interaction *ia, struct gv_err *err)
+{
+	result_init(sub_out);
+	result_init(itr_out);
+	memset(ia, 0, sizeof(*ia));
+	if (!sub || !itr || sub->dead || itr->dead) {
+		result_set(sub_out, "IE", "none", "sandbox is gone");
+		result_set(itr_out, "IE", "none", "sandbox is gone");
+		return gv_err_set(err, EXEC_EDEAD, "sandbox %s is dead: open a new session",
+				  !sub || sub->dead ? (sub ? sub->id : "(null)") : itr->id);
+	}
+	if (!sub->interactive || !itr->interactive || sub == itr || sub->e != itr->e) {
+		result_set(sub_out, "IE", "none", "not an interactive pair");
+		result_set(itr_out, "IE", "none", "not an interactive pair");
+		return gv_err_set(err, GV_EINVAL, "exec_session_interact needs two interactive sessions");
+	}
+	struct relay_side *side = calloc(2, sizeof(*side));
+	if (!side) {
+		result_set(sub_out, "IE", "none", "out of memory");
+		result_set(itr_out, "IE", "none", "out of memory");
+		return gv_err_set(err, ENOMEM, "relay: out of memory");
+	}
+	side[0].s = sub, side[0].r = sub_out;
+	side[1].s = itr, side[1].r = itr_out;
+	int rc = 0;
+	side[0].cmd = test_command(NULL, 0, NULL, 0, &side[0].cmd_len, sub_out, err);
+	side[1].cmd = side[0].cmd ? test_command(itr_files, n_itr_files, NULL, 0, &side[1].cmd_len, itr_out, err)
+				  : NULL;
+	if (!side[0].cmd || !side[1].cmd) {
+		if (!sub_out->status[0])
+			result_set(sub_out, "IE", "none", "relay set-up failed");
+		if (!itr_out->status[0])
+			result_set(itr_out, "IE", "none", "relay set-up failed");
+		rc = -1;
+		goto out;
+	}
+	int64_t t0 = now_ms();
+	for (int i = 0; i < 2; i++) {
+		struct exec_session *x = side[i].s;
+		phase_caps(x, &x->run_limits, false);
+		/* Host backstop, as for run_test: init enforces wall_ms. */
+		side[i].deadline = t0 + (int64_t)x->run_limits.wall_ms + BACKSTOP_GRACE_MS;
+		if (side[i].deadline > x->deadline)
+			side[i].deadline = x->deadline;
+	}
+	for (;;) {
+		for (int i = 0; i < 2; i++) {
+			struct relay_side *x = &side[i], *y = &side[1 - i];
+			enum phase_end end = PH_TIMEOUT;
+			/* The other side ended: end of this side's stdin. */
+			if (y->done && !x->done && !x->eof_queued && relay_fwd_idle(x)) {
+				relay_queue(x, NULL, 0);
+				x->eof_queued = true;
+			}
+			if (!relay_write(x) && !x->done)
+				end = PH_DIED;
+			for (int k = 0; end == PH_TIMEOUT && k < 2 && !x->done; k++) {
+				end = relay_decode(x, y, err);
+				if (end == PH_TIMEOUT && k == 0)
+					end = relay_read(x, y);
+			}
+			if (end == PH_TIMEOUT && !x->done) {
+				if (now_ms() >= x->deadline) {
+					end = PH_TIMEOUT;
+				} else {
+					/* Exited: what is still in the pipe is taken first. */
+					struct pollfd pf[2] = {{x->s->pidfd, POLLIN, 0}, {x->s->out_fd, POLLIN, 0}};
+					if (poll(pf, 2, 0) > 0 && (pf[0].revents & POLLIN) &&
+					    !(pf[1].revents & POLLIN))
+						end = PH_DIED;
+					else
+						continue;
+				}
+			}
+			if (x->done)
+				continue;
+			x->done = true;
+			if (!y->done)
+				ia->interactor_first = i == 1;
+			if (finish_phase(x->s, end, &x->s->run_limits, x->r, err) != 0) {
+				gv_err_prefix(err, "%s", i == 0 ? "submission" : "interactor");
+				rc = -1;
+				goto out;
+			}
+		}
+		bool busy = false;
+		for (int i = 0; i < 2; i++)
+			if (!side[i].done || (!side[i].s->dead && side[i].fwd_sent > 0 && !relay_fwd_idle(&side[i])))
+				busy = true;
+		if (!busy)
+			break;
+		struct pollfd p[10];
+		nfds_t np = 0;
+		int64_t until = INT64_MAX;
+		for (int i = 0; i < 2; i++) {
+			struct relay_side *x = &side[i], *y = &side[1 - i];
+			if (x->s->dead)
+				continue;
+			if (!x->done) {
+				p[np++] = (struct pollfd){x->s->pidfd, POLLIN, 0};
+				if (x->roff == x->rlen && relay_can_take(y))
+					p[np++] = (struct pollfd){x->s->out_fd, POLLIN, 0};
+				if (x->deadline < until)
+					until = x->deadline;
+			}
+			if (x->cmd_sent < x->cmd_len || !relay_fwd_idle(x))
+				p[np++] = (struct pollfd){x->s->in_fd, POLLOUT, 0};
+			if (!x->s->err_eof)
+				p[np++] = (struct pollfd){x->s->err_fd, POLLIN, 0};
+		}
+		int cap = sub->e->n_pending ? 10 : 1000;
+		int64_t left = until == INT64_MAX ? cap : until - now_ms();
+		if (left < 0)
+			left = 0;
+		if (poll(p, np, left > cap ? cap : (int)left) < 0 && errno != EINTR) {
+			gv_err_errno(err, "poll");
+			rc = -1;
+			goto out;
+		}
+		exec_engine_poll(sub->e);
+		read_diag(sub);
+		read_diag(itr);
+	}
+	ia->wall_ms = (uint64_t)(now_ms() - t0);
+	ia->to_interactor_bytes = side[0].relayed;
+	ia->to_interactor_frames = side[0].frames;
+	ia->to_submission_bytes = side[1].relayed;
+	ia->to_submission_frames = side[1].frames;
+out:
+	if (rc != 0) {
+		/* Mid-test, neither init is in a known state any more. */
+		for (int i = 0; i < 2; i++) {
+			if (!side[i].s->dead)
+				mark_dead(side[i].s);
+			if (strcmp(side[i].r->status, "IE") != 0 || !side[i].r->message[0])
+				result_set(side[i].r, "IE", "none", "interactive relay failed");
+		}
+	}
+	sub->tests_run++;
+	itr->tests_run++;
+	free(side[0].cmd);
+	free(side[1].cmd);
+	free(side);
 	return rc;
 }
 
@@ -893,8 +1241,10 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 	s->run_limits = job->run_limits;
 	s->deadline = now_ms() + (int64_t)e->cfg.session_wall_ms;
 	s->feedback_dir = job->feedback_dir;
-	/* `feedback` frames are accepted from validator sandboxes only. */
-	exec_frame_decoder_init(&s->dec, s->caps, job->feedback_dir ? 4 : 3);
+	s->interactive = job->interactive;
+	/* `feedback` frames are accepted from validator sandboxes only,
+	 * `data` from interactive ones (and only inside exec_session_interact). */
+	exec_frame_decoder_init(&s->dec, s->caps, 3 + (job->feedback_dir ? 1 : 0) + (job->interactive ? 1 : 0));
 
 	int bfd = -1;
 	if (make_id(s->id, sizeof(s->id), err) != 0 ||

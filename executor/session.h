@@ -101,6 +101,10 @@ struct exec_job {
 	 * /tmp/gv-feedback/ whose regular files come back in
 	 * exec_phase_result.feedback (PROTOCOL.md, `feedback_dir`). */
 	bool feedback_dir;
+	/* Interactive problems: every test's stdin and stdout are streamed
+	 * through the host while the program runs (exec_session_interact;
+	 * PROTOCOL.md, `interactive`); run_test is refused. */
+	bool interactive;
 	const char *const *compile_argv;  /* NULL: no compile step */
 	const char *const *run_argv;
 	const struct exec_file *files;
@@ -112,6 +116,8 @@ struct exec_job {
  * the host checks them again). */
 #define EXEC_FEEDBACK_MAX 16
 #define EXEC_FEEDBACK_FILE_MAX 65536
+/* Payload cap of one `data` frame, both directions (interactive jobs). */
+#define EXEC_DATA_FRAME_MAX 65536
 /* Files placed for one test (exec_session_run_test_files). */
 #define EXEC_TEST_FILES_MAX 8
 
@@ -185,6 +191,35 @@ int exec_session_run_test(struct exec_session *s, const void *input, size_t len,
 int exec_session_run_test_files(struct exec_session *s, const struct exec_file *files, size_t nfiles,
 				const void *input, size_t len, struct exec_phase_result *out,
 				struct gv_err *err) GV_MUST_CHECK;
+
+/* What the relay of one interactive test saw (exec_session_interact). */
+struct exec_interaction {
+	/* The interactor's result reached the host before the submission's
+	 * (who ended first decides the verdict, exec_interactive_outcome). */
+	bool interactor_first;
+	uint64_t to_interactor_bytes, to_submission_bytes; /* relayed payload */
+	uint32_t to_interactor_frames, to_submission_frames;
+	uint64_t wall_ms;                                  /* both commands sent → both results in */
+};
+
+/* Runs one interactive test: the submission's program (session sub) and
+ * the interactor (session itr, which first gets files, e.g. input and
+ * answer, as for exec_session_run_test_files) start together; the host
+ * relays the submission's stdout to the interactor's stdin and back, one
+ * bounded `data` frame at a time each way (backpressure: a side's output
+ * is read only when the other side took the previous frame). When one side
+ * ends, the other's stdin is closed (an empty `data` frame). Each side's
+ * wall limit is enforced by its init and by the host backstop. Both
+ * sessions must have been opened with job.interactive. 0: both results
+ * and *ia filled (a side's whole-sandbox OOM or backstop leaves that
+ * session dead, as for run_test). -1: err filled (EXEC_EDEAD when a
+ * session was already dead; a broken protocol or dead sandbox otherwise:
+ * both sessions are then dead and the results' status is "IE"). Results
+ * are always initialised; free them with exec_phase_result_free. */
+int exec_session_interact(struct exec_session *sub, struct exec_session *itr,
+			  const struct exec_file *itr_files, size_t n_itr_files,
+			  struct exec_phase_result *sub_out, struct exec_phase_result *itr_out,
+			  struct exec_interaction *ia, struct gv_err *err) GV_MUST_CHECK;
 
 /* False once the sandbox is gone; run_test then fails with EXEC_EDEAD. */
 bool exec_session_alive(const struct exec_session *s);

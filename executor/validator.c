@@ -166,6 +166,45 @@ static void testlib_outcome(bool scoring, const struct exec_phase_result *r, str
 	}
 }
 
+void exec_interactive_outcome(const struct exec_phase_result *sub, const struct exec_phase_result *itr,
+			      bool interactor_first, struct exec_validator_outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	int code;
+	if (!exited(itr, &code)) {
+		outcome_ie(o, "interactor failed: %s (%d)", itr->status, itr->signal ? itr->signal : itr->exit_code);
+		return;
+	}
+	if (code != EXEC_VALIDATOR_KATTIS_AC && code != EXEC_VALIDATOR_KATTIS_WA) {
+		outcome_ie(o, "interactor exited with %d (42 or 43 expected)", code);
+		return;
+	}
+	enum exec_run_status st = exec_run_status_of(sub);
+	if (st == EXEC_RUN_IE || st == EXEC_RUN_CE) {
+		outcome_ie(o, "submission run failed: %s", sub->message);
+		return;
+	}
+	const struct exec_feedback_file *jm = exec_phase_feedback(itr, "judgemessage.txt");
+	if (jm)
+		exec_validator_message(o->message, sizeof(o->message), jm->data, jm->len);
+	if (code == EXEC_VALIDATOR_KATTIS_WA && (interactor_first || st == EXEC_RUN_OK)) {
+		o->verdict = EXEC_VERDICT_WA;
+		return;
+	}
+	switch (st) {
+	case EXEC_RUN_OK:
+		o->verdict = EXEC_VERDICT_AC; /* code is 42 here */
+		return;
+	case EXEC_RUN_TLE: o->verdict = EXEC_VERDICT_TLE; break;
+	case EXEC_RUN_MLE: o->verdict = EXEC_VERDICT_MLE; break;
+	case EXEC_RUN_OLE: o->verdict = EXEC_VERDICT_OLE; break;
+	default: o->verdict = EXEC_VERDICT_RE; break;
+	}
+	/* The submission's own failure: its limit's wording, not the
+	 * interactor's message about the input it then lost. */
+	snprintf(o->message, sizeof(o->message), "%s", sub->message);
+}
+
 void exec_validator_outcome_of(enum exec_problem_validator_protocol proto, bool scoring,
 			       const struct exec_phase_result *r, struct exec_validator_outcome *o)
 {
@@ -188,6 +227,7 @@ struct exec_validator {
 	size_t nfiles;
 	struct exec_session *s;
 	char *flags;        /* flags the open session was built with */
+	uint32_t min_wall_ms; /* interactors: outlast the submission's wall limit */
 	bool compile_failed;
 	char compile_msg[GV_ERR_MSG_MAX];
 };
@@ -323,6 +363,12 @@ static int open_validator(struct exec_validator *v, const char *flags, struct gv
 		.memory_mb = min_u32(VALIDATOR_MEMORY_MB, lang->max.memory_mb),
 		.output_kb = min_u32(VALIDATOR_OUTPUT_KB, lang->max.output_kb),
 	};
+	if (v->p->interactive) {
+		/* The interactor's stdout is everything the submission reads. */
+		lim.output_kb = min_u32(64 * 1024, lang->max.output_kb);
+		if (lim.wall_ms < v->min_wall_ms)
+			lim.wall_ms = min_u32(v->min_wall_ms, lang->max.wall_ms);
+	}
 	if (lim.wall_ms < lim.time_ms)
 		lim.wall_ms = lim.time_ms;
 	struct exec_lang_job lj;
@@ -339,6 +385,7 @@ static int open_validator(struct exec_validator *v, const char *flags, struct gv
 	lj.job.files = v->files;
 	lj.job.n_files = v->nfiles;
 	lj.job.feedback_dir = v->p->validator_protocol == EXEC_PROBLEM_VALIDATOR_KATTIS;
+	lj.job.interactive = v->p->interactive;
 	struct exec_phase_result compile;
 	int rc = exec_session_open(v->e, &lj.job, &v->s, &compile, err);
 	if (rc != 0) {
@@ -370,6 +417,8 @@ static int open_validator(struct exec_validator *v, const char *flags, struct gv
 	return rc;
 }
 
+static int ensure_open(struct exec_validator *v, const char *flags, struct gv_err *err);
+
 int exec_validator_check(struct exec_validator *v, const char *flags, const char *input, size_t input_len,
 			 const char *answer, size_t answer_len, const char *output, size_t output_len,
 			 struct exec_validator_outcome *o, struct gv_err *err)
@@ -380,12 +429,9 @@ int exec_validator_check(struct exec_validator *v, const char *flags, const char
 		return gv_err_set(err, GV_EINVAL, "%s", v->compile_msg);
 	if (!flags || v->p->validator_protocol == EXEC_PROBLEM_VALIDATOR_TESTLIB)
 		flags = "";
-	/* A sandbox per flags string: they are argv, fixed when it opens. */
-	if (v->s && (!exec_session_alive(v->s) || strcmp(v->flags, flags) != 0)) {
-		exec_session_close(v->s);
-		v->s = NULL;
-	}
-	if (!v->s && open_validator(v, flags, err) != 0)
+	if (v->p->interactive)
+		return gv_err_set(err, GV_EINVAL, "problem %s is interactive: use exec_validator_interact", v->p->name);
+	if (ensure_open(v, flags, err) != 0)
 		return -1;
 	struct exec_phase_result r;
 	int rc;
@@ -412,5 +458,57 @@ int exec_validator_check(struct exec_validator *v, const char *flags, const char
 				  (v->p->validator_scores || v->p->validator_protocol == EXEC_PROBLEM_VALIDATOR_TESTLIB),
 				  &r, o);
 	exec_phase_result_free(&r);
+	return 0;
+}
+
+/* Closes the open sandbox when it cannot serve the next case: dead, or
+ * built with other flags (they are argv, fixed when it opens). */
+static int ensure_open(struct exec_validator *v, const char *flags, struct gv_err *err)
+{
+	if (v->s && (!exec_session_alive(v->s) || strcmp(v->flags, flags) != 0)) {
+		exec_session_close(v->s);
+		v->s = NULL;
+	}
+	if (!v->s && open_validator(v, flags, err) != 0)
+		return -1;
+	return 0;
+}
+
+int exec_validator_interact(struct exec_validator *v, const char *flags, const char *input, size_t input_len,
+			    const char *answer, size_t answer_len, struct exec_session *sub, uint32_t sub_wall_ms,
+			    struct exec_phase_result *run, struct exec_interaction *ia,
+			    struct exec_validator_outcome *o, struct gv_err *err)
+{
+	memset(o, 0, sizeof(*o));
+	memset(run, 0, sizeof(*run));
+	memset(ia, 0, sizeof(*ia));
+	o->verdict = EXEC_VERDICT_IE;
+	if (!v->p->interactive)
+		return gv_err_set(err, GV_EINVAL, "problem %s is not interactive", v->p->name);
+	if (v->compile_failed)
+		return gv_err_set(err, GV_EINVAL, "%s", v->compile_msg);
+	if (!flags)
+		flags = "";
+	/* Margin: the submission's stall ends first, on its own limit. */
+	uint32_t want = sub_wall_ms > UINT32_MAX - 5000 ? UINT32_MAX : sub_wall_ms + 5000;
+	if (want > v->min_wall_ms) {
+		v->min_wall_ms = want;
+		exec_session_close(v->s);
+		v->s = NULL;
+	}
+	if (ensure_open(v, flags, err) != 0)
+		return -1;
+	struct exec_file files[2] = {
+		{ .name = "input", .data = input, .len = input_len },
+		{ .name = "answer", .data = answer, .len = answer_len },
+	};
+	struct exec_phase_result itr;
+	if (exec_session_interact(sub, v->s, files, 2, run, &itr, ia, err) != 0) {
+		gv_err_prefix(err, "interactive relay");
+		exec_phase_result_free(&itr);
+		return -1;
+	}
+	exec_interactive_outcome(run, &itr, ia->interactor_first, o);
+	exec_phase_result_free(&itr);
 	return 0;
 }

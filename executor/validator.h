@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/err.h"
 #include "executor/checker.h"
@@ -52,6 +53,21 @@ struct exec_validator_outcome {
 void exec_validator_outcome_of(enum exec_problem_validator_protocol proto, bool scoring,
 			       const struct exec_phase_result *r, struct exec_validator_outcome *o);
 
+/* The verdict of one interactive case (Kattis rules), from the
+ * submission's and the interactor's results and which of the two reached
+ * the host first. Pure. In this order:
+ * - the submission's run failed on our side (IE), or the interactor did
+ *   not exit on its own with 42 or 43 (any other code, a signal, a limit,
+ *   its init's failure) → IE, never blamed on the submission;
+ * - the interactor exited 43 first, or after a submission that exited 0
+ *   → WA (whatever the submission did after its input was closed);
+ * - the submission ended badly (TLE on CPU or wall clock, MLE, OLE, RE)
+ *   → that verdict: before the interactor spoke, or after it said 42;
+ * - the interactor exited 42 and the submission 0 → AC.
+ * The message is the first line of the interactor's judgemessage.txt. */
+void exec_interactive_outcome(const struct exec_phase_result *sub, const struct exec_phase_result *itr,
+			      bool interactor_first, struct exec_validator_outcome *o);
+
 /* The first whitespace-separated token of s[0..len) that is a whole
  * finite decimal number. 0 with *out set, -1 when there is none. Pure. */
 int exec_validator_first_number(const char *s, size_t len, double *out) GV_MUST_CHECK;
@@ -81,6 +97,20 @@ int exec_validator_new(struct exec_validator **out, struct exec_engine *e, const
 int exec_validator_check(struct exec_validator *v, const char *flags, const char *input, size_t input_len,
 			 const char *answer, size_t answer_len, const char *output, size_t output_len,
 			 struct exec_validator_outcome *o, struct gv_err *err) GV_MUST_CHECK;
+
+/* Runs one interactive case: the interactor (this validator, opened with
+ * job.interactive; argv as for a Kattis validator, input and answer as
+ * files in its own sandbox only) against the submission's session sub,
+ * through exec_session_interact. sub_wall_ms: the submission's wall limit;
+ * the interactor's wall is at least that plus a margin, so that a
+ * submission that stalls ends first. 0 with *run (the submission's
+ * result; caller frees) and *o; -1 with err when our machinery failed or
+ * the interactor does not compile: the caller reports IE (both sessions
+ * may be dead then: the next case opens fresh ones). */
+int exec_validator_interact(struct exec_validator *v, const char *flags, const char *input, size_t input_len,
+			    const char *answer, size_t answer_len, struct exec_session *sub, uint32_t sub_wall_ms,
+			    struct exec_phase_result *run, struct exec_interaction *ia,
+			    struct exec_validator_outcome *o, struct gv_err *err) GV_MUST_CHECK;
 
 /* Closes the sandbox and frees v; NULL-safe. */
 void exec_validator_free(struct exec_validator *v);

@@ -31,6 +31,7 @@ struct init_job {
 	struct init_limits compile;
 	struct init_limits test;
 	int feedback_dir; /* 1: a fresh writable /tmp/gv-feedback/ per test, its files sent back */
+	int interactive;  /* 1: tests take stdin from `data` frames and stream stdout back as `data` */
 	char *strings;   /* owns every argv string */
 };
 

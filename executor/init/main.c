@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,23 @@
 static const char *const scratch_dirs[] = { "/tmp", "/dev/shm" };
 #define NSCRATCH (sizeof(scratch_dirs) / sizeof(scratch_dirs[0]))
 
+/* Frame kinds of the command stream. */
+enum { K_NONE, K_TEST, K_FILE, K_DATA, K_END };
+
+/* The command stream from the host, shared by the command loop and an
+ * interactive test (which consumes `data` frames while the program runs):
+ * one decoder, one read buffer, so that a frame cut by the end of a run is
+ * finished by the command loop. */
+struct cmd_in {
+	char buf[65536];
+	size_t len, used;
+	struct exec_frame_decoder dec;
+	int kind;      /* kind of the frame being decoded */
+	size_t flen;   /* its payload length */
+	int starved;   /* the decoder said NONE: read before stepping again
+			* (an END, even of an empty frame, comes without input) */
+};
+
 struct init_state {
 	struct init_job job;
 	struct init_runner runner;
@@ -55,6 +73,7 @@ struct init_state {
 	uint32_t next_index;
 	int compile_failed;
 	unsigned files_pending;   /* `file` frames received for the next test */
+	struct cmd_in cmd;        /* fd 0: the host's commands (and `data` during interactive tests) */
 	int as_root;   /* init is uid 0 (recommended): children drop to 65534 */
 };
 
@@ -70,6 +89,13 @@ static int write_all(int fd, const struct iovec *iov, int n, struct gv_err *err)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN) {
+				/* fd 1 is non-blocking in interactive jobs. */
+				struct pollfd pf = { .fd = fd, .events = POLLOUT };
+				if (poll(&pf, 1, -1) < 0 && errno != EINTR)
+					return gv_err_errno(err, "poll host pipe");
+				continue;
+			}
 			return gv_err_errno(err, "write to host");
 		}
 		size_t left = (size_t)w;
@@ -400,6 +426,169 @@ static int write_test_file(int fd, const char *data, size_t len, struct gv_err *
 	return 0;
 }
 
+/* ---- interactive tests (job record `interactive:1`) ---------------------
+ *
+ * The program's stdin is a pipe fed from the host's `data` frames, its
+ * stdout goes back as `data` frames while it runs (PROTOCOL.md). Every
+ * buffer is bounded: one `data` payload towards the program (DATA_MAX),
+ * one frame towards the host; while either is full the other side is not
+ * read, so a program that does not read its stdin stops the host, and one
+ * the host does not read from stops at its full stdout pipe. */
+#define DATA_MAX 65536
+
+struct itest {
+	struct init_state *s;
+	int pipe_w;                /* the program's stdin; -1 once closed */
+	char topipe[DATA_MAX];     /* bytes of a `data` frame not yet in the pipe */
+	size_t tp_len, tp_off;
+	char tohost[EXEC_FRAME_HEADER_MAX + 1 + DATA_MAX];
+	size_t th_len, th_off;
+	int in_idx;                /* index of fd 0 in the last prepare, or -1 */
+};
+
+static void itest_close_stdin(struct itest *t)
+{
+	if (t->pipe_w >= 0)
+		close(t->pipe_w);
+	t->pipe_w = -1;
+	t->tp_len = t->tp_off = 0;
+}
+
+static size_t itest_room(void *ctx)
+{
+	const struct itest *t = ctx;
+	return t->th_len == t->th_off ? DATA_MAX : 0;
+}
+
+/* Writes what fd 1 takes now of the pending frame to the host. */
+static int itest_write_host(struct itest *t, struct gv_err *err)
+{
+	while (t->th_off < t->th_len) {
+		ssize_t w = write(1, t->tohost + t->th_off, t->th_len - t->th_off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return 0;
+		if (w < 0)
+			return gv_err_errno(err, "write to host");
+		t->th_off += (size_t)w;
+	}
+	t->th_len = t->th_off = 0;
+	return 0;
+}
+
+static int itest_out(void *ctx, const char *data, size_t n, struct gv_err *err)
+{
+	struct itest *t = ctx;
+	if (n == 0)
+		return 0;
+	if (t->th_len != t->th_off || n > DATA_MAX)
+		return gv_err_set(err, GV_EINTERNAL, "interactive: stdout taken without room");
+	int h = exec_frame_header(t->tohost, sizeof(t->tohost), "data", n, err);
+	if (h < 0)
+		return -1;
+	memcpy(t->tohost + h, data, n);
+	t->th_len = (size_t)h + n;
+	t->th_off = 0;
+	return itest_write_host(t, err);
+}
+
+static int itest_flush(void *ctx, struct gv_err *err)
+{
+	struct itest *t = ctx;
+	struct iovec iov = { t->tohost + t->th_off, t->th_len - t->th_off };
+	int rc = t->th_len > t->th_off ? write_all(1, &iov, 1, err) : 0;
+	t->th_len = t->th_off = 0;
+	return rc;
+}
+
+static int itest_prepare(void *ctx, struct pollfd *pf)
+{
+	struct itest *t = ctx;
+	int n = 0;
+	t->in_idx = -1;
+	if (t->th_off < t->th_len)
+		pf[n++] = (struct pollfd){ .fd = 1, .events = POLLOUT };
+	if (t->tp_off < t->tp_len) {
+		pf[n++] = (struct pollfd){ .fd = t->pipe_w, .events = POLLOUT };
+	} else if (t->s->cmd.starved) {
+		t->in_idx = n;
+		pf[n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
+	}
+	return n;
+}
+
+/* Writes what the pipe takes now; a program that closed its stdin (EPIPE)
+ * gets nothing more. */
+static int itest_write_pipe(struct itest *t, struct gv_err *err)
+{
+	while (t->pipe_w >= 0 && t->tp_off < t->tp_len) {
+		ssize_t w = write(t->pipe_w, t->topipe + t->tp_off, t->tp_len - t->tp_off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return 0;
+		if (w < 0 && errno == EPIPE) {
+			itest_close_stdin(t);
+			return 0;
+		}
+		if (w < 0)
+			return gv_err_errno(err, "write program stdin");
+		t->tp_off += (size_t)w;
+	}
+	t->tp_len = t->tp_off = 0;
+	return 0;
+}
+
+static int cmd_step(struct cmd_in *c, struct exec_frame_event *ev, struct gv_err *err);
+
+/* Moves bytes until something would block: host frames to fd 1, `data`
+ * to the pipe, then the next command bytes (fd 0 is read once, only when
+ * poll said it is readable). */
+static int itest_pump(void *ctx, const struct pollfd *pf, int n, struct gv_err *err)
+{
+	struct itest *t = ctx;
+	struct cmd_in *c = &t->s->cmd;
+	int in_ready = t->in_idx >= 0 && t->in_idx < n && (pf[t->in_idx].revents & (POLLIN | POLLHUP | POLLERR));
+	t->in_idx = -1;
+	if (itest_write_host(t, err) < 0)
+		return -1;
+	for (;;) {
+		if (itest_write_pipe(t, err) < 0)
+			return -1;
+		if (t->tp_off < t->tp_len)
+			return 0;
+		if (c->starved) {
+			if (!in_ready)
+				return 0;
+			in_ready = 0;
+			ssize_t r = read(0, c->buf, sizeof(c->buf));
+			if (r < 0 && (errno == EINTR || errno == EAGAIN))
+				return 0;
+			if (r < 0)
+				return gv_err_errno(err, "read commands");
+			if (r == 0)
+				return gv_err_set(err, GV_EPROTO, "commands ended during an interactive test");
+			c->len = (size_t)r;
+			c->used = 0;
+			c->starved = 0;
+		}
+		struct exec_frame_event ev;
+		if (cmd_step(c, &ev, err) < 0)
+			return -1;
+		if (ev.type == EXEC_FRAME_EV_BEGIN && c->kind != K_DATA)
+			return gv_err_set(err, GV_EPROTO, "`%s` during an interactive test", ev.kind);
+		if (ev.type == EXEC_FRAME_EV_DATA && t->pipe_w >= 0) {
+			/* A slice of c->buf: at most DATA_MAX bytes. */
+			memcpy(t->topipe, ev.data, ev.data_len);
+			t->tp_len = ev.data_len;
+			t->tp_off = 0;
+		} else if (ev.type == EXEC_FRAME_EV_END && c->flen == 0) {
+			itest_close_stdin(t); /* an empty `data`: end of the program's input */
+		}
+	}
+}
+
 static int test_phase(struct init_state *s, struct gv_err *err)
 {
 	struct exec_record rec;
@@ -414,9 +603,38 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 		.combined_cap = 0,
 		.drop_to_sandbox_uid = s->as_root,
 	};
-	if ((s->job.feedback_dir && make_feedback_dir(s, err) < 0) ||
-	    init_runner_run(&s->runner, &spec, &o, err) < 0 ||
-	    (s->job.feedback_dir && send_feedback(s, err) < 0) || wipe_scratch(s, err) < 0) {
+	/* Interactive: a fresh stdin pipe per test (its end is the EOF the
+	 * host asks for). The read end goes to the program; the runner closes
+	 * ours after the spawn. */
+	static struct itest it;
+	struct init_stream stream;
+	if (s->job.interactive) {
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			gv_err_errno(err, "test %u: stdin pipe", s->next_index);
+			return -1;
+		}
+		if (fcntl(p[1], F_SETFL, O_NONBLOCK) < 0) {
+			close(p[0]);
+			close(p[1]);
+			gv_err_errno(err, "test %u: stdin pipe", s->next_index);
+			return -1;
+		}
+		memset(&it, 0, sizeof(it));
+		it.s = s;
+		it.pipe_w = p[1];
+		it.in_idx = -1;
+		stream = (struct init_stream){
+			.ctx = &it, .stdin_fd = p[0], .room = itest_room, .out = itest_out,
+			.prepare = itest_prepare, .pump = itest_pump, .flush = itest_flush,
+		};
+		spec.stream = &stream;
+	}
+	int rc = (s->job.feedback_dir && make_feedback_dir(s, err) < 0) ||
+		 init_runner_run(&s->runner, &spec, &o, err) < 0 ? -1 : 0;
+	if (s->job.interactive)
+		itest_close_stdin(&it);
+	if (rc < 0 || (s->job.feedback_dir && send_feedback(s, err) < 0) || wipe_scratch(s, err) < 0) {
 		gv_err_prefix(err, "test %u", s->next_index);
 		return -1;
 	}
@@ -425,12 +643,20 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 	return send_phase(s, &rec, err);
 }
 
+/* `data` only in interactive jobs (the decoder sees the first three
+ * otherwise); their `test` carries no input. */
 static const struct exec_frame_cap command_caps[] = {
 	{ "test", EXEC_FRAME_LEN_MAX },
 	{ "file", EXEC_FRAME_LEN_MAX },
 	{ "end", 0 },
+	{ "data", DATA_MAX },
 };
-#define NCOMMAND_CAPS (sizeof(command_caps) / sizeof(command_caps[0]))
+static const struct exec_frame_cap icommand_caps[] = {
+	{ "test", 0 },
+	{ "file", EXEC_FRAME_LEN_MAX },
+	{ "end", 0 },
+	{ "data", DATA_MAX },
+};
 
 /* A `file` frame being received: its name line first, then its bytes. */
 struct file_rx {
@@ -477,69 +703,85 @@ static int file_rx_end(struct file_rx *f, struct gv_err *err)
 	return rc;
 }
 
+/* One step of the command decoder over the buffered bytes; tracks the
+ * kind of the current frame. */
+static int cmd_step(struct cmd_in *c, struct exec_frame_event *ev, struct gv_err *err)
+{
+	if (exec_frame_decoder_step(&c->dec, c->buf + c->used, c->len - c->used, &c->used, ev, err) < 0)
+		return -1;
+	c->starved = ev->type == EXEC_FRAME_EV_NONE;
+	if (ev->type == EXEC_FRAME_EV_BEGIN) {
+		c->flen = ev->len;
+		c->kind = !strcmp(ev->kind, "test")   ? K_TEST
+			  : !strcmp(ev->kind, "file") ? K_FILE
+			  : !strcmp(ev->kind, "data") ? K_DATA
+						      : K_END;
+	}
+	return 0;
+}
+
 /* The command loop: returns 0 after `end`, -1 on a failure or a protocol
  * error (EOF before `end` included). */
 static int command_loop(struct init_state *s, struct gv_err *err)
 {
-	static char buf[65536];
-	struct exec_frame_decoder dec;
-	exec_frame_decoder_init(&dec, command_caps, NCOMMAND_CAPS);
+	struct cmd_in *c = &s->cmd;
 	uint64_t in_off = 0;
-	int is_test = 0, is_file = 0;
 	struct file_rx frx = { .fd = -1 };
 	for (;;) {
-		ssize_t n = read(0, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return gv_err_errno(err, "read commands");
-		if (n == 0)
-			return gv_err_set(err, GV_EPROTO, "commands ended without `end`%s",
-					  exec_frame_decoder_idle(&dec) ? "" : " (inside a frame)");
-		size_t used = 0;
-		for (;;) {
-			/* NONE only when the input is used up; END comes even then. */
-			struct exec_frame_event ev;
-			if (exec_frame_decoder_step(&dec, buf + used, (size_t)n - used, &used, &ev, err) < 0)
-				return -1;
-			if (ev.type == EXEC_FRAME_EV_NONE)
-				break;
-			if (ev.type == EXEC_FRAME_EV_BEGIN) {
-				is_test = strcmp(ev.kind, "test") == 0;
-				is_file = strcmp(ev.kind, "file") == 0;
-				if (is_file) {
-					if (s->compile_failed)
-						return gv_err_set(err, GV_EPROTO, "`file` after a failed compile");
-					if (++s->files_pending > FILES_MAX)
-						return gv_err_set(err, GV_EPROTO, "more than %d `file` frames", FILES_MAX);
-					frx = (struct file_rx){ .fd = -1 };
-					continue;
-				}
-				if (!is_test)
-					continue;
-				if (s->compile_failed)
-					return gv_err_set(err, GV_EPROTO, "`test` after a failed compile");
-				s->next_index++;
-				in_off = 0;
-				if (init_runner_input_reset(&s->runner, err) < 0)
-					return -1;
-			} else if (ev.type == EXEC_FRAME_EV_DATA && is_file) {
-				if (file_rx_data(s, &frx, ev.data, ev.data_len, err) < 0)
-					return -1;
-			} else if (ev.type == EXEC_FRAME_EV_DATA) {
-				if (init_runner_input_append(&s->runner, ev.data, ev.data_len, in_off, err) < 0)
-					return -1;
-				in_off += ev.data_len;
-			} else if (ev.type == EXEC_FRAME_EV_END && is_file) {
-				if (file_rx_end(&frx, err) < 0)
-					return -1;
-			} else if (ev.type == EXEC_FRAME_EV_END) {
-				if (!is_test)
-					return 0; /* end */
-				if (test_phase(s, err) < 0)
-					return -1;
-			}
+		if (c->starved) {
+			ssize_t n = read(0, c->buf, sizeof(c->buf));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return gv_err_errno(err, "read commands");
+			if (n == 0)
+				return gv_err_set(err, GV_EPROTO, "commands ended without `end`%s",
+						  exec_frame_decoder_idle(&c->dec) ? "" : " (inside a frame)");
+			c->len = (size_t)n;
+			c->used = 0;
+			c->starved = 0;
 		}
+		/* NONE only when the input is used up; END comes even then. */
+		struct exec_frame_event ev;
+		if (cmd_step(c, &ev, err) < 0)
+			return -1;
+		if (ev.type == EXEC_FRAME_EV_NONE)
+			continue;
+		if (ev.type == EXEC_FRAME_EV_BEGIN) {
+			if (c->kind == K_FILE) {
+				if (s->compile_failed)
+					return gv_err_set(err, GV_EPROTO, "`file` after a failed compile");
+				if (++s->files_pending > FILES_MAX)
+					return gv_err_set(err, GV_EPROTO, "more than %d `file` frames", FILES_MAX);
+				frx = (struct file_rx){ .fd = -1 };
+				continue;
+			}
+			if (c->kind != K_TEST)
+				continue;
+			if (s->compile_failed)
+				return gv_err_set(err, GV_EPROTO, "`test` after a failed compile");
+			s->next_index++;
+			in_off = 0;
+			if (init_runner_input_reset(&s->runner, err) < 0)
+				return -1;
+		} else if (ev.type == EXEC_FRAME_EV_DATA && c->kind == K_FILE) {
+			if (file_rx_data(s, &frx, ev.data, ev.data_len, err) < 0)
+				return -1;
+		} else if (ev.type == EXEC_FRAME_EV_DATA && c->kind == K_TEST) {
+			if (init_runner_input_append(&s->runner, ev.data, ev.data_len, in_off, err) < 0)
+				return -1;
+			in_off += ev.data_len;
+		} else if (ev.type == EXEC_FRAME_EV_END && c->kind == K_FILE) {
+			if (file_rx_end(&frx, err) < 0)
+				return -1;
+		} else if (ev.type == EXEC_FRAME_EV_END && c->kind == K_TEST) {
+			if (test_phase(s, err) < 0)
+				return -1;
+		} else if (ev.type == EXEC_FRAME_EV_END && c->kind == K_END) {
+			return 0;
+		}
+		/* `data` between interactive tests: the rest of what the host
+		 * relayed to a program that has ended; dropped. */
 	}
 }
 
@@ -583,6 +825,18 @@ int main(void)
 	    init_seccomp_build(INIT_POLICY_COMPILE, &s.bpf_compile, &err) < 0)
 		die(&s, EXEC_PHASE_COMPILE, &err);
 	open_scratch(&s);
+	s.cmd.starved = 1;
+	if (s.job.interactive)
+		exec_frame_decoder_init(&s.cmd.dec, icommand_caps, sizeof(icommand_caps) / sizeof(icommand_caps[0]));
+	else
+		exec_frame_decoder_init(&s.cmd.dec, command_caps, 3);
+	/* Interactive jobs stream stdout to the host while the program runs:
+	 * init must never block on fd 1 there (its limits would stop), so fd 1
+	 * is non-blocking and only the end-of-phase frames wait for room. */
+	if (s.job.interactive && fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK) < 0) {
+		gv_err_errno(&err, "fcntl(1, O_NONBLOCK)");
+		die(&s, EXEC_PHASE_COMPILE, &err);
+	}
 	if (compile_phase(&s, &err) < 0 || wipe_scratch(&s, &err) < 0 || lock_box(&s, &err) < 0)
 		die(&s, EXEC_PHASE_COMPILE, &err);
 	if (command_loop(&s, &err) < 0)

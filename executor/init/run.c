@@ -174,7 +174,8 @@ static int child_main(void *arg)
 	if (sigaction(SIGPIPE, &dfl, NULL) < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
 	    setsid() < 0)
 		child_fail(a, STAGE_SETUP, errno);
-	if (dup2(r->in_ro, 0) < 0 || dup2(r->out_w, 1) < 0 || dup2(r->err_w, 2) < 0)
+	int in = a->spec->stream ? a->spec->stream->stdin_fd : r->in_ro;
+	if (dup2(in, 0) < 0 || dup2(r->out_w, 1) < 0 || dup2(r->err_w, 2) < 0)
 		child_fail(a, STAGE_SETUP, errno);
 	if (setrlimit(RLIMIT_CPU, &a->rl_cpu) < 0 || set_limit(RLIMIT_CORE, 0) < 0 ||
 	    set_limit(RLIMIT_NOFILE, lim->open_files) < 0 ||
@@ -296,6 +297,38 @@ static int drain(int fd, struct init_capture *c, uint64_t cap, char *scratch, st
 	}
 }
 
+/* Interactive runs: moves what is in the stdout pipe to the stream, at most
+ * what it has room for (final: everything, flushing the stream as often as
+ * needed). Counts every byte in c->total for the output cap. */
+static int stream_drain(int fd, struct init_capture *c, const struct init_stream *st, int final,
+			char *scratch, struct gv_err *err)
+{
+	for (;;) {
+		size_t room = st->room(st->ctx);
+		if (room == 0) {
+			if (!final)
+				return 0;
+			if (st->flush(st->ctx, err) < 0)
+				return -1;
+			continue;
+		}
+		ssize_t n = read(fd, scratch, room < READ_CHUNK ? room : READ_CHUNK);
+		if (n > 0) {
+			c->total += (uint64_t)n;
+			if (st->out(st->ctx, scratch, (size_t)n, err) < 0)
+				return -1;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return final ? st->flush(st->ctx, err) : 0;
+		if (n == 0)
+			return 0; /* cannot happen: we hold the write end */
+		return gv_err_errno(err, "read stdout pipe");
+	}
+}
+
 static void flush_sigfd(int sigfd)
 {
 	struct signalfd_siginfo si[8];
@@ -406,7 +439,13 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 
 	uint64_t start = now_ns();
 	uint64_t deadline = start + lim->wall_ms * 1000000ull;
+	const struct init_stream *strm = spec->stream;
 	pid_t pid = clone(child_main, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+	if (strm) {
+		/* The program holds the read end now; ours would keep its
+		 * stdin open after the stream closed the write end. */
+		close(strm->stdin_fd);
+	}
 	if (pid < 0)
 		return gv_err_errno(err, "clone");
 	/* CLONE_VFORK: the child has exec'd or died; a report is already here. */
@@ -472,19 +511,25 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 		uint64_t until = next_sample < deadline || killed ? next_sample : deadline;
 		uint64_t wait_ns = until > now ? until - now : 0;
 		struct timespec ts = { (time_t)(wait_ns / 1000000000ull), (long)(wait_ns % 1000000000ull) };
-		struct pollfd pf[3] = {
+		struct pollfd pf[3 + INIT_STREAM_MAX_FDS] = {
 			{ .fd = r->sigfd, .events = POLLIN },
-			{ .fd = r->out_r, .events = POLLIN },
+			/* A stream without room: leave stdout in the pipe. */
+			{ .fd = strm && strm->room(strm->ctx) == 0 ? -1 : r->out_r, .events = POLLIN },
 			{ .fd = r->err_r, .events = POLLIN },
 		};
-		int pr = ppoll(pf, 3, &ts, NULL);
+		int nst = strm ? strm->prepare(strm->ctx, pf + 3) : 0;
+		int pr = ppoll(pf, 3 + (nfds_t)nst, &ts, NULL);
 		if (pr < 0 && errno != EINTR) {
 			gv_err_errno(err, "ppoll");
 			goto fail;
 		}
+		if (strm && strm->pump(strm->ctx, pf + 3, nst, err) < 0)
+			goto fail;
 		if (pr <= 0)
 			continue;
-		if ((pf[1].revents & POLLIN) && drain(r->out_r, &r->out, out_cap, scratch, err) < 0)
+		if ((pf[1].revents & POLLIN) && !strm && drain(r->out_r, &r->out, out_cap, scratch, err) < 0)
+			goto fail;
+		if ((pf[1].revents & POLLIN) && strm && stream_drain(r->out_r, &r->out, strm, 0, scratch, err) < 0)
 			goto fail;
 		if ((pf[2].revents & POLLIN) && drain(r->err_r, &r->err, err_cap, scratch, err) < 0)
 			goto fail;
@@ -522,7 +567,8 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 	if (init_kill_all(r, err) < 0)
 		return -1;
 	/* Everything that could write is dead: take what is left in the pipes. */
-	if (drain(r->out_r, &r->out, out_cap, scratch, err) < 0 ||
+	if ((strm ? stream_drain(r->out_r, &r->out, strm, 1, scratch, err)
+		: drain(r->out_r, &r->out, out_cap, scratch, err)) < 0 ||
 	    drain(r->err_r, &r->err, err_cap, scratch, err) < 0)
 		return -1;
 	uint64_t over = spec->combined_cap ? r->out.total + r->err.total : r->out.total;

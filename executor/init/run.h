@@ -3,6 +3,7 @@
  * wall clock, sample memory, then kill every leftover process and reap all. */
 #pragma once
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,12 +34,36 @@ struct init_runner {
 #define INIT_SANDBOX_UID 65534
 #define INIT_SANDBOX_GID 65534
 
+/* An interactive run (job record `interactive:1`, PROTOCOL.md): the
+ * program's stdin is the read end of a pipe that the stream feeds from the
+ * host's `data` frames, and its stdout goes to the stream as it comes
+ * (never into r->out). The runner keeps its own loop (limits, sampling,
+ * reaping) and calls the stream between polls. Backpressure: stdout is
+ * read only while room() says the stream can take it, so every buffer
+ * stays bounded. */
+#define INIT_STREAM_MAX_FDS 3
+struct init_stream {
+	void *ctx;
+	int stdin_fd;  /* the program's fd 0 (read end of a pipe); the parent closes it after the spawn */
+	/* Bytes of stdout the stream takes now; 0 leaves them in the pipe. */
+	size_t (*room)(void *ctx);
+	/* Takes n (<= room) bytes of the program's stdout. */
+	int (*out)(void *ctx, const char *data, size_t n, struct gv_err *err);
+	/* Fills up to INIT_STREAM_MAX_FDS pollfds it waits on; returns the count. */
+	int (*prepare)(void *ctx, struct pollfd *pf);
+	/* Moves what it can, after each poll (revents of its pollfds). */
+	int (*pump)(void *ctx, const struct pollfd *pf, int n, struct gv_err *err);
+	/* Blocks until everything taken by out() reached the host. */
+	int (*flush)(void *ctx, struct gv_err *err);
+};
+
 struct init_run_spec {
 	char *const *argv;
 	const struct init_limits *lim;
 	const struct init_bpf *bpf;
 	int combined_cap;   /* compile: stdout + stderr together over output_bytes is OLE */
 	int drop_to_sandbox_uid; /* init is uid 0: the child becomes INIT_SANDBOX_UID/GID */
+	const struct init_stream *stream; /* interactive runs only; NULL: memfd stdin, captured stdout */
 };
 
 int init_runner_open(struct init_runner *r, struct gv_err *err) GV_MUST_CHECK;

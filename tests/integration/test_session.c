@@ -385,6 +385,106 @@ static void session__test_files_and_feedback__bounded_and_wiped(void **state)
 	close_cur(s);
 }
 
+/* Interactive relay: a submission and an interactor in two sandboxes,
+ * ping-pong through the host. Measures the round trip of one exchange
+ * (the submission's own clock over N exchanges), checks both results, that
+ * the interactor gets EOF when the submission ends, that a session serves
+ * a second interaction, and that a stalled submission ends on its wall
+ * limit while the interactor's verdict still comes. */
+#define PING_N 200
+static void session__interactive__relays_both_ways(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file fs, fi;
+	char subsrc[1024];
+	snprintf(subsrc, sizeof(subsrc),
+		 "#include <stdio.h>\n#include <string.h>\n#include <time.h>\n"
+		 "int main(void){char b[64];struct timespec a,z;int n=%d;"
+		 "for(int i=0;i<n;i++){if(i==1)clock_gettime(CLOCK_MONOTONIC,&a);"
+		 "printf(\"ping %%d\\n\",i);fflush(stdout);"
+		 "if(!fgets(b,64,stdin))return 3;int k;if(sscanf(b,\"pong %%d\",&k)!=1||k!=i)return 4;}"
+		 "clock_gettime(CLOCK_MONOTONIC,&z);"
+		 "fprintf(stderr,\"rtt_us=%%ld\\n\",((z.tv_sec-a.tv_sec)*1000000L+(z.tv_nsec-a.tv_nsec)/1000)/(n-1));"
+		 "return 0;}\n", PING_N);
+	struct exec_job sj = c_job(subsrc, &fs);
+	sj.interactive = true;
+	struct exec_job ij = c_job("#include <stdio.h>\n#include <string.h>\n"
+				   "int main(int c,char**v){char b[64];FILE*f=fopen(\"/tmp/gv-files/input\",\"r\");"
+				   "if(!f||c!=1)return 1;fclose(f);int n=0;"
+				   "while(fgets(b,64,stdin)){int k;if(sscanf(b,\"ping %d\",&k)!=1)return 43;"
+				   "printf(\"pong %d\\n\",k);fflush(stdout);n++;}"
+				   "fprintf(stderr,\"pings=%d\\n\",n);return 42;}\n", &fi);
+	ij.interactive = true;
+	ij.run_limits.wall_ms = 10000;
+	struct exec_session *sub = open_c(&sj);
+	g.cur = NULL;
+	struct exec_session *itr = open_c(&ij);
+	struct exec_file files[1] = {{.name = "input", .data = "x", .len = 1}};
+	for (int round = 0; round < 2; round++) {
+		struct exec_phase_result rs, ri;
+		struct exec_interaction ia;
+		struct gv_err err;
+		double t = now_ms();
+		if (exec_session_interact(sub, itr, files, 1, &rs, &ri, &ia, &err) != 0)
+			fail_msg("interact: %s", err.msg);
+		double wall = now_ms() - t;
+		if (strcmp(rs.status, "OK") != 0)
+			fail_msg("submission %s exit %d: %s / %.*s", rs.status, rs.exit_code, rs.message,
+				 (int)rs.err_len, rs.err_out ? rs.err_out : "");
+		assert_string_equal(ri.status, "RE");
+		assert_int_equal(ri.exit_code, 42);
+		assert_false(ia.interactor_first);
+		assert_int_equal(ia.to_interactor_frames, PING_N);
+		assert_int_equal(ia.to_submission_frames, PING_N);
+		assert_non_null(strstr(ri.err_out, "pings=" "200"));
+		long rtt = -1;
+		assert_non_null(rs.err_out);
+		assert_int_equal(sscanf(strstr(rs.err_out, "rtt_us="), "rtt_us=%ld", &rtt), 1);
+		fprintf(stderr, "# interactive: %d round trips, %ld us each (submission's clock), "
+			"relay wall %.0f ms, submission cpu %llu ms\n", PING_N, rtt, wall,
+			(unsigned long long)rs.time_ms);
+		exec_phase_result_free(&rs);
+		exec_phase_result_free(&ri);
+	}
+	exec_session_close(sub);
+	close_cur(itr);
+}
+
+static void session__interactive__stalled_submission_ends_on_its_wall(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file fs, fi;
+	struct exec_job sj = c_job("#include <stdio.h>\nint main(void){return getchar()==EOF?0:1;}\n", &fs);
+	sj.interactive = true;
+	sj.run_limits.wall_ms = 1500;
+	struct exec_job ij = c_job("#include <stdio.h>\nint main(void){return getchar()==EOF?43:42;}\n", &fi);
+	ij.interactive = true;
+	ij.run_limits.wall_ms = 10000;
+	struct exec_session *sub = open_c(&sj);
+	g.cur = NULL;
+	struct exec_session *itr = open_c(&ij);
+	struct exec_phase_result rs, ri;
+	struct exec_interaction ia;
+	struct gv_err err;
+	if (exec_session_interact(sub, itr, NULL, 0, &rs, &ri, &ia, &err) != 0)
+		fail_msg("interact: %s", err.msg);
+	assert_string_equal(rs.status, "WLE");
+	assert_string_equal(ri.status, "RE");
+	assert_int_equal(ri.exit_code, 43);
+	assert_false(ia.interactor_first);
+	assert_true(exec_session_alive(sub));
+	assert_true(exec_session_alive(itr));
+	exec_phase_result_free(&rs);
+	exec_phase_result_free(&ri);
+	/* A plain run_test is refused on an interactive session. */
+	assert_int_equal(exec_session_run_test(sub, "", 0, &rs, &err), -1);
+	exec_phase_result_free(&rs);
+	exec_session_close(sub);
+	close_cur(itr);
+}
+
 static void session__hundred_tests__one_session(void **state)
 {
 	(void)state;
@@ -686,6 +786,8 @@ int main(void)
 		cmocka_unit_test_teardown(session__exit_3__re, test_teardown),
 		cmocka_unit_test_teardown(session__test_files_and_feedback__bounded_and_wiped, test_teardown),
 		cmocka_unit_test_teardown(session__hundred_tests__one_session, test_teardown),
+		cmocka_unit_test_teardown(session__interactive__relays_both_ways, test_teardown),
+		cmocka_unit_test_teardown(session__interactive__stalled_submission_ends_on_its_wall, test_teardown),
 		cmocka_unit_test_teardown(session__whole_sandbox_oom__mle_then_dead, test_teardown),
 		cmocka_unit_test_teardown(session__program__holds_no_capability, test_teardown),
 		cmocka_unit_test_teardown(session__close__leaves_nothing, test_teardown),

@@ -29,7 +29,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..56"
+echo "1..64"
 n=0
 fails=0
 T_START=$(date +%s)
@@ -212,6 +212,21 @@ print(a + b)'
 JAVA_SUM='import java.util.Scanner;
 public class Main { public static void main(String[] a) { Scanner s = new Scanner(System.in);
 long x = s.nextLong(), y = s.nextLong(); System.out.println(x + y); } }'
+# A program whose output no text field can hold as is.
+BYTES_PY='import sys
+sys.stdout.buffer.write(b"a\x00b\xff\xfe\nline2\r\n\x1b[0m")
+sys.stderr.buffer.write(b"\xc3")'
+# jbody KEY=VALUE...: a JSON object of strings (numbers when they look so).
+jbody() {
+	python3 - "$@" <<-'PY'
+		import json, sys
+		d = {}
+		for a in sys.argv[1:]:
+		    k, v = a.split("=", 1)
+		    d[k] = int(v) if v.isdigit() else v
+		print(json.dumps(d))
+	PY
+}
 # body LANG SOURCE [EXTRA_JSON_FIELDS]: a native request with two tests.
 body() {
 	python3 - "$1" "$2" "${3:-}" <<-'PY'
@@ -364,6 +379,12 @@ req GET "/submissions/$TOK" "${Bk[@]}"
 check "judge0 get with the other tenant's key -> 404" code_is 404
 req POST "/submissions?base64_encoded=true&wait=true" "${A[@]}" "${J[@]}" -d "{\"language_id\":71,\"source_code\":\"$(b64 'print(input()*2)')\",\"stdin\":\"$(b64 'ab')\"}"
 check "judge0 create wait=true base64 -> finished result" eq "$last_code $(pj 'd["status"]["id"], base64.b64decode(d["stdout"]).decode().strip()')" "201 3 abab"
+req POST "/submissions?base64_encoded=false&wait=true" "${A[@]}" "${J[@]}" --data-binary "$(jbody language_id=71 source_code="$BYTES_PY")"
+TOKB=$(pj 'd["token"]')
+check "judge0 wait=true, output with NUL and invalid UTF-8, plain -> 201 Accepted" eq "$last_code $(pj 'd["status"]["id"]')" "201 3"
+req GET "/submissions/$TOKB?base64_encoded=true&fields=*" "${A[@]}"
+# jsonb cannot hold NUL: NUL and invalid UTF-8 come back as U+FFFD.
+check "judge0 the same with base64 and fields=*: the bytes, NUL and invalid UTF-8 as U+FFFD" eq "$last_code $(pj 'base64.b64decode(d["stdout"]) == "a\ufffdb\ufffd\ufffd\nline2\r\n\x1b[0m".encode(), len(d) > 30')" "200 True True"
 req GET /statuses
 check "judge0 /statuses: 14 ids with Judge0's descriptions" eq "$(pj '[s["id"] for s in d] == list(range(1, 15)), d[4]["description"], d[12]["description"]')" "True Time Limit Exceeded Internal Error"
 req DELETE "/submissions/$TOK" "${A[@]}"
@@ -388,6 +409,8 @@ req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language"
 check "piston execute killed by a signal: run.signal SIGSEGV, code null" eq "$last_code $(pj 'd["run"]["signal"], d["run"]["code"]')" "200 SIGSEGV None"
 req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language":"py","version":"*","run_timeout":500,"files":[{"content":"while True: pass"}]}'
 check "piston execute over run_timeout: status TO" eq "$last_code $(pj 'd["run"]["status"]')" "200 TO"
+req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' --data-binary "$(python3 -c 'import json,sys; print(json.dumps({"language":"py","version":"*","files":[{"content":sys.argv[1]}]}))' "$BYTES_PY")"
+check "piston execute with NUL and invalid UTF-8 in the output -> 200 JSON" eq "$last_code $(pj 'd["run"]["stdout"].startswith("a")')" "200 True"
 check_alive "the Piston group"
 
 # -------------------------------------- (e) 30 submissions in parallel
@@ -456,7 +479,7 @@ sleep 1.2 # the frontends' key cache holds a quota for at most 1 s
 mkdir -p "$TMP/rl"
 jobs_=()
 for i in $(seq 1 30); do
-	curl -s -m 20 -o /dev/null -D "$TMP/rl/$i.h" -w '%{http_code}' "${Bk[@]}" "$B/v1/submissions/AAAAAAAAAAAAAAAAAAAAAA" >"$TMP/rl/$i.code" &
+	curl -s -m 20 -o /dev/null -D "$TMP/rl/$i.h" -w '%{http_code}\n' "${Bk[@]}" "$B/v1/submissions/AAAAAAAAAAAAAAAAAAAAAA" >"$TMP/rl/$i.code" &
 	jobs_+=($!)
 done
 wait "${jobs_[@]}"
@@ -494,7 +517,7 @@ req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary @"$TMP/huge"
 check "body far over the limit -> 413 or closed, never a crash" bash -c "[ '$last_code' = 413 ] || [ '$last_code' = 000 ]"
 req POST /v1/submissions "${A[@]}" "${J[@]}" -d '{"language":"cobol","source":"x"}'
 check "unknown language -> 422 unknown_language" eq "$last_code $(pj 'd["error"]["code"]')" "422 unknown_language"
-# Odd requests each API must survive: answers are checked to be 4xx JSON.
+# Odd requests each API must survive: each answers its status class.
 odd=0
 odd_req() { # expected-status-class method path body [content-type]
 	req "$2" "$3" "${A[@]}" -H "Content-Type: ${5:-application/json}" --data-binary "$4"
@@ -513,17 +536,17 @@ odd_req 4 POST /v1/submissions '{"language":"c","source":"x","checker":{"mode":"
 odd_req 4 POST /v1/submissions '{"language":"c","source":"x","stdin":"1","tests":[{"input":"","expected":""}]}'
 odd_req 4 POST /submissions '{"language_id":"abc","source_code":"x"}'
 odd_req 4 POST /submissions '{"language_id":1e308,"source_code":"x"}'
-odd_req 4 POST /submissions '{"language_id":71,"source_code":"!!!"}'
 odd_req 4 POST '/submissions?base64_encoded=true' '{"language_id":71,"source_code":"!!!"}'
 odd_req 4 POST /submissions '{"language_id":71,"source_code":"x","cpu_time_limit":"NaN"}'
 odd_req 4 POST /submissions '{"language_id":71,"source_code":"x","memory_limit":1e300}'
 odd_req 4 POST /submissions/batch '{"submissions":[]}'
 odd_req 4 POST /submissions/batch '{"submissions":[1,2,3]}'
 odd_req 4 POST /submissions/batch "{\"submissions\":[$(printf '{"language_id":71,"source_code":"x"},%.0s' $(seq 1 30)){}]}"
-odd_req 4 GET '/submissions/batch?tokens=,,,,' ''
+odd_req 2 GET '/submissions/batch?tokens=,,,,' ''
 odd_req 4 GET "/submissions/batch?tokens=$(printf 'A,%.0s' $(seq 1 40))" ''
 odd_req 4 GET '/submissions/x?fields=nope' ''
-odd_req 4 GET '/submissions?fields=token,' ''
+odd_req 2 GET '/submissions?fields=token,&page=-5&per_page=100000' ''
+odd_req 2 GET '/submissions?page=99999999999999999999' ''
 odd_req 4 POST /api/v2/execute '{"language":"py","version":">=3 <2","files":[{"content":"x"}]}' text/plain
 odd_req 4 POST /api/v2/execute '{"language":"py","version":"^","files":[{"content":"x"}]}' text/plain
 odd_req 4 POST /api/v2/execute '{"language":"py","version":"1 - ","files":[{"content":"x"}]}' text/plain
@@ -573,5 +596,5 @@ check "and still judges: one more AC" eq "$last_code $(pj 'd["verdict"]')" "201 
 say "frontend log (warnings and errors):"
 grep -E ' (warn|error|ERROR)' "$TMP/frontend.log" | head -n 10 | sed 's/^/#   /'
 say "total $(($(date +%s) - T_START)) s"
-[ $n -eq 56 ] || say "planned 56, ran $n"
+[ $n -eq 64 ] || say "planned 64, ran $n"
 [ $fails -eq 0 ]

@@ -10,7 +10,8 @@
 # DIR/env exports GAVEL_DATABASE_URL (gavel_owner: migrations, DDL),
 # GAVEL_SERVICE_DATABASE_URL (gavel_service: what the daemons use),
 # GAVEL_REDIS_URL, GAVEL_REDIS_SOCKET, GAVEL_PG_PORT, GAVEL_REDIS_PORT,
-# GAVEL_PG_SOCKET_DIR. The clusters run without fsync: throwaway data.
+# GAVEL_PG_SOCKET_DIR. The clusters run without fsync (throwaway data)
+# unless GAVEL_SERVICES_FAST=0 (the service benchmark's durable writes).
 
 _services_local=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deploy/local/gavel-local
 
@@ -36,7 +37,7 @@ _services_run() { # dir command...
 	local pg rp
 	pg=$(sed -n 's/^pg=//p' "$dir/ports" 2>/dev/null)
 	rp=$(sed -n 's/^redis=//p' "$dir/ports" 2>/dev/null)
-	GAVEL_VAR=$dir GAVEL_PG_PORT=${pg:-5433} GAVEL_REDIS_PORT=${rp:-6380} GAVEL_PG_FAST=1 \
+	GAVEL_VAR=$dir GAVEL_PG_PORT=${pg:-5433} GAVEL_REDIS_PORT=${rp:-6380} GAVEL_PG_FAST=${GAVEL_SERVICES_FAST:-1} \
 		"$_services_local" "$@"
 }
 

@@ -104,6 +104,10 @@ static const struct job_case job_cases[] = {
 	{ "feedback dir on", JOB_BASE "feedback_dir:1\n", 1 },
 	{ "feedback dir 2", JOB_BASE "feedback_dir:2\n", 0 },
 	{ "feedback dir word", JOB_BASE "feedback_dir:yes\n", 0 },
+	{ "interactive on", JOB_BASE "interactive:1\n", 1 },
+	{ "interactive off", JOB_BASE "interactive:0\n", 1 },
+	{ "interactive 2", JOB_BASE "interactive:2\n", 0 },
+	{ "interactive empty", JOB_BASE "interactive:\n", 0 },
 };
 
 static void job__parse_table__matches_expectations(void **state)
@@ -157,6 +161,22 @@ static void job__feedback_dir__is_parsed(void **state)
 	init_job_free(&job);
 }
 
+static void job__interactive__is_parsed_and_off_by_default(void **state)
+{
+	(void)state;
+	static const char on[] = JOB_BASE "interactive:1\nfeedback_dir:1\n";
+	struct init_job job;
+	struct gv_err err;
+	assert_int_equal(init_job_parse(on, sizeof(on) - 1, &job, &err), 0);
+	assert_int_equal(job.interactive, 1);
+	assert_int_equal(job.feedback_dir, 1);
+	init_job_free(&job);
+	static const char off[] = JOB_BASE;
+	assert_int_equal(init_job_parse(off, sizeof(off) - 1, &job, &err), 0);
+	assert_int_equal(job.interactive, 0);
+	init_job_free(&job);
+}
+
 static void job__too_many_args__is_refused(void **state)
 {
 	(void)state;
@@ -179,6 +199,7 @@ int main(void)
 		cmocka_unit_test(job__parse__fills_argv_and_defaults),
 		cmocka_unit_test(job__too_many_args__is_refused),
 		cmocka_unit_test(job__feedback_dir__is_parsed),
+		cmocka_unit_test(job__interactive__is_parsed_and_off_by_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -168,6 +168,25 @@ static void result__judge__has_tests_and_lossy_output(void **state)
 	assert_null(json_object_get(j, "stdout"));
 	json_decref(j);
 
+	/* NUL bytes in output: jsonb refuses \u0000, so they never reach the
+	 * result text. */
+	struct gv_result_test tn = { .verdict = "AC", .out = "a\0b\0", .out_len = 4 };
+	struct gv_result rn = { .kind = "judge", .verdict = "AC", .status = "OK", .tests = &tn, .n_tests = 1,
+				.has_output = true, .out = "\0x\xff", .out_len = 3, .err_out = "\0", .err_len = 1,
+				.compile_output = "w\0", .compile_output_len = 2 };
+	j = gv_result_to_json(&rn);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "tests"), 0), "stdout")),
+			    "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+	assert_string_equal(json_string_value(json_object_get(j, "stdout")), "\xef\xbf\xbdx\xef\xbf\xbd");
+	assert_string_equal(json_string_value(json_object_get(j, "stderr")), "\xef\xbf\xbd");
+	assert_string_equal(json_string_value(json_object_get(j, "compile_output")), "w\xef\xbf\xbd");
+	char *text = json_dumps(j, JSON_COMPACT);
+	assert_non_null(text);
+	assert_null(strstr(text, "\\u0000"));
+	free(text);
+	json_decref(j);
+
 	j = gv_result_internal_error(NULL, "boom");
 	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "IE");
 	assert_string_equal(json_string_value(json_object_get(j, "kind")), "run");

@@ -320,6 +320,73 @@ static void frame__file_and_feedback__decode_with_caps(void **state)
 	exec_frame_decoder_free(&d);
 }
 
+/* Interactive tests: init's command caps (an empty `test`, `data` up to
+ * 64 KiB, the empty `data` that closes the program's stdin) and the
+ * host's result caps with `data`, through the zero-copy streaming API. */
+static void frame__interactive_data__stream_and_caps(void **state)
+{
+	(void)state;
+	static const struct exec_frame_cap icaps[] = {
+		{ "test", 0 }, { "file", 64 }, { "end", 0 }, { "data", 65536 } };
+	static const char in[] = "test 0\ndata 3\nab\ndata 0\nend 0\n";
+	struct exec_frame_decoder d;
+	exec_frame_decoder_init(&d, icaps, 4);
+	struct gv_err err;
+	size_t used = 0;
+	char kinds[64] = "";
+	char data[16] = "";
+	for (int guard = 0; guard < 64; guard++) {
+		struct exec_frame_event ev;
+		assert_int_equal(exec_frame_decoder_step(&d, in + used, sizeof(in) - 1 - used, &used, &ev, &err), 0);
+		if (ev.type == EXEC_FRAME_EV_NONE)
+			break;
+		if (ev.type == EXEC_FRAME_EV_BEGIN) {
+			strcat(kinds, ev.kind);
+			strcat(kinds, ev.len ? "+" : "0");
+		} else if (ev.type == EXEC_FRAME_EV_DATA) {
+			strncat(data, ev.data, ev.data_len);
+		} else {
+			strcat(kinds, ".");
+		}
+	}
+	/* Every frame ends, the empty ones too: that END closes stdin. */
+	assert_string_equal(kinds, "test0.data+.data0.end0.");
+	assert_string_equal(data, "ab\n");
+	assert_int_equal(used, sizeof(in) - 1);
+	assert_true(exec_frame_decoder_idle(&d));
+	exec_frame_decoder_free(&d);
+
+	/* An interactive `test` carries no input; `data` is capped. */
+	static const char *const bad[] = { "test 1\nx", "data 65537\n", "stdout 0\n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		exec_frame_decoder_init(&d, icaps, 4);
+		struct exec_frame_event ev;
+		used = 0;
+		assert_int_equal(exec_frame_decoder_step(&d, bad[i], strlen(bad[i]), &used, &ev, &err), -1);
+		assert_int_equal(err.code, GV_EPROTO);
+		exec_frame_decoder_free(&d);
+	}
+
+	/* Host side: `data` among the phase's frames, a known kind only when
+	 * the session is interactive. */
+	static const struct exec_frame_cap hcaps[] = {
+		{ "stdout", 16 }, { "stderr", 16 }, { "result", 64 }, { "data", 65536 } };
+	static const char out[] = "data 2\n<\ndata 2\n=\nstdout 0\n";
+	exec_frame_decoder_init(&d, hcaps, 4);
+	struct exec_frame f;
+	size_t pos = 0;
+	assert_int_equal(exec_frame_decoder_feed(&d, out, sizeof(out) - 1, &used, &f, &err), 1);
+	assert_string_equal(f.kind, "data");
+	assert_memory_equal(f.payload, "<\n", 2);
+	pos += used;
+	assert_int_equal(exec_frame_decoder_feed(&d, out + pos, sizeof(out) - 1 - pos, &used, &f, &err), 1);
+	assert_memory_equal(f.payload, "=\n", 2);
+	exec_frame_decoder_free(&d);
+	exec_frame_decoder_init(&d, hcaps, 3);
+	assert_int_equal(exec_frame_decoder_feed(&d, out, sizeof(out) - 1, &used, &f, &err), -1);
+	exec_frame_decoder_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +400,7 @@ int main(void)
 		cmocka_unit_test(named__file_names__follow_the_grammar),
 		cmocka_unit_test(named__payload_split__table),
 		cmocka_unit_test(frame__file_and_feedback__decode_with_caps),
+		cmocka_unit_test(frame__interactive_data__stream_and_caps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,6 +125,74 @@ static void validator__outcome_table__maps_exit_codes(void **state)
 	}
 }
 
+/* Interactive verdicts (Kattis rules): who ended first and how. */
+struct interactive_case {
+	const char *label;
+	const char *sub_status;  /* the submission's engine status */
+	int sub_exit;
+	const char *itr_status;  /* the interactor's */
+	int itr_exit, itr_signal;
+	bool interactor_first;
+	const char *judgemessage;
+	enum exec_verdict verdict;
+	const char *message;     /* NULL: not checked */
+};
+
+static const struct interactive_case icases[] = {
+	{ "42 after a clean exit", "OK", 0, "RE", 42, 0, false, "found\n", EXEC_VERDICT_AC, "found" },
+	{ "42 first, then a clean exit", "OK", 0, "RE", 42, 0, true, NULL, EXEC_VERDICT_AC, NULL },
+	{ "43 first, submission crashes after", "RE", 1, "RE", 43, 0, true, "too many\n", EXEC_VERDICT_WA,
+	  "too many" },
+	{ "43 first, submission killed after", "SG", 0, "RE", 43, 0, true, NULL, EXEC_VERDICT_WA, NULL },
+	{ "43 first, submission stalls after", "WLE", 0, "RE", 43, 0, true, NULL, EXEC_VERDICT_WA, NULL },
+	{ "43 after a clean exit", "OK", 0, "RE", 43, 0, false, "wrong\n", EXEC_VERDICT_WA, "wrong" },
+	{ "submission TLE first, then 43", "TLE", 0, "RE", 43, 0, false, "no answer\n", EXEC_VERDICT_TLE, NULL },
+	{ "submission wall first, then 43", "WLE", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_TLE, NULL },
+	{ "submission RE first, then 43", "RE", 3, "RE", 43, 0, false, NULL, EXEC_VERDICT_RE, NULL },
+	{ "submission signal first, then 43", "SG", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_RE, NULL },
+	{ "submission MLE first, then 43", "MLE", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_MLE, NULL },
+	{ "submission OLE first, then 43", "OLE", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_OLE, NULL },
+	{ "42 first, submission then TLE", "TLE", 0, "RE", 42, 0, true, NULL, EXEC_VERDICT_TLE, NULL },
+	{ "42 first, submission then RE", "RE", 1, "RE", 42, 0, true, NULL, EXEC_VERDICT_RE, NULL },
+	{ "interactor exit 0 is a judge error", "OK", 0, "OK", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL },
+	{ "interactor exit 1 is a judge error", "RE", 1, "RE", 1, 0, true, NULL, EXEC_VERDICT_IE, NULL },
+	{ "interactor crash is a judge error", "OK", 0, "SG", 0, 11, false, NULL, EXEC_VERDICT_IE, NULL },
+	{ "interactor TLE is a judge error", "TLE", 0, "TLE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL },
+	{ "interactor wall is a judge error", "OK", 0, "WLE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL },
+	{ "interactor OLE is a judge error", "OK", 0, "OLE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL },
+	{ "interactor's init failed", "OK", 0, "IE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL },
+	{ "submission's init failed", "IE", 0, "RE", 42, 0, false, NULL, EXEC_VERDICT_IE, NULL },
+	{ "submission's init failed, 43 first", "IE", 0, "RE", 43, 0, true, NULL, EXEC_VERDICT_IE, NULL },
+};
+
+static void validator__interactive_table__kattis_rules(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(icases) / sizeof(icases[0]); i++) {
+		const struct interactive_case *c = &icases[i];
+		struct exec_phase_result sub, itr;
+		memset(&sub, 0, sizeof(sub));
+		memset(&itr, 0, sizeof(itr));
+		snprintf(sub.status, sizeof(sub.status), "%s", c->sub_status);
+		sub.exit_code = c->sub_exit;
+		snprintf(sub.message, sizeof(sub.message), "sub says");
+		snprintf(itr.status, sizeof(itr.status), "%s", c->itr_status);
+		itr.exit_code = c->itr_exit;
+		itr.signal = c->itr_signal;
+		if (c->judgemessage)
+			add_fb(&itr, "judgemessage.txt", c->judgemessage);
+		struct exec_validator_outcome o;
+		exec_interactive_outcome(&sub, &itr, c->interactor_first, &o);
+		if (o.verdict != c->verdict)
+			fail_msg("%s: verdict %s, want %s", c->label, exec_verdict_name(o.verdict),
+				 exec_verdict_name(c->verdict));
+		if (c->message && strcmp(o.message, c->message) != 0)
+			fail_msg("%s: message '%s', want '%s'", c->label, o.message, c->message);
+		assert_false(o.has_score);
+		exec_phase_result_free(&itr);
+	}
+}
+
 static void validator__first_number__skips_words(void **state)
 {
 	(void)state;
@@ -156,6 +224,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(validator__outcome_table__maps_exit_codes),
+		cmocka_unit_test(validator__interactive_table__kattis_rules),
 		cmocka_unit_test(validator__first_number__skips_words),
 		cmocka_unit_test(validator__message__is_one_bounded_line),
 	};

@@ -1,0 +1,15 @@
+# Binary search, then answers one more than the secret.
+import sys
+
+lo, hi = 1, 1000
+while lo < hi:
+    mid = (lo + hi) // 2
+    print("?", mid, flush=True)
+    r = sys.stdin.readline().strip()
+    if r == "=":
+        lo = hi = mid
+    elif r == "<":
+        hi = mid - 1
+    else:
+        lo = mid + 1
+print("!", lo + 1, flush=True)
