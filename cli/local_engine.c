@@ -38,25 +38,6 @@ static int path_join(char *out, size_t size, const char *a, const char *b, struc
 	return 0;
 }
 
-static int mkdir_p(const char *path, struct gv_err *err)
-{
-	char buf[PATH_MAX];
-	if (strlen(path) >= sizeof(buf))
-		return gv_err_set(err, GV_ELIMIT, "path too long: %s", path);
-	strcpy(buf, path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return gv_err_errno(err, "mkdir %s", buf);
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-		return gv_err_errno(err, "mkdir %s", buf);
-	return 0;
-}
-
 int cli_local_load_languages(struct cli_local *l, struct gv_err *err)
 {
 	char dir[PATH_MAX];
@@ -96,8 +77,12 @@ int cli_local_open(struct cli_local *l, struct gv_err *err)
 		   path_join(l->init_path, sizeof(l->init_path), dir, "gavel-init", err) != 0) {
 		return -1;
 	}
-	if (mkdir_p(CLI_STATE_DIR "/runsc", err) != 0 || mkdir_p(CLI_STATE_DIR "/work", err) != 0)
-		return -1;
+	/* The engine makes its own runsc and work roots; the lock's folder
+	 * is ours. */
+	if (mkdir("/run/gavel", 0700) != 0 && errno != EEXIST)
+		return gv_err_errno(err, "mkdir /run/gavel");
+	if (mkdir(CLI_STATE_DIR, 0700) != 0 && errno != EEXIST)
+		return gv_err_errno(err, "mkdir %s", CLI_STATE_DIR);
 	l->lock_fd = open(CLI_STATE_DIR "/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (l->lock_fd < 0)
 		return gv_err_errno(err, "open %s/lock", CLI_STATE_DIR);

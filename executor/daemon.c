@@ -127,24 +127,6 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static int mkdir_p(const char *path, struct gv_err *err)
-{
-	char buf[4096];
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return gv_err_set(err, GV_ELIMIT, "path too long: %s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return gv_err_errno(err, "mkdir %s", buf);
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-		return gv_err_errno(err, "mkdir %s", buf);
-	return 0;
-}
-
 static struct gv_redis *redis_open(const struct exec_daemon_config *c, int command_timeout_ms, struct gv_err *err)
 {
 	struct gv_redis_opts o = {
@@ -471,8 +453,7 @@ static void worker_main(struct daemon *d, int k)
 		.cgroup_parent = cg,
 		.platform = c->platform && *c->platform ? c->platform : NULL,
 	};
-	if (mkdir_p(runsc_root, &err) != 0 || mkdir_p(work_root, &err) != 0 ||
-	    exec_engine_init(&w.engine, &ec, &err) != 0) {
+	if (exec_engine_init(&w.engine, &ec, &err) != 0) {
 		gv_err_prefix(&err, "engine");
 		snprintf(slot->error, sizeof(slot->error), "%s", err.msg);
 		slot->state = 2;

@@ -146,8 +146,10 @@ const struct exec_feedback_file *exec_phase_feedback(const struct exec_phase_res
 
 struct exec_session;
 
-/* Checks that runsc is present and runs, that we are root, the runsc root,
- * the work root, gavel-init and the cgroup controllers; makes the process a
+/* Checks that runsc is present and runs, that we are root, the runsc root
+ * and the work root (made, with missing parents, root-owned 0700 when
+ * absent; refused when writable by others), gavel-init and the cgroup
+ * controllers; makes the process a
  * child subreaper; sweeps stale containers, cgroups and work dirs of an
  * earlier run. Fails closed: any check failing is an error. cfg's strings
  * are borrowed for the engine's lifetime. */

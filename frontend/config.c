@@ -56,10 +56,6 @@ const struct gv_config_option fe_config_table[] = {
 	  .def = "languages", .min = 1, .max = 4096, .doc = "folder of language definition files" },
 	{ .name = "frontend.auth_cache_ttl", .type = GV_CONFIG_DURATION, F(auth_cache_ttl_ms),
 	  .def = "1s", .min = 0, .max = 1000, .doc = "how long a looked-up key is trusted (<= 1s)" },
-	{ .name = "frontend.webhook_max_attempts", .type = GV_CONFIG_INT, F(webhook_max_attempts),
-	  .def = "5", .min = 1, .max = 20, .doc = "delivery attempts per callback_url" },
-	{ .name = "frontend.webhook_timeout", .type = GV_CONFIG_DURATION, F(webhook_timeout_ms),
-	  .def = "5s", .min = 100, .max = 60000, .doc = "time allowed for one delivery attempt" },
 	{ .name = "frontend.judge0_ids", .type = GV_CONFIG_LIST, F(judge0_ids), .def = "",
 	  .doc = "Judge0 language id overrides: lang=id, ..." },
 };

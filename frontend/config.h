@@ -33,8 +33,6 @@ struct fe_config {
 	uint64_t max_test_size;       /* one input or expected output */
 	char *languages_dir;
 	uint64_t auth_cache_ttl_ms;
-	int webhook_max_attempts;
-	uint64_t webhook_timeout_ms;
 	/* Comma-separated "lang=id" Judge0 id overrides: "python3=71,cpp=54". */
 	struct gv_config_list judge0_ids;
 };
