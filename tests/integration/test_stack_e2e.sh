@@ -455,18 +455,22 @@ for _ in $(seq 1 300); do
 	sleep 0.5
 done
 check "all 30 finished ($(($(date +%s) - t0)) s)" eq "$pending" 0
+# audit COUNT ACTION: the per-submission count of one audit action.
+aud() { printf "(SELECT count(*) FROM audit_log a WHERE a.tenant_id = s.tenant_id AND a.object = s.id AND a.action = '%s')" "$1"; }
 par_verify() {
-	local bad=0 id v aud
-	while IFS='|' read -r id v aud; do
-		if [ "$v" != "${PWANT[$id]}" ] || [ "$aud" != 1 ]; then
-			say "$id: verdict $v (want ${PWANT[$id]}), sandbox.finished records $aud"
+	local bad=0 id v created started finished rows=0
+	while IFS='|' read -r id v created started finished; do
+		rows=$((rows + 1))
+		if [ "$v" != "${PWANT[$id]}" ] || [ "$created" != 1 ] || [ "$started" -lt 1 ] || [ "$finished" != 1 ]; then
+			say "$id: verdict $v (want ${PWANT[$id]}), audit: created $created, started $started, finished $finished"
 			bad=1
 		fi
-	done < <(sql -c "SELECT s.id, s.verdict, (SELECT count(*) FROM audit_log a WHERE a.object = s.id
-		AND a.action = 'sandbox.finished') FROM submissions s WHERE s.id IN ($ids_sql)")
+	done < <(sql -c "SELECT s.id, s.verdict, $(aud submission.created), $(aud sandbox.started),
+		$(aud sandbox.finished) FROM submissions s WHERE s.id IN ($ids_sql)")
+	[ $rows -eq 30 ] || { say "rows: $rows of 30"; bad=1; }
 	return $bad
 }
-check "each: the expected verdict and exactly one sandbox.finished audit record" par_verify
+check "each: the expected verdict; audit: one submission.created, sandbox.started, one sandbox.finished" par_verify
 check "both tenants own their 15" eq "$(sql -c "SELECT string_agg(c::text, ',' ORDER BY c) FROM (SELECT count(*) c FROM submissions WHERE id IN ($ids_sql) GROUP BY tenant_id) x")" "15,15"
 check "queues drained, nothing in flight" eq "$(rc EVAL "return #redis.call('KEYS','gavel:tq:*') + redis.call('LLEN','gavel:inflight:$NODE') + redis.call('LLEN','gavel:nq:$NODE') + redis.call('HLEN','gavel:attempts')" 0)" 0
 check_alive "the parallel group"
