@@ -302,6 +302,8 @@ void fe_handle_gone(struct fe_req *r)
 	}
 }
 
+static void stats_free(struct fe_stats *st);
+
 void fe_handler_cleanup(struct fe_req *r)
 {
 	if (r->timer)
@@ -316,6 +318,9 @@ void fe_handler_cleanup(struct fe_req *r)
 	free(r->batch_ids);
 	r->batch_ids = NULL;
 	r->batch_n = 0;
+	if (r->stats)
+		stats_free(r->stats);
+	r->stats = NULL;
 }
 
 /* ------------------------------------------------------------- helpers */
@@ -1107,7 +1112,7 @@ static void handle_events(struct fe_req *r)
 
 /* ------------------------------------------------------ stats & health */
 
-struct stats {
+struct fe_stats {
 	bool redis_ok;
 	long long nodes, alive, capacity, running, queued;
 	json_t *tenants; /* {tid: depth} */
@@ -1115,12 +1120,12 @@ struct stats {
 	int pending;
 };
 
-static void stats_done(struct fe_req *r, struct stats *st);
+static void stats_done(struct fe_req *r, struct fe_stats *st);
 
 static void on_stats(void *arg, redisReply *reply)
 {
 	struct fe_req *r = arg;
-	struct stats *st = (struct stats *)r->batch_ids;
+	struct fe_stats *st = r->stats;
 	if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements >= 5) {
 		st->redis_ok = true;
 		st->nodes = reply->element[0]->integer;
@@ -1141,7 +1146,7 @@ static void on_stats(void *arg, redisReply *reply)
 static void on_pg_ping(void *arg, PGresult *const *res, int n, const char *error)
 {
 	struct fe_req *r = arg;
-	struct stats *st = (struct stats *)r->batch_ids;
+	struct fe_stats *st = r->stats;
 	st->pg_ok = !error && n == 1 && res[0];
 	if (--st->pending == 0)
 		stats_done(r, st);
@@ -1150,14 +1155,13 @@ static void on_pg_ping(void *arg, PGresult *const *res, int n, const char *error
 
 static void handle_stats(struct fe_req *r)
 {
-	struct stats *st = calloc(1, sizeof(*st));
+	struct fe_stats *st = calloc(1, sizeof(*st));
 	if (!st || !(st->tenants = json_object())) {
 		free(st);
 		fe_reply_error(r, 500, "internal", "out of memory");
 		return;
 	}
-	/* batch_ids is free here; it carries the stats (freed in cleanup). */
-	r->batch_ids = (char **)st;
+	r->stats = st; /* freed by stats_done, or by the cleanup if never done */
 	st->pending = 2;
 	struct gv_err err;
 	char hb[24];
@@ -1179,10 +1183,10 @@ static void handle_stats(struct fe_req *r)
 		stats_done(r, st);
 }
 
-static void stats_done(struct fe_req *r, struct stats *st)
+static void stats_done(struct fe_req *r, struct fe_stats *st)
 {
 	struct fe_app *app = r->w->app;
-	r->batch_ids = NULL;
+	r->stats = NULL;
 	switch (r->m.route->id) {
 	case FE_ROUTE_V1_HEALTH: {
 		bool ok = st->pg_ok && st->redis_ok;
@@ -1236,6 +1240,11 @@ static void stats_done(struct fe_req *r, struct stats *st)
 		evbuffer_free(b);
 	}
 	}
+	stats_free(st);
+}
+
+static void stats_free(struct fe_stats *st)
+{
 	json_decref(st->tenants);
 	free(st);
 }

@@ -80,6 +80,7 @@ struct fe_req {
 	json_t *batch_result;  /* Judge0 batch create answer being built */
 	char **batch_ids;
 	size_t batch_n;
+	struct fe_stats *stats; /* /v1/health, /metrics, /workers in flight */
 };
 
 enum fe_api { FE_API_NATIVE, FE_API_JUDGE0, FE_API_PISTON };
