@@ -22,6 +22,7 @@
 #include "common/redis.h"
 #include "scheduler/fairshare.h"
 #include "tenants/db.h"
+#include "tenants/quota.h"
 #include "tenants/retention.h"
 
 #define SCHED_MAX_NODES 1024
@@ -373,6 +374,55 @@ static int scan_executors(struct sched *s, int64_t now, struct gv_err *err)
 	return rc;
 }
 
+/* A backlogged tenant's gavel:tenantcfg hash is gone (a Redis flush or
+ * loss; the CLI publishes it only on create/update/sync): publish it again
+ * from PostgreSQL, the truth, so that the tenant's weight and caps keep
+ * applying instead of the defaults. 1: published (t updated), 0: no such
+ * tenant, -1: failed (the caller keeps the defaults for this tick). */
+static int restore_tenant_cfg(struct sched *s, struct tenant *t, struct gv_err *err)
+{
+	if (gv_pg_ensure(s->pg, err) != 0)
+		return -1;
+	PGconn *c = gv_pg_conn(s->pg);
+	if (tenant_tx_begin(c, t->tid, err) != 0)
+		return -1;
+	const char *p[] = { t->tid };
+	PGresult *res = gv_pg_query(c,
+				    "SELECT t.disabled, " TENANT_QUOTA_COLUMNS
+				    " FROM tenants t JOIN tenant_quotas q ON q.tenant_id = t.id WHERE t.id = $1::uuid",
+				    1, p, err);
+	if (!res) {
+		tenant_tx_rollback(c);
+		return -1;
+	}
+	struct tenant_quota q;
+	bool found = PQntuples(res) == 1, disabled = false;
+	int rc = 0;
+	if (found) {
+		disabled = PQgetvalue(res, 0, 0)[0] == 't';
+		rc = tenant_quota_from_pg(res, 0, 1, &q, err);
+	}
+	PQclear(res);
+	if (rc != 0) {
+		tenant_tx_rollback(c);
+		return -1;
+	}
+	if (tenant_tx_commit(c, err) != 0)
+		return -1;
+	if (!found)
+		return 0;
+	if (tenant_sched_cfg_publish(s->r, t->tid, &q, disabled, err) != 0)
+		return -1;
+	t->weight = q.weight >= 1 ? (unsigned)q.weight : 1;
+	t->max_running = q.max_running >= 1 ? (unsigned)q.max_running : GV_QUEUE_DEFAULT_MAX_RUNNING;
+	t->max_gpus = q.max_gpus >= 0 ? q.max_gpus : -1;
+	struct gv_log_ctx ctx = { .tenant = t->tid, .node = s->instance };
+	gv_warn(&ctx, "scheduling config was missing from Redis: published again from PostgreSQL "
+		      "(weight %d, max_running %d)",
+		q.weight, q.max_running);
+	return 1;
+}
+
 static int scan_backlog(struct sched *s, struct gv_err *err)
 {
 	const char *argv[] = { "SMEMBERS", GV_QUEUE_BACKLOG };
@@ -414,6 +464,12 @@ static int scan_backlog(struct sched *s, struct gv_err *err)
 				t->weight = 1;
 			t->max_running = to_uint(m, GV_QUEUE_DEFAULT_MAX_RUNNING, 1000000);
 			t->max_gpus = g ? (long)to_uint(g, 0, 1024) : -1;
+			if (!w && !m && !g) {
+				struct gv_err rerr;
+				if (restore_tenant_cfg(s, t, &rerr) < 0)
+					gv_warn(&s->log, "tenant %s: scheduling config missing from Redis and not "
+						"restored (%s); defaults apply", t->tid, rerr.msg);
+			}
 		}
 		gv_redis_reply_free(rep);
 	}
