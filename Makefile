@@ -75,12 +75,13 @@ endif
 TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
 TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(TEST_SRCS))
 # Helper programs the tests drive (probes compiled on the host, fuzz drivers).
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIBS)
+TEST_SUPPORT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/support/*.c))
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJS) $(LIBS)
 	@$(if $(filter 1,$(V)),,echo "  LD      $@")
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
 
-$(BUILD)/tests/unit/test_init_%: $(BUILD)/obj/tests/unit/test_init_%.o $(call obj,$(INIT_TESTABLE_SRCS)) $(LIBS)
+$(BUILD)/tests/unit/test_init_%: $(BUILD)/obj/tests/unit/test_init_%.o $(call obj,$(INIT_TESTABLE_SRCS)) $(TEST_SUPPORT_OBJS) $(LIBS)
 	@$(if $(filter 1,$(V)),,echo "  LD      $@")
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread

@@ -31,6 +31,7 @@
 #include "executor/checker.h"
 #include "executor/problem.h"
 #include "languages/lang.h"
+#include "tests/support/testutil.h"
 
 static struct lang_registry reg;
 static struct exec_problem sum;
@@ -136,9 +137,7 @@ static int compile_in(const struct lang_def *d, const char *src, char *box, size
 
 static void cleanup_box(const char *box, const char *log)
 {
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", box);
-	if (system(cmd) != 0)
+	if (test_rm_rf(box) != 0)
 		print_error("could not remove %s\n", box);
 	unlink(log);
 }

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "executor/session.h"
+#include "tests/support/testutil.h"
 
 struct env {
 	struct exec_engine e;
@@ -689,9 +690,8 @@ static bool build_fake_init(char *out, size_t outsz)
 		return false;
 	fputs(fake_init_src, f);
 	fclose(f);
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "/usr/bin/gcc -static -O1 -o %s %s", out, src);
-	return system(cmd) == 0 && chmod(out, 0755) == 0;
+	const char *const argv[] = { "/usr/bin/gcc", "-static", "-O1", "-o", out, src, NULL };
+	return test_run(argv) == 0 && chmod(out, 0755) == 0;
 }
 
 static void remove_fake_init(const char *bin)

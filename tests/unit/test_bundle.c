@@ -20,6 +20,7 @@
 #include "executor/bundle.h"
 #include "executor/cgroup.h"
 #include "executor/runsc.h"
+#include "tests/support/testutil.h"
 
 static const char *const etc_binds[] = {"/etc/java-17-openjdk", "/etc/alternatives", NULL};
 
@@ -286,9 +287,7 @@ static char tmpdir[] = "/tmp/gavel-unit-XXXXXX";
 
 static void rm_rf(const char *p)
 {
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
-	if (system(cmd) != 0)
+	if (test_rm_rf(p) != 0)
 		fprintf(stderr, "# could not remove %s\n", p);
 }
 

@@ -23,6 +23,7 @@
 
 #include "executor/init/seccomp_policy.h"
 #include "executor/init/wipe.h"
+#include "tests/support/testutil.h"
 
 static void write_file(const char *path)
 {
@@ -30,19 +31,6 @@ static void write_file(const char *path)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "x", 1), 1);
 	close(fd);
-}
-
-static int count_entries(const char *dir)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof(cmd), "find '%s' -mindepth 1 | wc -l", dir);
-	FILE *p = popen(cmd, "r");
-	int n = -1;
-	if (p && fscanf(p, "%d", &n) != 1)
-		n = -1;
-	if (p)
-		pclose(p);
-	return n;
 }
 
 static void wipe__planted_tree__emptied_without_following_links(void **state)
@@ -87,12 +75,11 @@ static void wipe__planted_tree__emptied_without_following_links(void **state)
 	if (init_wipe_dir(fd, &removed, &err) != 0)
 		fail_msg("wipe failed: %s", err.msg);
 	close(fd);
-	assert_int_equal(count_entries(scratch), 0);
+	assert_int_equal(test_count_entries(scratch), 0);
 	assert_true(removed >= 55);
 	snprintf(p, sizeof(p), "%s/keep", outside);
 	assert_int_equal(access(p, F_OK), 0);
-	snprintf(p, sizeof(p), "rm -rf '%s'", root);
-	assert_int_equal(system(p), 0);
+	assert_int_equal(test_rm_rf(root), 0);
 }
 
 /* The fast path (an empty directory is only read, from offset 0 of the
@@ -118,7 +105,7 @@ static void wipe__same_fd_reused__empty_skipped_and_refill_removed(void **state)
 		if (init_wipe_dir(fd, &removed, &err) != 0)
 			fail_msg("wipe failed: %s", err.msg);
 		assert_int_equal(removed, 2);
-		assert_int_equal(count_entries(dir), 0);
+		assert_int_equal(test_count_entries(dir), 0);
 	}
 	close(fd);
 	assert_int_equal(rmdir(dir), 0);
@@ -155,8 +142,7 @@ static void lock__work_dir__nothing_left_writable(void **state)
 	assert_int_equal(st.st_mode & 07777, 0444);
 	assert_int_equal(lstat("/etc/passwd", &st), 0);
 	assert_true(st.st_mode & S_IWUSR); /* the symlink's target untouched */
-	snprintf(p, sizeof(p), "chmod -R u+w '%s' && rm -rf '%s'", root, root);
-	assert_int_equal(system(p), 0);
+	assert_int_equal(test_rm_rf(root), 0);
 }
 
 /* Runs probe() under the program policy in a child; returns its wait status. */

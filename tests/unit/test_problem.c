@@ -20,6 +20,7 @@
 #include "executor/problem.h"
 #include "executor/verdict.h"
 #include "languages/lang.h"
+#include "tests/support/testutil.h"
 
 static const char *root_dir(void)
 {
@@ -172,9 +173,7 @@ static void link_to(const char *rel, const char *target)
 
 static int rm_rf(const char *path)
 {
-	char cmd[PATH_MAX + 32];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	return system(cmd);
+	return test_rm_rf(path);
 }
 
 static int setup_tmp(void **state)
