@@ -15,17 +15,36 @@
 #include "common/backoff.h"
 #include "common/log.h"
 
+/* One command of a transaction as sent: a user statement (its index in
+ * the caller's array), or a hidden one (set_config, a Parse of a statement
+ * being prepared: -1, or -2 - slot for a prepare of cache slot `slot`). */
 struct db_txn {
 	fe_db_cb cb;
 	void *arg;
-	int nstmts;       /* including the hidden set_config */
-	int first_user;   /* 1 when set_config was sent, else 0 */
-	int idx;          /* statement whose results are being read */
-	PGresult *results[FE_DB_STMTS_MAX + 1];
+	int ncmds;        /* commands sent, hidden ones included */
+	int nuser;        /* the caller's statements */
+	int idx;          /* command whose results are being read */
+	short *map;       /* [ncmds] */
+	PGresult **results; /* [nuser] */
 	char error[256];
 	struct db_txn *next;
 };
 
+/* Server-side prepared statements, per connection: the first transaction
+ * that uses a statement text sends PQsendPrepare ahead of it (in the same
+ * pipeline), later ones PQsendQueryPrepared, so PostgreSQL parses, analyses
+ * and plans each statement once per connection instead of on every
+ * request. Keyed by the SQL pointer (every caller passes static text) and
+ * checked by content. Forgotten on reconnect, and when the server says a
+ * cached plan went stale (a migration changed a table under it). */
+#define DB_PREP_SLOTS 64
+enum prep_state { PREP_NONE, PREP_SENT, PREP_FAILED };
+struct db_prep {
+	const char *sql;
+	enum prep_state state;
+	int fails;
+	char name[24];
+};
 enum db_state { DB_DOWN, DB_CONNECTING, DB_UP };
 
 struct fe_db {
@@ -41,15 +60,24 @@ struct fe_db {
 	unsigned seed;
 	struct db_txn *head, *tail;
 	size_t inflight;
+	struct db_prep prep[DB_PREP_SLOTS];
+	int nprep;
+	unsigned prep_gen; /* in statement names: a reset never reuses one */
 };
+
+static void prep_reset(struct fe_db *db)
+{
+	memset(db->prep, 0, sizeof(db->prep));
+	db->nprep = 0;
+	db->prep_gen++;
+}
 
 static void db_connect_start(struct fe_db *db);
 
 static void txn_finish(struct db_txn *t)
 {
-	int n = t->nstmts - t->first_user;
-	t->cb(t->arg, (PGresult *const *)&t->results[t->first_user], n, t->error[0] ? t->error : NULL);
-	for (int i = 0; i <= FE_DB_STMTS_MAX; i++)
+	t->cb(t->arg, (PGresult *const *)t->results, t->nuser, t->error[0] ? t->error : NULL);
+	for (int i = 0; i < t->nuser; i++)
 		PQclear(t->results[i]);
 	free(t);
 }
@@ -85,6 +113,7 @@ static void db_drop(struct fe_db *db, const char *why)
 	if (db->state == DB_UP)
 		gv_warn(NULL, "postgres: connection lost: %s", why);
 	db->state = DB_DOWN;
+	prep_reset(db);
 	db_fail_all(db, "database unavailable");
 	long delay = gv_backoff_jitter_ms(gv_backoff_delay_ms(db->attempt, 100, 5000), &db->seed);
 	if (db->attempt < 30)
@@ -119,7 +148,7 @@ static int db_read(struct fe_db *db)
 		struct db_txn *t = db->head;
 		PGresult *r = PQgetResult(db->conn);
 		if (!r) {
-			if (t->idx < t->nstmts)
+			if (t->idx < t->ncmds)
 				t->idx++;
 			continue;
 		}
@@ -137,19 +166,35 @@ static int db_read(struct fe_db *db)
 				return -1;
 			continue;
 		}
-		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && !t->error[0]) {
-			if (st == PGRES_PIPELINE_ABORTED)
-				snprintf(t->error, sizeof(t->error), "statement skipped after an earlier error");
-			else {
-				const char *m = PQresultErrorMessage(r);
-				const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-				snprintf(t->error, sizeof(t->error), "%.*s (SQLSTATE %s)",
-					 (int)strcspn(m, "\n"), m, state ? state : "?");
+		int slot = t->idx < t->ncmds ? t->map[t->idx] : -1;
+		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+			const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+			if (slot <= -2 && -2 - slot < db->nprep) {
+				/* This statement's Parse did not happen: prepare
+				 * it again next time, or give up on preparing it
+				 * after a few tries (it then goes unnamed). */
+				struct db_prep *pp = &db->prep[-2 - slot];
+				pp->state = ++pp->fails >= 3 ? PREP_FAILED : PREP_NONE;
+				if (pp->state == PREP_NONE)
+					pp->name[0] = '\0';
+			}
+			/* 0A000: "cached plan must not change result type";
+			 * 26000: no such prepared statement. Start over. */
+			if (state && (!strcmp(state, "0A000") || !strcmp(state, "26000")))
+				prep_reset(db);
+			if (!t->error[0]) {
+				if (st == PGRES_PIPELINE_ABORTED)
+					snprintf(t->error, sizeof(t->error), "statement skipped after an earlier error");
+				else {
+					const char *m = PQresultErrorMessage(r);
+					snprintf(t->error, sizeof(t->error), "%.*s (SQLSTATE %s)",
+						 (int)strcspn(m, "\n"), m, state ? state : "?");
+				}
 			}
 		}
-		if (t->idx < t->nstmts) {
-			PQclear(t->results[t->idx]);
-			t->results[t->idx] = r;
+		if (slot >= 0) {
+			PQclear(t->results[slot]);
+			t->results[slot] = r;
 		} else {
 			PQclear(r);
 		}
@@ -301,6 +346,8 @@ void fe_db_free(struct fe_db *db)
 	if (db->conn)
 		PQfinish(db->conn);
 	db->conn = NULL;
+	/* A callback may try to send again: it gets "database unavailable". */
+	db->state = DB_DOWN;
 	db_fail_all(db, "shutting down");
 	free(db->url);
 	free(db);
@@ -316,10 +363,54 @@ size_t fe_db_inflight(const struct fe_db *db)
 	return db ? db->inflight : 0;
 }
 
-static int send_stmt(struct fe_db *db, const struct fe_db_stmt *s)
+static const char SQL_SET_TENANT[] = "SELECT set_config('gavel.tenant_id', $1, true)";
+
+/* The cache slot of sql, or -1 when it goes unnamed (cache full, or its
+ * prepare failed). Marks a new one PREP_NONE: the caller sends the Parse. */
+static int prep_slot(struct fe_db *db, const char *sql)
 {
-	return PQsendQueryParams(db->conn, s->sql, s->nparams, NULL, s->values, s->lengths, s->formats,
-				 0);
+	for (int i = 0; i < db->nprep; i++)
+		if (db->prep[i].sql == sql || !strcmp(db->prep[i].sql, sql))
+			return db->prep[i].state == PREP_FAILED ? -1 : i;
+	if (db->nprep >= DB_PREP_SLOTS)
+		return -1;
+	struct db_prep *p = &db->prep[db->nprep];
+	memset(p, 0, sizeof(*p));
+	p->sql = sql;
+	return db->nprep++;
+}
+
+/* Sends what s needs: its Parse first when its statement is not prepared
+ * on this connection yet (a hidden command), then the statement itself
+ * (user index ui, or -1 hidden). */
+static int send_stmt(struct fe_db *db, struct db_txn *t, const struct fe_db_stmt *s, int ui)
+{
+	int slot = prep_slot(db, s->sql);
+	if (slot >= 0 && db->prep[slot].state == PREP_NONE) {
+		struct db_prep *p = &db->prep[slot];
+		snprintf(p->name, sizeof(p->name), "gv%u_%d", db->prep_gen, slot);
+		if (!PQsendPrepare(db->conn, p->name, s->sql, s->nparams, NULL))
+			return 0;
+		p->state = PREP_SENT;
+		t->map[t->ncmds++] = (short)(-2 - slot);
+	}
+	int ok;
+	if (slot >= 0)
+		ok = PQsendQueryPrepared(db->conn, db->prep[slot].name, s->nparams, s->values, s->lengths,
+					 s->formats, 0);
+	else
+		ok = PQsendQueryParams(db->conn, s->sql, s->nparams, NULL, s->values, s->lengths, s->formats,
+				       0);
+	if (ok)
+		t->map[t->ncmds++] = (short)ui;
+	return ok;
+}
+
+static int send_tenant(struct fe_db *db, struct db_txn *t, const char *tenant_id)
+{
+	struct fe_db_stmt sc;
+	fe_db_stmt_text(&sc, SQL_SET_TENANT, 1, tenant_id);
+	return send_stmt(db, t, &sc, -1);
 }
 
 int fe_db_txn(struct fe_db *db, const char *tenant_id, const struct fe_db_stmt *stmts, int n,
@@ -331,24 +422,29 @@ int fe_db_txn(struct fe_db *db, const char *tenant_id, const struct fe_db_stmt *
 		return gv_err_set(err, GV_EDB, "database unavailable");
 	if (db->inflight >= FE_DB_INFLIGHT_MAX)
 		return gv_err_set(err, GV_ELIMIT, "database busy");
-	struct db_txn *t = calloc(1, sizeof(*t));
+	int ntenant = tenant_id ? 1 : 0;
+	for (int i = 0; i < n; i++)
+		ntenant += stmts[i].set_tenant != NULL;
+	/* At most two commands (Parse, statement) per statement. */
+	size_t maxcmds = 2 * ((size_t)n + (size_t)ntenant);
+	struct db_txn *t = calloc(1, sizeof(*t) + (size_t)n * sizeof(PGresult *) + maxcmds * sizeof(short));
 	if (!t)
 		return gv_err_errno(err, "calloc");
+	t->results = (PGresult **)(t + 1);
+	t->map = (short *)(t->results + n);
 	t->cb = cb;
 	t->arg = arg;
-	if (tenant_id) {
-		struct fe_db_stmt sc;
-		fe_db_stmt_text(&sc, "SELECT set_config('gavel.tenant_id', $1, true)", 1, tenant_id);
-		if (!send_stmt(db, &sc))
+	t->nuser = n;
+	if (tenant_id && !send_tenant(db, t, tenant_id))
+		goto fail;
+	for (int i = 0; i < n; i++) {
+		if (stmts[i].set_tenant && !send_tenant(db, t, stmts[i].set_tenant))
 			goto fail;
-		t->first_user = 1;
+		if (!send_stmt(db, t, &stmts[i], i))
+			goto fail;
 	}
-	for (int i = 0; i < n; i++)
-		if (!send_stmt(db, &stmts[i]))
-			goto fail;
 	if (!PQpipelineSync(db->conn))
 		goto fail;
-	t->nstmts = n + t->first_user;
 	if (db->tail)
 		db->tail->next = t;
 	else

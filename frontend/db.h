@@ -8,6 +8,10 @@
  * and an error rolls all of them back. Many transactions may be in flight
  * on one connection; results come back in order.
  *
+ * Every statement is prepared on the server once per connection (the
+ * first use sends PQsendPrepare ahead of it in the pipeline), so the SQL
+ * text must be a string that lives as long as the handle (static text).
+ *
  * Ownership: parameters are copied by libpq during fe_db_txn; the PGresults
  * handed to the callback are borrowed and cleared after it returns. */
 #pragma once
@@ -19,7 +23,7 @@
 
 #include "common/err.h"
 
-#define FE_DB_STMTS_MAX 4
+#define FE_DB_STMTS_MAX 1024
 #define FE_DB_PARAMS_MAX 16
 #define FE_DB_INFLIGHT_MAX 512
 
@@ -31,6 +35,10 @@ struct fe_db_stmt {
 	const char *values[FE_DB_PARAMS_MAX]; /* NULL = SQL NULL */
 	int lengths[FE_DB_PARAMS_MAX];        /* for binary parameters */
 	int formats[FE_DB_PARAMS_MAX];        /* 0 text, 1 binary */
+	/* When not NULL: set_config('gavel.tenant_id', set_tenant, true) is
+	 * sent (hidden) just before this statement, so that one transaction
+	 * can hold statements scoped to different tenants (group commit). */
+	const char *set_tenant;
 };
 
 /* Called once per transaction. results[i] is statement i's result (after

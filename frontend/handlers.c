@@ -519,6 +519,176 @@ static void on_inserted(void *arg, PGresult *const *res, int n, const char *erro
 	fe_req_unref(r);
 }
 
+/* ------------------------------------------------------ group commit */
+
+/* A durable POST costs one WAL flush (fsync) at its COMMIT, and the
+ * audit chain (gavel_audit_append) holds a per-tenant lock until that
+ * commit: one tenant's submissions commit one after the other, one fsync
+ * each. So a worker keeps at most one INSERT transaction in flight; the
+ * submissions that arrive meanwhile are sent together as the next one:
+ * for each, in tenant order, set_config of its tenant, its INSERT (with its
+ * own max_queued check, which sees the rows inserted before it in the same
+ * transaction, as if they had come one after the other) and its audit
+ * records. One COMMIT, one fsync for all of them; each 201 still goes out
+ * only after that COMMIT and the Redis enqueue. Should the transaction
+ * fail, every submission in it is retried alone, so one bad statement
+ * cannot fail its neighbours. */
+#define STORE_BATCH_MAX 128
+
+struct fe_store {
+	struct fe_req *r;
+	char *text;  /* the rows (JSON) */
+	char *ids;   /* fe_audit_created_stmt's buffer */
+	char maxq[24];
+	struct fe_db_stmt s[2];
+	struct fe_store *next;
+};
+
+struct store_batch {
+	struct fe_worker *w;
+	size_t n;
+	bool grouped; /* part of the worker's group commit (store_busy) */
+	struct fe_store *items[];
+};
+
+static void store_item_free(struct fe_store *it)
+{
+	free(it->text);
+	free(it->ids);
+	free(it);
+}
+
+static void store_send(struct fe_worker *w, struct fe_store **items, size_t n, bool grouped);
+
+static int cmp_tenant(const void *a, const void *b)
+{
+	const struct fe_store *x = *(struct fe_store *const *)a, *y = *(struct fe_store *const *)b;
+	return strcmp(x->r->tenant_id, y->r->tenant_id);
+}
+
+static void store_next(struct fe_worker *w)
+{
+	w->store_busy = false;
+	if (!w->store_head || w->closing)
+		return;
+	struct fe_store *items[STORE_BATCH_MAX];
+	size_t n = 0;
+	while (w->store_head && n < STORE_BATCH_MAX) {
+		items[n++] = w->store_head;
+		w->store_head = w->store_head->next;
+		w->store_n--;
+	}
+	if (!w->store_head)
+		w->store_tail = NULL;
+	store_send(w, items, n, true);
+}
+
+static void on_batch(void *arg, PGresult *const *res, int n, const char *error)
+{
+	struct store_batch *b = arg;
+	struct fe_worker *w = b->w;
+	if (error && b->n > 1 && !w->closing) {
+		/* Nothing of it committed: each one again, on its own. */
+		gv_warn(NULL, "group commit of %zu submissions failed (%s): retrying one by one", b->n, error);
+		for (size_t i = 0; i < b->n; i++)
+			store_send(w, &b->items[i], 1, false);
+	} else {
+		for (size_t i = 0; i < b->n; i++) {
+			struct fe_store *it = b->items[i];
+			int k = (int)i;
+			on_inserted(it->r, k < n ? &res[k] : NULL, k < n ? 1 : 0, error);
+			store_item_free(it);
+		}
+	}
+	if (b->grouped)
+		store_next(w);
+	free(b);
+}
+
+static void store_send(struct fe_worker *w, struct fe_store **items, size_t n, bool grouped)
+{
+	struct gv_err err;
+	struct store_batch *b = malloc(sizeof(*b) + n * sizeof(b->items[0]));
+	struct fe_db_stmt *s = malloc(2 * n * sizeof(*s));
+	if (!b || !s) {
+		free(b);
+		free(s);
+		snprintf(err.msg, sizeof(err.msg), "out of memory");
+		goto fail;
+	}
+	b->w = w;
+	b->n = n;
+	b->grouped = grouped;
+	memcpy(b->items, items, n * sizeof(items[0]));
+	/* One lock order for every transaction: tenants sorted. */
+	if (n > 1)
+		qsort(b->items, n, sizeof(b->items[0]), cmp_tenant);
+	/* Per tenant: its INSERTs, then their audit records. The audit
+	 * append takes the tenant's lock until COMMIT; the INSERTs (and their
+	 * max_queued counts) run before it, outside that lock. Item i's
+	 * INSERT is statement i. */
+	for (size_t g = 0, k = 0; g < n; ) {
+		size_t e = g;
+		while (e < n && !strcmp(b->items[e]->r->tenant_id, b->items[g]->r->tenant_id))
+			e++;
+		for (size_t i = g; i < e; i++) {
+			s[i] = b->items[i]->s[0];
+			s[i].set_tenant = i == g ? b->items[i]->r->tenant_id : NULL;
+		}
+		k = n + g;
+		for (size_t i = g; i < e; i++)
+			s[k++] = b->items[i]->s[1];
+		g = e;
+	}
+	if (grouped)
+		w->store_busy = true;
+	int rc = fe_db_txn(w->db, NULL, s, (int)(2 * n), on_batch, b, &err);
+	free(s);
+	if (rc == 0)
+		return;
+	if (grouped)
+		w->store_busy = false;
+	items = b->items;
+fail:
+	for (size_t i = 0; i < n; i++) {
+		struct fe_req *r = items[i]->r;
+		if (r->waiting)
+			fe_wait_stop(r);
+		fe_reply_error(r, 503, "unavailable", "%s", err.msg);
+		fe_req_unref(r);
+		store_item_free(items[i]);
+	}
+	free(b);
+}
+
+/* Takes it (and the reference it holds on its request). */
+static void store_submit(struct fe_worker *w, struct fe_store *it)
+{
+	if (!w->store_busy) {
+		store_send(w, &it, 1, true);
+		return;
+	}
+	it->next = NULL;
+	if (w->store_tail)
+		w->store_tail->next = it;
+	else
+		w->store_head = it;
+	w->store_tail = it;
+	w->store_n++;
+}
+
+void fe_store_abort(struct fe_worker *w)
+{
+	while (w->store_head) {
+		struct fe_store *it = w->store_head;
+		w->store_head = it->next;
+		on_inserted(it->r, NULL, 0, "shutting down");
+		store_item_free(it);
+	}
+	w->store_tail = NULL;
+	w->store_n = 0;
+}
+
 /* Checks the tenant's per-job ceilings; 0 ok, -1 replied 422. */
 /* A limit the client left to the default is lowered to the tenant's
  * ceiling; one it asked for explicitly is checked against it (422). */
@@ -572,17 +742,22 @@ static void store(struct fe_req *r, json_t *rows, bool wait)
 		fe_reply_error(r, 500, "internal", "%s", err.msg);
 		return;
 	}
-	char maxq[24];
-	snprintf(maxq, sizeof(maxq), "%d", r->quota.max_queued);
+	struct fe_store *it = calloc(1, sizeof(*it));
+	if (!it) {
+		free(text);
+		fe_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	it->r = r;
+	it->text = text;
+	snprintf(it->maxq, sizeof(it->maxq), "%d", r->quota.max_queued);
 	/* The INSERT and its audit records (submission.created, or
 	 * quota.refused for max_queued) commit together. */
-	struct fe_db_stmt s[2];
-	fe_db_stmt_text(&s[0], SQL_INSERT, 3, r->tenant_id, text, maxq);
-	char *ids = malloc(FE_AUDIT_IDS_BUF(r->batch_n));
-	if (!ids || fe_audit_created_stmt(r, r->batch_ids, r->batch_n, maxq, ids, FE_AUDIT_IDS_BUF(r->batch_n),
-					  &s[1]) < 0) {
-		free(ids);
-		free(text);
+	fe_db_stmt_text(&it->s[0], SQL_INSERT, 3, r->tenant_id, it->text, it->maxq);
+	it->ids = malloc(FE_AUDIT_IDS_BUF(r->batch_n));
+	if (!it->ids || fe_audit_created_stmt(r, r->batch_ids, r->batch_n, it->maxq, it->ids,
+					      FE_AUDIT_IDS_BUF(r->batch_n), &it->s[1]) < 0) {
+		store_item_free(it);
 		fe_reply_error(r, 500, "internal", "out of memory");
 		return;
 	}
@@ -591,22 +766,13 @@ static void store(struct fe_req *r, json_t *rows, bool wait)
 		fe_wait_start(r, wait_wake);
 		if (wait_timer(r, r->w->app->cfg->wait_timeout_ms, on_wait_timeout) < 0) {
 			fe_wait_stop(r);
-			free(text);
-			free(ids);
+			store_item_free(it);
 			fe_reply_error(r, 500, "internal", "timer setup failed");
 			return;
 		}
 	}
 	fe_req_ref(r);
-	int rc = fe_db_txn(r->w->db, r->tenant_id, s, 2, on_inserted, r, &err);
-	free(text);
-	free(ids);
-	if (rc < 0) {
-		if (r->waiting)
-			fe_wait_stop(r);
-		fe_req_unref(r);
-		fe_reply_error(r, 503, "unavailable", "%s", err.msg);
-	}
+	store_submit(r->w, it);
 }
 
 static json_t *row_of(const char *sid, const struct fe_job *job)

@@ -216,11 +216,60 @@ static void dispatch(struct fe_req *r)
 	fe_handle(r);
 }
 
+static void on_script_loaded(void *arg, redisReply *reply)
+{
+	struct fe_worker *w = arg;
+	w->rl_sha_loading = false;
+	if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40) {
+		memcpy(w->rl_sha, reply->str, 40);
+		w->rl_sha[40] = '\0';
+	}
+}
+
+static void on_ratelimit(void *arg, redisReply *reply);
+
+/* Sends r's token-bucket command: EVALSHA when the script's hash is known
+ * (and eval is false), else EVAL (which also loads it). 0 sent: on_ratelimit
+ * will run with a reference taken here. */
+static int send_ratelimit(struct fe_req *r, bool eval)
+{
+	struct fe_worker *w = r->w;
+	struct tenant_ratelimit_args a;
+	struct gv_err err;
+	if (tenant_ratelimit_args(r->tenant_id, &r->quota, 1, &a, &err) < 0)
+		return -1;
+	if (!eval && w->rl_sha[0]) {
+		a.argv[0] = "EVALSHA";
+		a.argvlen[0] = 7;
+		a.argv[1] = w->rl_sha;
+		a.argvlen[1] = 40;
+	} else if (!w->rl_sha_loading && !w->rl_sha[0]) {
+		const char *load[] = { "SCRIPT", "LOAD", TENANT_RATELIMIT_SCRIPT };
+		if (fe_redis_command(w->redis, on_script_loaded, w, 3, load, NULL, &err) == 0)
+			w->rl_sha_loading = true;
+	}
+	fe_req_ref(r);
+	if (fe_redis_command(w->redis, on_ratelimit, r, a.argc, a.argv, a.argvlen, &err) == 0)
+		return 0;
+	fe_req_unref(r);
+	return -1;
+}
+
 static void on_ratelimit(void *arg, redisReply *reply)
 {
 	struct fe_req *r = arg;
 	struct tenant_ratelimit_result rl;
 	struct gv_err err;
+	if (reply && reply->type == REDIS_REPLY_ERROR && !strncmp(reply->str, "NOSCRIPT", 8)) {
+		/* Redis lost its scripts (restart, SCRIPT FLUSH): EVAL this
+		 * one, which loads it again, and forget the hash. */
+		r->w->rl_sha[0] = '\0';
+		if (send_ratelimit(r, true) == 0) {
+			fe_req_unref(r);
+			return;
+		}
+		reply = NULL;
+	}
 	if (reply && tenant_ratelimit_parse_reply(reply, &rl, &err) == 0) {
 		rl.limit = r->quota.burst;
 		snprintf(r->rl_limit, sizeof(r->rl_limit), "%lld", (long long)rl.limit);
@@ -263,16 +312,8 @@ static void auth_decided(struct fe_req *r, const struct fe_auth_entry *e)
 	memcpy(r->tenant_id, e->row.tenant_id, sizeof(r->tenant_id));
 	memcpy(r->key_id, e->row.key_id, sizeof(r->key_id));
 	r->quota = e->quota;
-	if (r->quota.requests_per_second > 0) {
-		struct tenant_ratelimit_args a;
-		struct gv_err err;
-		if (tenant_ratelimit_args(r->tenant_id, &r->quota, 1, &a, &err) == 0) {
-			fe_req_ref(r);
-			if (fe_redis_command(r->w->redis, on_ratelimit, r, a.argc, a.argv, a.argvlen, &err) == 0)
-				return;
-			fe_req_unref(r);
-		}
-	}
+	if (r->quota.requests_per_second > 0 && send_ratelimit(r, false) == 0)
+		return;
 	dispatch(r);
 }
 
@@ -504,6 +545,8 @@ static void worker_free(struct fe_worker *w)
 		fe_wait_stop(w->waiters);
 	if (w->http)
 		evhttp_free(w->http);
+	w->closing = true;
+	fe_store_abort(w);
 	fe_db_free(w->db);
 	fe_redis_free(w->redis);
 	if (w->base)

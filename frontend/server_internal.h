@@ -40,6 +40,17 @@ struct fe_worker {
 	pthread_t thread;
 	struct fe_req *waiters; /* requests waiting for gavel:done */
 	struct fe_auth_entry *auth_cache;
+	/* SHA1 of the rate-limit script once SCRIPT LOAD answered: the bucket
+	 * is then taken with EVALSHA (a few dozen bytes) instead of sending
+	 * and hashing the whole script on every request. */
+	char rl_sha[41];
+	bool rl_sha_loading;
+	/* Group commit of submission INSERTs (handlers.c): while one batch is
+	 * being committed, new ones wait here and go out together next. */
+	struct fe_store *store_head, *store_tail;
+	size_t store_n;
+	bool store_busy;
+	bool closing;
 };
 
 typedef void (*fe_wake_fn)(struct fe_req *r);
@@ -114,6 +125,9 @@ void fe_wait_start(struct fe_req *r, fe_wake_fn on_wake);
 void fe_wait_stop(struct fe_req *r);
 void fe_worker_on_message(void *arg, const char *channel, const char *payload, size_t len);
 void fe_worker_on_resync(void *arg);
+
+/* Fails the submissions waiting for a group commit (shutdown). */
+void fe_store_abort(struct fe_worker *w);
 
 /* Route handlers (handlers.c); called after authentication when needed. */
 void fe_handle(struct fe_req *r);
