@@ -225,6 +225,29 @@ static int int_reply(redisReply *rep, long long *out)
 	return 0;
 }
 
+/* Copies a string reply into out (size bytes, NUL-terminated) and frees
+ * the reply: 1 when it was a string, 0 when nil (or another type), -1 on a
+ * failed command, an error reply, or a string that does not fit. */
+static int str_reply(redisReply *rep, char *out, size_t size, const char *what, struct gv_err *err)
+{
+	if (!rep)
+		return -1;
+	int rc = 0;
+	if (rep->type == REDIS_REPLY_STRING) {
+		if (rep->len >= size) {
+			rc = gv_err_set(err, GV_ELIMIT, "%s too long", what);
+		} else {
+			memcpy(out, rep->str, rep->len);
+			out[rep->len] = '\0';
+			rc = 1;
+		}
+	} else if (rep->type == REDIS_REPLY_ERROR) {
+		rc = gv_err_set(err, GV_EREDIS, "%s: %s", what, rep->str);
+	}
+	gv_redis_reply_free(rep);
+	return rc;
+}
+
 #define FENCE "if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('FENCED') end;"
 
 int gv_queue_lock_acquire(struct gv_redis *r, const char *instance, long ttl_ms, char *out, size_t size,
@@ -239,21 +262,7 @@ int gv_queue_lock_acquire(struct gv_redis *r, const char *instance, long ttl_ms,
 	snprintf(ttl, sizeof(ttl), "%ld", ttl_ms);
 	const char *keys[] = { GV_QUEUE_SCHED_LOCK, GV_QUEUE_SCHED_EPOCH };
 	const char *args[] = { instance, ttl };
-	redisReply *rep = eval(r, lua, 2, keys, 2, args, err);
-	if (!rep)
-		return -1;
-	int rc = 0;
-	if (rep->type == REDIS_REPLY_STRING) {
-		if (rep->len >= size)
-			rc = gv_err_set(err, GV_ELIMIT, "lock value too long");
-		else {
-			memcpy(out, rep->str, rep->len);
-			out[rep->len] = '\0';
-			rc = 1;
-		}
-	}
-	gv_redis_reply_free(rep);
-	return rc;
+	return str_reply(eval(r, lua, 2, keys, 2, args, err), out, size, "lock value", err);
 }
 
 int gv_queue_lock_renew(struct gv_redis *r, const char *value, long ttl_ms, struct gv_err *err)
@@ -290,21 +299,7 @@ int gv_queue_peek(struct gv_redis *r, const char *tid, char *out, size_t size, s
 		return -1;
 	const char *keys[] = { tq, GV_QUEUE_BACKLOG };
 	const char *args[] = { tid };
-	redisReply *rep = eval(r, lua, 2, keys, 1, args, err);
-	if (!rep)
-		return -1;
-	int rc = 0;
-	if (rep->type == REDIS_REPLY_STRING) {
-		if (rep->len >= size)
-			rc = gv_err_set(err, GV_ELIMIT, "queue element too long");
-		else {
-			memcpy(out, rep->str, rep->len);
-			out[rep->len] = '\0';
-			rc = 1;
-		}
-	}
-	gv_redis_reply_free(rep);
-	return rc;
+	return str_reply(eval(r, lua, 2, keys, 1, args, err), out, size, "queue element", err);
 }
 
 int gv_queue_assign(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
@@ -416,23 +411,7 @@ int gv_queue_take(struct gv_redis *r, const char *node, double timeout_s, char *
 		return -1;
 	snprintf(to, sizeof(to), "%.3f", timeout_s);
 	const char *argv[] = { "BLMOVE", nq, inf, "LEFT", "RIGHT", to };
-	redisReply *rep = gv_redis_commandv(r, 6, argv, NULL, err);
-	if (!rep)
-		return -1;
-	int rc = 0;
-	if (rep->type == REDIS_REPLY_STRING) {
-		if (rep->len >= size)
-			rc = gv_err_set(err, GV_ELIMIT, "job token too long");
-		else {
-			memcpy(out, rep->str, rep->len);
-			out[rep->len] = '\0';
-			rc = 1;
-		}
-	} else if (rep->type == REDIS_REPLY_ERROR) {
-		rc = gv_err_set(err, GV_EREDIS, "BLMOVE: %s", rep->str);
-	}
-	gv_redis_reply_free(rep);
-	return rc;
+	return str_reply(gv_redis_commandv(r, 6, argv, NULL, err), out, size, "BLMOVE job token", err);
 }
 
 int gv_queue_complete(struct gv_redis *r, const char *node, const struct gv_queue_token *t, struct gv_err *err)
