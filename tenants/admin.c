@@ -193,6 +193,30 @@ int tenant_find(PGconn *conn, const char *name_or_id, struct tenant_info *out, s
 	return rc;
 }
 
+/* Turns every row of res into one element of a fresh array (elem bytes
+ * each, filled by fill), clears res; *out is freed by the caller. */
+static int rows_to_array(PGresult *res, size_t elem, void (*fill)(const PGresult *, int, void *), void **out,
+			 size_t *n, struct gv_err *err)
+{
+	int rows = PQntuples(res);
+	char *v = calloc(rows > 0 ? (size_t)rows : 1, elem);
+	if (!v) {
+		PQclear(res);
+		return gv_err_set(err, GV_EINTERNAL, "out of memory");
+	}
+	for (int i = 0; i < rows; i++)
+		fill(res, i, v + (size_t)i * elem);
+	PQclear(res);
+	*out = v;
+	*n = (size_t)rows;
+	return 0;
+}
+
+static void fill_tenant(const PGresult *res, int row, void *elem)
+{
+	tenant_from_row(res, row, elem);
+}
+
 int tenant_list(PGconn *conn, struct tenant_info **out, size_t *n, struct gv_err *err)
 {
 	*out = NULL;
@@ -200,17 +224,10 @@ int tenant_list(PGconn *conn, struct tenant_info **out, size_t *n, struct gv_err
 	PGresult *res = gv_pg_query(conn, "SELECT " TENANT_COLS " FROM tenants ORDER BY name", 0, NULL, err);
 	if (!res)
 		return -1;
-	int rows = PQntuples(res);
-	struct tenant_info *v = calloc(rows > 0 ? (size_t)rows : 1, sizeof(*v));
-	if (!v) {
-		PQclear(res);
-		return gv_err_set(err, GV_EINTERNAL, "out of memory");
-	}
-	for (int i = 0; i < rows; i++)
-		tenant_from_row(res, i, &v[i]);
-	PQclear(res);
+	void *v = NULL;
+	if (rows_to_array(res, sizeof(**out), fill_tenant, &v, n, err) != 0)
+		return -1;
 	*out = v;
-	*n = (size_t)rows;
 	return 0;
 }
 
@@ -331,6 +348,11 @@ static void key_from_row(const PGresult *res, int row, struct tenant_key_info *k
 	copy_text(k->revoked_at, sizeof(k->revoked_at), res, row, 5);
 }
 
+static void fill_key(const PGresult *res, int row, void *elem)
+{
+	key_from_row(res, row, elem);
+}
+
 int tenant_key_create(PGconn *conn, const char *tenant_id, const char *label, const char *expires,
 		      const struct tenant_pepper *pepper, const char *actor, char key_out[TENANT_KEY_BUF],
 		      struct tenant_key_info *info, struct gv_err *err)
@@ -405,17 +427,10 @@ int tenant_key_list(PGconn *conn, const char *tenant_id, struct tenant_key_info 
 				    1, p, err);
 	if (!res)
 		return -1;
-	int rows = PQntuples(res);
-	struct tenant_key_info *v = calloc(rows > 0 ? (size_t)rows : 1, sizeof(*v));
-	if (!v) {
-		PQclear(res);
-		return gv_err_set(err, GV_EINTERNAL, "out of memory");
-	}
-	for (int i = 0; i < rows; i++)
-		key_from_row(res, i, &v[i]);
-	PQclear(res);
+	void *v = NULL;
+	if (rows_to_array(res, sizeof(**out), fill_key, &v, n, err) != 0)
+		return -1;
 	*out = v;
-	*n = (size_t)rows;
 	return 0;
 }
 
