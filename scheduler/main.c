@@ -1,77 +1,41 @@
-/* gavel-scheduler: flags, config, signals; the work is in scheduler/sched.c.
+/* gavel-scheduler: flags, config, signals (common/daemon.c); the work is in
+ * scheduler/sched.c.
  *
  *   gavel-scheduler [--config FILE] [--check-config]
  *
  * Options come from the defaults, then FILE, then GAVEL_* environment
  * variables (GAVEL_REDIS_URL, GAVEL_DATABASE_SERVICE_URL, ...). */
-#include <getopt.h>
-#include <signal.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
-#include "common/config.h"
+#include "common/daemon.h"
 #include "common/log.h"
 #include "scheduler/sched.h"
 
-extern char **environ;
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "check-config", no_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	struct gv_daemon_spec spec = {
+		.program = "gavel-scheduler",
+		.component = "scheduler",
+		.table = sched_config_table,
+		.table_len = sched_config_table_len,
+		.log_level_offset = offsetof(struct sched_config, log_level),
 	};
-	const char *path = NULL;
-	int check = 0, c;
-	while ((c = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c': path = optarg; break;
-		case 'k': check = 1; break;
-		case 'h':
-			printf("usage: gavel-scheduler [--config FILE] [--check-config]\n");
-			return 0;
-		default: return 2;
-		}
-	}
 	struct sched_config cfg;
-	struct gv_err err;
 	memset(&cfg, 0, sizeof(cfg));
-	if (gv_config_load(sched_config_table, sched_config_table_len, &cfg, path, environ, &err) != 0) {
-		fprintf(stderr, "gavel-scheduler: %s\n", err.msg);
-		return 2;
-	}
-	int level = gv_log_level_parse(cfg.log_level ? cfg.log_level : "info");
-	gv_log_init("scheduler", level < 0 ? GV_LOG_INFO : (enum gv_log_level)level);
-	if (check) {
-		int rc = gv_config_dump(sched_config_table, sched_config_table_len, &cfg, stdout, &err) ? 1 : 0;
-		gv_config_free(sched_config_table, sched_config_table_len, &cfg);
-		return rc;
-	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	struct sched *s = sched_new(&cfg, &err);
-	if (!s) {
+	int code;
+	if (gv_daemon_start(&spec, argc, argv, &cfg, &code) != 0)
+		return code;
+	struct gv_err err;
+	struct sched *sc = sched_new(&cfg, &err);
+	if (!sc) {
 		gv_error(NULL, "start-up: %s", err.msg);
 		gv_config_free(sched_config_table, sched_config_table_len, &cfg);
 		return 1;
 	}
 	gv_info(NULL, "started");
-	sched_run(s, &stop_flag);
-	sched_free(s);
+	sched_run(sc, &gv_daemon_stop);
+	sched_free(sc);
 	gv_info(NULL, "stopped");
 	gv_config_free(sched_config_table, sched_config_table_len, &cfg);
 	return 0;
