@@ -38,51 +38,9 @@ for b in gavel gavel-scheduler gavel-executor gavel-init; do
 done
 for c in psql redis-cli python3; do command -v $c >/dev/null || bail "$c missing"; done
 
-TMP=$(mktemp -d /tmp/gavel-webhooks.XXXXXX)
-chmod 0755 "$TMP"
-PIDS=()
-OWN_SERVICES=0
-TAG=whk-test-$$
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done
-	for _ in $(seq 1 100); do
-		local alive=0
-		for p in "${PIDS[@]}"; do kill -0 -- "-$p" 2>/dev/null && alive=1; done
-		[ $alive -eq 0 ] && break
-		sleep 0.2
-	done
-	for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done
-	if [ $OWN_SERVICES -eq 1 ]; then services_stop "$TMP/services" >/dev/null 2>&1; fi
-	rm -rf "$TMP" "/run/$TAG" "/var/tmp/$TAG"
-	local cg
-	for cg in /sys/fs/cgroup/*/$TAG /sys/fs/cgroup/$TAG; do
-		[ -d "$cg" ] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if [ -z "${GAVEL_DATABASE_URL:-}" ] || [ -z "${GAVEL_REDIS_URL:-}" ]; then
-	# shellcheck source=tests/lib/services.sh
-	. tests/lib/services.sh
-	mkdir -p "$TMP/services"
-	services_start "$TMP/services" || bail "could not start PostgreSQL and Redis"
-	OWN_SERVICES=1
-	# shellcheck disable=SC1091
-	. "$TMP/services/env"
-fi
-export GAVEL_DATABASE_SERVICE_URL=${GAVEL_SERVICE_DATABASE_URL:-$GAVEL_DATABASE_URL}
-export GAVEL_REDIS_URL
-RPORT=$(printf '%s' "$GAVEL_REDIS_URL" | sed -E 's|.*:([0-9]+)(/.*)?$|\1|')
-rc() { redis-cli -h 127.0.0.1 -p "$RPORT" "$@"; }
-sql() { psql "$GAVEL_DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
-
-"$BUILD/gavel" migrate --dir "$ROOT/deploy/sql" >"$TMP/migrate.log" 2>&1 || {
-	cat "$TMP/migrate.log" >&2
-	bail "gavel migrate failed"
-}
-rc FLUSHDB >/dev/null
+# shellcheck source=tests/lib/stack.sh
+. tests/lib/stack.sh
+stack_setup whk-test
 
 # A tenant made like one from before migration 0006: no secret yet.
 TID=$(sql -c "INSERT INTO tenants (name) VALUES ('$TAG') RETURNING id" | head -n1)
@@ -136,8 +94,8 @@ setsid "$BUILD/gavel-scheduler" >>"$TMP/sched.log" 2>&1 </dev/null &
 PIDS+=($!)
 start_exec() { # allow_loopback
 	GAVEL_EXECUTOR_NODE_NAME=whk GAVEL_EXECUTOR_MAX_PARALLEL=1 GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=500ms \
-		GAVEL_EXECUTOR_RUNSC_ROOT=/run/$TAG GAVEL_EXECUTOR_WORK_ROOT=/var/tmp/$TAG \
-		GAVEL_EXECUTOR_CGROUP_PARENT=$TAG GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
+		GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
+		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_WEBHOOK_ALLOW_LOOPBACK=$1 \
 		GAVEL_EXECUTOR_WEBHOOK_BACKOFF=300ms GAVEL_EXECUTOR_WEBHOOK_MAX_ATTEMPTS=3 \
 		GAVEL_EXECUTOR_WEBHOOK_TIMEOUT=3s \
