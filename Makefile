@@ -71,6 +71,26 @@ $(BUILD)/gavel-init: $(patsubst %.c,$(BUILD)/init-obj/%.o,$(INIT_SRCS))
 	$(Q)$(CC) -static -o $@ $^ -l:libseccomp.a
 endif
 
+# gavel-unpack runs inside the one-shot sandbox that unpacks an uploaded
+# problem package (executor/problem_import.c): no sanitizers (it runs under
+# the sandbox's rlimits), linked against the system libarchive, which the
+# sandbox sees through its read-only /usr. It shares the package stream's
+# grammar and the error type with the host.
+UNPACK_OWN_SRCS := $(wildcard executor/unpack/*.c)
+UNPACK_SRCS := $(UNPACK_OWN_SRCS) $(if $(UNPACK_OWN_SRCS),executor/import_stream.c common/err.c common/io.c)
+ifneq ($(UNPACK_OWN_SRCS),)
+BINS += $(BUILD)/gavel-unpack
+UNPACK_CFLAGS := -std=gnu17 -O2 -g $(WARN) -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE -I. -D_GNU_SOURCE \
+                 $(shell pkg-config --cflags libarchive 2>/dev/null)
+$(BUILD)/unpack-obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(filter 1,$(V)),,echo "  CC      $@")
+	$(Q)$(CC) $(UNPACK_CFLAGS) -MMD -MP -c -o $@ $<
+$(BUILD)/gavel-unpack: $(patsubst %.c,$(BUILD)/unpack-obj/%.o,$(UNPACK_SRCS))
+	@$(if $(filter 1,$(V)),,echo "  LD      $@")
+	$(Q)$(CC) -pie -Wl,-z,relro,-z,now -o $@ $^ $(shell pkg-config --libs libarchive 2>/dev/null)
+endif
+
 # Tests: each tests/unit/test_*.c and tests/integration/test_*.c is one binary.
 TEST_SRCS := $(wildcard tests/unit/test_*.c tests/integration/test_*.c)
 TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(TEST_SRCS))
@@ -82,6 +102,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJS) $(LIBS)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
 
 $(BUILD)/tests/unit/test_init_%: $(BUILD)/obj/tests/unit/test_init_%.o $(call obj,$(INIT_TESTABLE_SRCS)) $(TEST_SUPPORT_OBJS) $(LIBS)
+	@$(if $(filter 1,$(V)),,echo "  LD      $@")
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
+
+# gavel-unpack's checks (no main), for tests/unit/test_import_unpack.c.
+$(BUILD)/tests/unit/test_import_unpack: $(BUILD)/obj/tests/unit/test_import_unpack.o $(call obj,$(filter-out executor/unpack/main.c,$(UNPACK_OWN_SRCS))) $(TEST_SUPPORT_OBJS) $(LIBS)
 	@$(if $(filter 1,$(V)),,echo "  LD      $@")
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread

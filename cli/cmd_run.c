@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/local_engine.h"
+#include "common/io.h"
 #include "common/json.h"
 #include "executor/judge.h"
 
@@ -27,18 +28,6 @@ static void run_usage(FILE *out)
 		"The language comes from --lang or SOURCE's extension. Without --json the program's\n"
 		"stdout and stderr are passed through and a non-OK status is reported on stderr.\n"
 		"Exit status: 0 OK, 1 the program failed (CE, RE, TLE, MLE, OLE), 2 usage, 3 internal error.\n");
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static const struct exec_phase_result *shown_phase(const struct exec_run_result *r)
@@ -75,7 +64,7 @@ static int print_json(const struct exec_run_result *r)
 	json_decref(o);
 	if (!text)
 		return -1;
-	int rc = write_all(STDOUT_FILENO, text, strlen(text)) || write_all(STDOUT_FILENO, "\n", 1) ? -1 : 0;
+	int rc = gv_write_all(STDOUT_FILENO, text, strlen(text)) || gv_write_all(STDOUT_FILENO, "\n", 1) ? -1 : 0;
 	free(text);
 	return rc;
 }
@@ -83,13 +72,13 @@ static int print_json(const struct exec_run_result *r)
 static void print_plain(const struct exec_run_result *r)
 {
 	if (r->status == EXEC_RUN_CE || (!r->ran && r->compile.out_len + r->compile.err_len)) {
-		if (write_all(STDERR_FILENO, r->compile.out, r->compile.out_len) ||
-		    write_all(STDERR_FILENO, r->compile.err_out, r->compile.err_len))
+		if (gv_write_all(STDERR_FILENO, r->compile.out, r->compile.out_len) ||
+		    gv_write_all(STDERR_FILENO, r->compile.err_out, r->compile.err_len))
 			return;
 	}
 	if (r->ran) {
-		if (write_all(STDOUT_FILENO, r->run.out, r->run.out_len) ||
-		    write_all(STDERR_FILENO, r->run.err_out, r->run.err_len))
+		if (gv_write_all(STDOUT_FILENO, r->run.out, r->run.out_len) ||
+		    gv_write_all(STDERR_FILENO, r->run.err_out, r->run.err_len))
 			return;
 	}
 	if (r->status == EXEC_RUN_OK)

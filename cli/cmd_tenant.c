@@ -13,6 +13,7 @@
 #include "common/pg.h"
 #include "common/redis.h"
 #include "tenants/admin.h"
+#include "tenants/egress.h"
 #include "tenants/quota.h"
 #include "tenants/retention.h"
 
@@ -40,6 +41,16 @@ static void tenant_usage(FILE *out)
 		"max_wall_ms max_memory_mb max_output_kb allowed_languages (comma list, '*'\n"
 		"= all) max_gpus egress_policy (JSON) retention_days weight.\n"
 		"\n"
+		"Egress (update): network for the tenant's sandboxes, none by default.\n"
+		"  --egress-allow DEST[,DEST...]  allow [tcp:|udp:]ADDR[/N]:PORT[-PORT] or\n"
+		"                                 HOST:PORT (resolved by the executor at\n"
+		"                                 sandbox start); repeatable\n"
+		"  --egress-rate KBIT             shaping in both directions (required with\n"
+		"  --egress-up KBIT               an allow list, or both of up = sandbox to\n"
+		"  --egress-down KBIT             world and down = world to sandbox)\n"
+		"  --egress-none                  no network at all\n"
+		"Private, loopback, link-local and metadata addresses are always refused.\n"
+		"\n"
 		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL]\n"
 		"  --redis-url URL     Redis for the scheduler config [env GAVEL_REDIS_URL]\n");
 }
@@ -51,7 +62,69 @@ struct opts {
 	bool rotate;
 	const char *settings[MAX_SETTINGS];
 	size_t n_settings;
+	/* Egress options, turned into one egress_policy setting. */
+	const char *egress_allow[MAX_SETTINGS];
+	size_t n_egress_allow;
+	long egress_rate, egress_up, egress_down;
+	bool egress_none;
 };
+
+static bool has_egress_opts(const struct opts *o)
+{
+	return o->n_egress_allow || o->egress_rate || o->egress_up || o->egress_down || o->egress_none;
+}
+
+/* The egress_policy JSON of the --egress-* options (a new string, or NULL
+ * with a message printed). jansson builds it, so no option text can break
+ * out of its string; tenant_quota_set validates the grammar. */
+static char *egress_policy_json(const struct opts *o)
+{
+	if (o->egress_none) {
+		if (o->n_egress_allow || o->egress_rate || o->egress_up || o->egress_down) {
+			fprintf(stderr, "gavel tenant: --egress-none takes no other --egress option\n");
+			return NULL;
+		}
+		return strdup("{\"mode\":\"none\"}");
+	}
+	json_t *allow = json_array();
+	json_t *p = json_pack("{s:s}", "mode", "allowlist");
+	char *out = NULL;
+	if (!allow || !p)
+		goto out;
+	for (size_t i = 0; i < o->n_egress_allow; i++) {
+		const char *s = o->egress_allow[i];
+		while (*s) {
+			size_t len = strcspn(s, ",");
+			if (len > 0 && json_array_append_new(allow, json_stringn(s, len)) != 0)
+				goto out;
+			s += len + (s[len] == ',');
+		}
+	}
+	if (json_object_set(p, "allow", allow) != 0 ||
+	    (o->egress_rate && json_object_set_new(p, "rate_kbit", json_integer(o->egress_rate)) != 0) ||
+	    (o->egress_up && json_object_set_new(p, "egress_kbit", json_integer(o->egress_up)) != 0) ||
+	    (o->egress_down && json_object_set_new(p, "ingress_kbit", json_integer(o->egress_down)) != 0))
+		goto out;
+	out = json_dumps(p, JSON_COMPACT);
+out:
+	json_decref(allow);
+	json_decref(p);
+	if (!out)
+		fprintf(stderr, "gavel tenant: out of memory\n");
+	return out;
+}
+
+static int parse_kbit(const char *name, const char *arg, long *out)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+	if (*end || v < 1 || v > TENANT_EGRESS_KBIT_MAX) {
+		fprintf(stderr, "gavel tenant: %s takes 1..%d (kbit/s)\n", name, TENANT_EGRESS_KBIT_MAX);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
 
 static PGconn *connect_db(const struct opts *o)
 {
@@ -156,6 +229,16 @@ static int do_update(PGconn *c, struct opts *o, const struct tenant_info *t)
 		snprintf(wbuf, sizeof(wbuf), "weight=%d", o->weight);
 		o->settings[o->n_settings++] = wbuf;
 	}
+	char *egress = NULL;
+	if (has_egress_opts(o)) {
+		char *json = egress_policy_json(o);
+		if (!json || o->n_settings >= MAX_SETTINGS || asprintf(&egress, "egress_policy=%s", json) < 0) {
+			free(json);
+			return 2;
+		}
+		free(json);
+		o->settings[o->n_settings++] = egress;
+	}
 	if (o->n_settings == 0) {
 		fprintf(stderr, "gavel tenant update: nothing to change: pass --quota KEY=VALUE\n");
 		return 2;
@@ -164,7 +247,9 @@ static int do_update(PGconn *c, struct opts *o, const struct tenant_info *t)
 	struct tenant_quota q;
 	char actor[128];
 	tenant_operator_actor(actor, sizeof(actor));
-	if (tenant_update_quota(c, t->id, o->settings, o->n_settings, actor, &q, &err) != 0) {
+	int rc = tenant_update_quota(c, t->id, o->settings, o->n_settings, actor, &q, &err);
+	free(egress);
+	if (rc != 0) {
 		fprintf(stderr, "gavel tenant: %s\n", err.msg);
 		return 1;
 	}
@@ -230,6 +315,9 @@ int cli_cmd_tenant(int argc, char **argv)
 		{ "database-url", required_argument, NULL, 'u' }, { "redis-url", required_argument, NULL, 'r' },
 		{ "weight", required_argument, NULL, 'w' },	  { "quota", required_argument, NULL, 'q' },
 		{ "rotate", no_argument, NULL, 'R' },		  { "help", no_argument, NULL, 'h' },
+		{ "egress-allow", required_argument, NULL, 'A' }, { "egress-rate", required_argument, NULL, 'B' },
+		{ "egress-up", required_argument, NULL, 'U' },	  { "egress-down", required_argument, NULL, 'D' },
+		{ "egress-none", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .db_url = getenv("GAVEL_DATABASE_URL"), .redis_url = getenv("GAVEL_REDIS_URL") };
@@ -262,6 +350,23 @@ int cli_cmd_tenant(int argc, char **argv)
 			break;
 		case 'R':
 			o.rotate = true;
+			break;
+		case 'A':
+			if (o.n_egress_allow >= MAX_SETTINGS) {
+				fprintf(stderr, "gavel tenant: too many --egress-allow options\n");
+				return 2;
+			}
+			o.egress_allow[o.n_egress_allow++] = optarg;
+			break;
+		case 'B':
+		case 'U':
+		case 'D':
+			if (parse_kbit(c == 'B' ? "--egress-rate" : c == 'U' ? "--egress-up" : "--egress-down", optarg,
+				       c == 'B' ? &o.egress_rate : c == 'U' ? &o.egress_up : &o.egress_down) != 0)
+				return 2;
+			break;
+		case 'N':
+			o.egress_none = true;
 			break;
 		case 'h':
 			tenant_usage(stdout);

@@ -10,3 +10,4 @@ int cli_cmd_tenant(int argc, char **argv);
 int cli_cmd_key(int argc, char **argv);
 int cli_cmd_audit(int argc, char **argv);
 int cli_cmd_usage(int argc, char **argv);
+int cli_cmd_problem(int argc, char **argv);

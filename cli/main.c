@@ -21,6 +21,7 @@ static const struct cli_command commands[] = {
 	{ "key", cli_cmd_key, "create, list, revoke a tenant's API keys" },
 	{ "audit", cli_cmd_audit, "verify a tenant's hash-chained audit log" },
 	{ "usage", cli_cmd_usage, "usage per tenant and day" },
+	{ "problem", cli_cmd_problem, "push a problem package to a Gavel service" },
 };
 
 static void usage(FILE *out)

@@ -251,7 +251,7 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 		return gv_err_set(err, GV_EINVAL, "request: expected object, got %s", gv_json_type_name(json));
 	static const char *const keys[] = { "language",     "files",    "stdin", "tests",        "checker",
 					    "limits",       "return_output", "gpus", "callback_url", "problem_id",
-					    NULL };
+					    "problem_version", "run_all", "samples_only", NULL };
 	if (gv_json_check_keys(json, keys, err) != 0)
 		return -1;
 	const char *lang = NULL;
@@ -280,6 +280,16 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 	    take_string(json, "problem_id", NULL, GV_JSON_NULL_OK, GV_JOBSPEC_PROBLEM_MAX, NULL, NULL,
 			&spec->problem_id, NULL, err) < 0)
 		return -1;
+	if (get_u32(json, "problem_version", INT32_MAX, &spec->problem_version, err) != 0 ||
+	    gv_json_get_bool(json, "run_all", GV_JSON_NULL_OK, &spec->run_all, err) < 0 ||
+	    gv_json_get_bool(json, "samples_only", GV_JSON_NULL_OK, &spec->samples_only, err) < 0)
+		return -1;
+	if ((spec->problem_version || spec->run_all || spec->samples_only) && !spec->problem_id)
+		return gv_err_set(err, GV_EINVAL, "fields 'problem_version', 'run_all', 'samples_only': only with 'problem_id'");
+	/* problem_version 0: not resolved yet (the frontend resolves it
+	 * before it stores the row; the executor refuses 0). */
+	if (spec->problem_id && spec->has_tests)
+		return gv_err_set(err, GV_EINVAL, "field 'problem_id': the tests are the problem's, not 'tests'");
 	return 0;
 }
 
@@ -365,6 +375,9 @@ json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
 	put(o, "gpus", json_integer(spec->gpus), &ok);
 	put(o, "callback_url", str_or_null(spec->callback_url), &ok);
 	put(o, "problem_id", str_or_null(spec->problem_id), &ok);
+	put(o, "problem_version", json_integer(spec->problem_version), &ok);
+	put(o, "run_all", json_boolean(spec->run_all), &ok);
+	put(o, "samples_only", json_boolean(spec->samples_only), &ok);
 	if (!ok) {
 		json_decref(o);
 		return NULL;

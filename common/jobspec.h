@@ -36,7 +36,13 @@
  *     "return_output": false,            include stdout/stderr in the result
  *     "gpus": 0,                         0..GV_JOBSPEC_GPUS_MAX
  *     "callback_url": null,              string (<= 2048 bytes) or null
- *     "problem_id": null                 string (<= 128 bytes) or null (issue 6)
+ *     "problem_id": null,                string (<= 128 bytes) or null: judged
+ *                                        against the stored problem (issue 6);
+ *                                        then "tests" must be absent
+ *     "problem_version": 0,              with problem_id: the version (>= 1)
+ *                                        the frontend resolved (0: not yet)
+ *     "run_all": false,                  with problem_id: no early stop
+ *     "samples_only": false              with problem_id: data/sample only
  *   }
  * Bounds: all files' content together <= GV_JOBSPEC_SOURCE_MAX (1 MiB);
  * stdin plus every test's input and expected together <= GV_JOBSPEC_DATA_MAX
@@ -125,6 +131,8 @@ struct gv_jobspec {
 	uint32_t gpus;
 	char *callback_url;  /* NULL when absent */
 	char *problem_id;    /* NULL when absent */
+	uint32_t problem_version; /* >= 1 with problem_id, else 0 */
+	bool run_all, samples_only;
 };
 
 /* Validates json (a request object) into spec (fully overwritten; release

@@ -302,16 +302,15 @@ int gv_queue_peek(struct gv_redis *r, const char *tid, char *out, size_t size, s
 	return str_reply(eval(r, lua, 2, keys, 1, args, err), out, size, "queue element", err);
 }
 
-int gv_queue_assign(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
-		    unsigned gpus, const char *node, long *attempts, struct gv_err *err)
+#define ASSIGN_REST                                                                                          \
+	"if redis.call('LLEN', KEYS[2]) == 0 then redis.call('SREM', KEYS[3], ARGV[4]) end;"                 \
+	"local a = redis.call('HINCRBY', KEYS[4], ARGV[2], 1);"                                              \
+	"redis.call('RPUSH', KEYS[5], ARGV[3]);"                                                             \
+	"return a"
+
+static int assign(struct gv_redis *r, const char *lua, const char *lock_value, const char *tid, const char *sid,
+		  unsigned gpus, const char *node, long *attempts, struct gv_err *err)
 {
-	static const char lua[] = FENCE
-		"if redis.call('LINDEX', KEYS[2], 0) ~= ARGV[2] then return 0 end;"
-		"redis.call('LPOP', KEYS[2]);"
-		"if redis.call('LLEN', KEYS[2]) == 0 then redis.call('SREM', KEYS[3], ARGV[4]) end;"
-		"local a = redis.call('HINCRBY', KEYS[4], ARGV[2], 1);"
-		"redis.call('RPUSH', KEYS[5], ARGV[3]);"
-		"return a";
 	char tq[GV_QUEUE_KEY_MAX], nq[GV_QUEUE_KEY_MAX], tok[GV_QUEUE_TOKEN_MAX + 1];
 	if (gv_queue_key_tenant(tq, sizeof(tq), tid, err) != 0 || gv_queue_key_node(nq, sizeof(nq), node, err) != 0 ||
 	    gv_queue_token_format(tok, sizeof(tok), tid, sid, gpus, err) != 0)
@@ -324,6 +323,22 @@ int gv_queue_assign(struct gv_redis *r, const char *lock_value, const char *tid,
 	if (attempts)
 		*attempts = (long)v;
 	return v > 0;
+}
+
+int gv_queue_assign(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
+		    unsigned gpus, const char *node, long *attempts, struct gv_err *err)
+{
+	static const char lua[] = FENCE
+		"if redis.call('LINDEX', KEYS[2], 0) ~= ARGV[2] then return 0 end;"
+		"redis.call('LPOP', KEYS[2]);" ASSIGN_REST;
+	return assign(r, lua, lock_value, tid, sid, gpus, node, attempts, err);
+}
+
+int gv_queue_assign_behind(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
+			   unsigned gpus, const char *node, long *attempts, struct gv_err *err)
+{
+	static const char lua[] = FENCE "if redis.call('LREM', KEYS[2], 1, ARGV[2]) == 0 then return 0 end;" ASSIGN_REST;
+	return assign(r, lua, lock_value, tid, sid, gpus, node, attempts, err);
 }
 
 int gv_queue_drop_head(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
@@ -367,27 +382,29 @@ int gv_queue_requeue_token(struct gv_redis *r, const char *lock_value, const cha
 	return v > 0;
 }
 
-int gv_queue_heartbeat(struct gv_redis *r, const char *node, unsigned capacity, unsigned running, unsigned gpus,
-		       const char *languages, long pid, struct gv_err *err)
+int gv_queue_heartbeat(struct gv_redis *r, const char *node, unsigned capacity, unsigned burst, unsigned running,
+		       unsigned gpus, const char *gpu_ids, const char *languages, long pid, struct gv_err *err)
 {
 	static const char lua[] = "local t = redis.call('TIME');"
 				  "local ms = t[1] * 1000 + math.floor(t[2] / 1000);"
 				  "redis.call('HSET', KEYS[1], 'capacity', ARGV[1], 'running', ARGV[2], 'gpus', ARGV[3],"
-				  " 'languages', ARGV[4], 'pid', ARGV[5], 'heartbeat_ms', ms);"
+				  " 'languages', ARGV[4], 'pid', ARGV[5], 'heartbeat_ms', ms, 'burst', ARGV[7],"
+				  " 'gpu_ids', ARGV[8]);"
 				  "redis.call('HSETNX', KEYS[1], 'started_ms', ms);"
 				  "redis.call('SADD', KEYS[2], ARGV[6]);"
 				  "return ms";
-	char k[GV_QUEUE_KEY_MAX], cap[16], run[16], g[16], p[24];
+	char k[GV_QUEUE_KEY_MAX], cap[16], bu[16], run[16], g[16], p[24];
 	if (gv_queue_key_exec(k, sizeof(k), node, err) != 0)
 		return -1;
 	snprintf(cap, sizeof(cap), "%u", capacity);
+	snprintf(bu, sizeof(bu), "%u", burst);
 	snprintf(run, sizeof(run), "%u", running);
 	snprintf(g, sizeof(g), "%u", gpus);
 	snprintf(p, sizeof(p), "%ld", pid);
 	const char *keys[] = { k, GV_QUEUE_EXECUTORS };
-	const char *args[] = { cap, run, g, languages ? languages : "", p, node };
+	const char *args[] = { cap, run, g, languages ? languages : "", p, node, bu, gpu_ids ? gpu_ids : "" };
 	long long v;
-	return int_reply(eval(r, lua, 2, keys, 6, args, err), &v);
+	return int_reply(eval(r, lua, 2, keys, 8, args, err), &v);
 }
 
 int gv_queue_deregister(struct gv_redis *r, const char *node, struct gv_err *err)

@@ -9,7 +9,9 @@
  *   gavel:backlog         SET    tids whose tq may be non-empty
  *   gavel:nq:<node>       LIST   job tokens assigned to a node, not started
  *   gavel:inflight:<node> LIST   job tokens a node is running (BLMOVE from nq)
- *   gavel:exec:<node>     HASH   capacity, running, gpus, languages
+ *   gavel:exec:<node>     HASH   capacity, burst (slots only a tenant below
+ *                                its fair share may take), running, gpus,
+ *                                gpu_ids (executor/gpu.h), languages
  *                                (comma-separated ids), heartbeat_ms (Redis
  *                                server time, ms), pid, started_ms
  *   gavel:executors       SET    node names that registered
@@ -17,7 +19,7 @@
  *   gavel:sched:epoch     STRING fencing epoch, INCR on every new leader
  *   gavel:tenantcfg:<tid> HASH   weight (int >= 1, default 1), max_running
  *                                (int >= 1, default GV_QUEUE_DEFAULT_MAX_RUNNING),
- *                                max_gpus (int >= 0, default unlimited);
+ *                                max_gpus (int >= 0, default 0: no GPU);
  *                                written by tenants/, read by the scheduler
  *   gavel:running         HASH   tid -> jobs assigned or running (derived by
  *                                the leader each tick from nq+inflight; read
@@ -144,6 +146,12 @@ int gv_queue_peek(struct gv_redis *r, const char *tid, char *out, size_t size, s
  * head changed (nothing done). */
 int gv_queue_assign(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
 		    unsigned gpus, const char *node, long *attempts, struct gv_err *err) GV_MUST_CHECK;
+/* Like gv_queue_assign, but sid may stand anywhere in the tenant queue
+ * (LREM instead of the head check): the scheduler passes a GPU job that
+ * waits at the head with a job that needs no GPUs. 1: assigned; 0: sid was
+ * not in the queue any more. */
+int gv_queue_assign_behind(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
+			   unsigned gpus, const char *node, long *attempts, struct gv_err *err) GV_MUST_CHECK;
 /* Atomically (fenced): drop the head sid of a tenant queue (a submission
  * that no longer needs running: missing from PostgreSQL or already
  * finished). 1 done, 0 head changed. */
@@ -161,9 +169,11 @@ int gv_queue_requeue_token(struct gv_redis *r, const char *lock_value, const cha
 /* ---- Executor side. ---- */
 
 /* Registers or refreshes gavel:exec:<node> (heartbeat_ms = Redis TIME) and
- * SADDs the node to gavel:executors. languages is comma-separated. */
-int gv_queue_heartbeat(struct gv_redis *r, const char *node, unsigned capacity, unsigned running, unsigned gpus,
-		       const char *languages, long pid, struct gv_err *err) GV_MUST_CHECK;
+ * SADDs the node to gavel:executors. languages and gpu_ids ("0,1", may be
+ * NULL) are comma-separated. */
+int gv_queue_heartbeat(struct gv_redis *r, const char *node, unsigned capacity, unsigned burst, unsigned running,
+		       unsigned gpus, const char *gpu_ids, const char *languages, long pid,
+		       struct gv_err *err) GV_MUST_CHECK;
 /* Removes the registration (graceful shutdown). */
 int gv_queue_deregister(struct gv_redis *r, const char *node, struct gv_err *err) GV_MUST_CHECK;
 /* BLMOVE gavel:nq:<node> -> gavel:inflight:<node> (LEFT RIGHT) with a

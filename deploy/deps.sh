@@ -16,7 +16,7 @@ BASE_PACKAGES=(
 	libevent-dev libpq-dev libhiredis-dev libseccomp-dev libcmocka-dev
 	libjansson-dev libsodium-dev libarchive-dev libyaml-dev libcurl4-openssl-dev
 	# sandbox and networking
-	runsc iproute2 iperf3
+	runsc iproute2 iperf3 nftables
 	# local services (deploy/local, tests/lib/services.sh)
 	postgresql redis-server redis-tools util-linux procps curl
 	# language toolchains (used when no languages/*.yaml names packages)

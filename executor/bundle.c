@@ -197,10 +197,70 @@ static int check_params(const struct exec_bundle_params *p, struct gv_err *err)
 		return gv_err_set(err, GV_EINVAL, "bundle: rlimit backstops are required");
 	if (p->cpu_quota_us && !p->cpu_period_us)
 		return gv_err_set(err, GV_EINVAL, "bundle: cpu quota without period");
+	if (p->gpu_visible) {
+		size_t n = strlen(p->gpu_visible);
+		if (n == 0 || n > EXEC_GPU_IDS_TEXT_MAX || strspn(p->gpu_visible, "0123456789,") != n)
+			return gv_err_set(err, GV_EINVAL, "bundle: GPU ids must be digits and commas");
+	}
+	if (p->n_gpu_nodes && (!p->gpu_visible || !p->gpu_nodes || p->n_gpu_nodes > EXEC_GPU_NODES_MAX))
+		return gv_err_set(err, GV_EINVAL, "bundle: GPU device nodes without GPU ids");
+	if (p->netns_path && (strncmp(p->netns_path, "/run/netns/", 11) != 0 || strlen(p->netns_path) > 64 ||
+			      strchr(p->netns_path + 11, '/') || p->netns_path[11] == '\0' ||
+			      p->netns_path[11] == '.'))
+		return gv_err_set(err, GV_EINVAL, "bundle: network namespace must be /run/netns/<name>");
 	if (p->memory_limit_bytes > INT64_MAX || p->tmp_size_bytes > INT64_MAX ||
 	    p->fsize_bytes > INT64_MAX || p->pids_limit > INT64_MAX)
 		return gv_err_set(err, GV_EINVAL, "bundle: limit out of range");
 	return 0;
+}
+
+/* The constant environment, plus NVIDIA_VISIBLE_DEVICES for a GPU job
+ * (checked to be digits and commas by check_params). */
+static json_t *build_env(const struct exec_bundle_params *p)
+{
+	json_t *env = str_array(sandbox_env, N(sandbox_env));
+	if (env && p->gpu_visible) {
+		char v[32 + EXEC_GPU_IDS_TEXT_MAX];
+		snprintf(v, sizeof(v), "NVIDIA_VISIBLE_DEVICES=%s", p->gpu_visible);
+		if (json_array_append_new(env, json_string(v)) != 0) {
+			json_decref(env);
+			return NULL;
+		}
+	}
+	return env;
+}
+
+/* linux.devices: exactly the assigned GPUs and their control nodes. */
+static json_t *gpu_devices(const struct exec_bundle_params *p)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < p->n_gpu_nodes; i++) {
+		const struct exec_gpu_node *d = &p->gpu_nodes[i];
+		if (json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:I, s:i, s:i, s:i}", "path", d->path, "type",
+							"c", "major", (json_int_t)d->major, "minor",
+							(json_int_t)d->minor, "fileMode", (int)d->mode, "uid", 0,
+							"gid", 0)) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* linux.resources.devices: deny everything, then allow those nodes. */
+static json_t *gpu_device_rules(const struct exec_bundle_params *p)
+{
+	json_t *a = json_pack("[{s:b, s:s}]", "allow", 0, "access", "rwm");
+	for (size_t i = 0; a && i < p->n_gpu_nodes; i++) {
+		const struct exec_gpu_node *d = &p->gpu_nodes[i];
+		if (json_array_append_new(a, json_pack("{s:b, s:s, s:I, s:I, s:s}", "allow", 1, "type", "c",
+							"major", (json_int_t)d->major, "minor", (json_int_t)d->minor,
+							"access", "rw")) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
 }
 
 /* The capabilities of gavel-init (see the security argument below); the
@@ -225,7 +285,9 @@ const char *const exec_bundle_init_caps[EXEC_BUNDLE_INIT_NCAPS] = {
  * after the drop (fail closed). The environment is built here from
  * constants; every namespace the runtime can create is new (pid, ipc, uts,
  * mount, network; runsc runs with --network=none so the network namespace
- * has loopback only); memory (with swap equal to memory, i.e. no swap), pids
+ * has loopback only, except for a sandbox granted egress, whose network
+ * namespace is its own, made and filtered by executor/netpolicy.c, with
+ * no route to the host or another sandbox); memory (with swap equal to memory, i.e. no swap), pids
  * and CPU are bounded by the host cgroup the runtime creates at
  * cgroupsPath. */
 json_t *exec_bundle_config(const struct exec_bundle_params *p, struct gv_err *err)
@@ -249,11 +311,19 @@ json_t *exec_bundle_config(const struct exec_bundle_params *p, struct gv_err *er
 					      "period", (json_int_t)p->cpu_period_us));
 	}
 
-	json_t *ns = json_pack("[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}]", "type", "pid", "type", "ipc",
-			       "type", "uts", "type", "mount", "type", "network");
+	json_t *ns = p->netns_path
+			     ? json_pack("[{s:s}, {s:s}, {s:s}, {s:s}, {s:s, s:s}]", "type", "pid", "type", "ipc", "type",
+					 "uts", "type", "mount", "type", "network", "path", p->netns_path)
+			     : json_pack("[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}]", "type", "pid", "type", "ipc", "type",
+					 "uts", "type", "mount", "type", "network");
+
+	if (resources && p->n_gpu_nodes)
+		json_object_set_new(resources, "devices", gpu_device_rules(p));
 
 	json_t *linux_ = json_pack("{s:o, s:s, s:o}", "namespaces", ns, "cgroupsPath",
 				   p->cgroups_path, "resources", resources);
+	if (linux_ && p->n_gpu_nodes)
+		json_object_set_new(linux_, "devices", gpu_devices(p));
 	if (linux_ && p->seccomp)
 		json_object_set_new(linux_, "seccomp", build_seccomp());
 
@@ -264,7 +334,7 @@ json_t *exec_bundle_config(const struct exec_bundle_params *p, struct gv_err *er
 		"ociVersion", "1.0.2", "hostname", p->hostname,
 		"process", "terminal", 0, "user", "uid", EXEC_BUNDLE_INIT_UID, "gid", EXEC_BUNDLE_INIT_UID,
 		"additionalGids", "args", "/gavel-init", "env",
-		str_array(sandbox_env, N(sandbox_env)), "cwd", "/box", "capabilities", caps,
+		build_env(p), "cwd", "/box", "capabilities", caps,
 		"rlimits", build_rlimits(p), "noNewPrivileges", 1,
 		"root", "path", "rootfs", "readonly", 1,
 		"mounts", build_mounts(p), "linux", linux_);
@@ -273,7 +343,9 @@ json_t *exec_bundle_config(const struct exec_bundle_params *p, struct gv_err *er
 	/* json_pack's "o" steals even on failure, but a NULL member makes the
 	 * pack fail; check the optional members set with json_object_set_new. */
 	json_t *l = json_object_get(cfg, "linux");
-	if ((p->seccomp && !json_object_get(l, "seccomp")) ||
+	if ((p->n_gpu_nodes && (!json_object_get(l, "devices") ||
+				!json_object_get(json_object_get(l, "resources"), "devices"))) ||
+	    (p->seccomp && !json_object_get(l, "seccomp")) ||
 	    (p->cpu_quota_us && !json_object_get(json_object_get(l, "resources"), "cpu"))) {
 		json_decref(cfg);
 		return gv_err_set(err, ENOMEM, "bundle: building config.json failed"), NULL;

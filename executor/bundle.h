@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "executor/gpu.h"
 
 /* Everything the spec depends on. Strings are borrowed for the call. */
 struct exec_bundle_params {
@@ -37,6 +38,18 @@ struct exec_bundle_params {
 	 * needs (/etc/java-17-openjdk, /etc/alternatives). */
 	const char *const *etc_binds;
 	bool seccomp;                /* emit linux.seccomp (runsc --oci-seccomp) */
+	/* GPUs (executor/gpu.h): NULL for none; else "0,1", added to the
+	 * environment as NVIDIA_VISIBLE_DEVICES (digits and commas only). */
+	const char *gpu_visible;
+	/* The device nodes of the assigned GPUs and their control nodes, for
+	 * linux.devices and the device cgroup allowlist: only with real GPUs
+	 * under runsc --nvproxy, never with a simulated inventory. */
+	const struct exec_gpu_node *gpu_nodes;
+	size_t n_gpu_nodes;
+	/* NULL: a new, empty network namespace (runsc --network=none). Else
+	 * the sandbox's own namespace, "/run/netns/<name>" made by
+	 * executor/netpolicy.c, joined by runsc --network=host. */
+	const char *netns_path;
 };
 
 /* The uid/gid every compiler and program runs as inside: nobody/nogroup.

@@ -1,6 +1,7 @@
 /* gavel-executor's library: one node of the service. A supervisor process
  * probes the toolchains, registers the node (gavel:exec:<node>) and
- * heartbeats; `capacity` worker processes, each with its own sandbox engine
+ * heartbeats; `capacity` + `burst_slots` worker processes (the scheduler
+ * fills burst slots only for tenants below their fair share), each with its own sandbox engine
  * (the engine is one per process: it is the process's child subreaper),
  * take jobs from the node queue (BLMOVE into gavel:inflight:<node>), run
  * them (executor/judge_inline.h) and write the result, usage and audit
@@ -13,6 +14,13 @@
  * once (UPDATE ... WHERE status <> 'done'). A machinery failure is verdict
  * IE, never WA. SIGTERM: stop taking work, finish the jobs in hand, hand
  * back what was assigned but not started, deregister.
+ *
+ * GPUs (executor/gpu.h): the node's devices are checked at start (real
+ * ones need runsc --nvproxy, else the daemon refuses to start); a GPU job's
+ * worker claims exact device ids in memory shared with the supervisor,
+ * which frees a dead worker's; the ids go into the sandbox as
+ * NVIDIA_VISIBLE_DEVICES, into its audit records, and device-seconds into
+ * usage.
  *
  * Webhooks: after a result commits, the worker schedules its callback_url
  * delivery in Redis (one ZADD); a separate delivery process of the
@@ -29,7 +37,15 @@
 struct exec_daemon_config {
 	char *log_level;
 	char *node_name;          /* empty: host name */
-	int capacity;             /* worker processes = sandboxes at once */
+	int capacity;             /* regular slots (executor.max_parallel) */
+	int burst_slots;          /* more workers, for tenants below their share */
+	char *gpus;               /* executor.gpus: device ids, "" none */
+	bool gpu_simulated;       /* TEST ONLY: executor/gpu.h */
+	/* Sandbox networks (executor/netpolicy.h): the node's private address
+	 * pool, shared out among the workers, and the name prefix of what
+	 * they create (worker k: <prefix><k as 2 digits>); "" = no egress. */
+	char *egress_pool;
+	char *egress_ifprefix;
 	uint64_t heartbeat_interval_ms;
 	char *runsc_path;
 	char *runsc_root;         /* per worker: <runsc_root>/<node>/w<k> */
@@ -52,6 +68,15 @@ struct exec_daemon_config {
 	uint64_t webhook_backoff_ms;
 	uint64_t webhook_backoff_max_ms;
 	bool webhook_allow_loopback; /* TEST ONLY */
+	uint64_t webhook_recover_after_ms;
+	char *webhook_user;
+	/* Stored problems (executor/problem_store.h, testdata_cache.h). */
+	char *testdata_cache_dir;
+	uint64_t testdata_cache_size; /* bytes; 0: no cache */
+	uint64_t import_poll_interval_ms;
+	/* Sandboxes created ahead of demand, per worker (executor/pool.h). */
+	int pool_size;            /* 0: no pool */
+	uint64_t pool_idle_ms;
 };
 
 extern const struct gv_config_option exec_daemon_config_table[];

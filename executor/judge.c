@@ -464,6 +464,8 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 				msgf(c->message, sizeof(c->message), "%s", cerr.msg);
 			} else {
 				judge_case(p, i, &run, input, input_len, val, c);
+				if (opts && opts->case_output)
+					opts->case_output(i, run.out ? run.out : "", run.out_len, opts->case_output_arg);
 				if (c->verdict == EXEC_VERDICT_IE)
 					msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
 			}

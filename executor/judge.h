@@ -111,6 +111,11 @@ struct exec_judge_opts {
 	/* Languages of custom output validators; required for problems with
 	 * `validation: custom`. Borrowed. */
 	const struct lang_registry *langs;
+	/* Called with each non-interactive case's stdout (already capped by
+	 * the engine) before it is freed, for feedback; may be NULL. out is
+	 * borrowed for the call. */
+	void (*case_output)(size_t index, const char *out, size_t len, void *arg);
+	void *case_output_arg;
 };
 
 /* Judges source in lang against the loaded problem p. A custom output

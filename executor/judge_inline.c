@@ -343,6 +343,16 @@ done:
 	return j;
 }
 
+static void set_gpus(struct exec_job *job, const struct exec_inline_opts *opts)
+{
+	if (!opts)
+		return;
+	job->gpu_visible = opts->gpu_visible;
+	job->gpu_nodes = opts->gpu_nodes;
+	job->n_gpu_nodes = opts->n_gpu_nodes;
+	job->egress = opts->egress;
+}
+
 json_t *exec_inline_run(struct exec_engine *e, const struct lang_def *lang, const struct gv_jobspec *spec,
 			const struct exec_inline_opts *opts, struct exec_inline_summary *sum, struct gv_err *err)
 {
@@ -359,8 +369,10 @@ json_t *exec_inline_run(struct exec_engine *e, const struct lang_def *lang, cons
 		j = gv_result_internal_error(spec->has_tests ? "judge" : "run", msg);
 		snprintf(sum->verdict, sizeof(sum->verdict), "IE");
 	} else if (spec->has_tests) {
+		set_gpus(&st.lj.job, opts);
 		j = judged_run(e, &st, spec, opts, sum);
 	} else {
+		set_gpus(&st.lj.job, opts);
 		j = plain_run(e, &st, spec, opts, sum);
 	}
 	free(st.files);

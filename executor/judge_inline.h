@@ -28,6 +28,14 @@ struct exec_inline_opts {
 	 * the run limits it applies. May be NULL. */
 	void (*sandbox_started)(const char *sandbox_id, const struct exec_limits *run_limits, void *arg);
 	void *sandbox_arg;
+	/* GPUs assigned to the job (executor/gpu.h), for the submission's
+	 * sandboxes only (never a checker's): NULL for none. */
+	const char *gpu_visible;
+	const struct exec_gpu_node *gpu_nodes;
+	size_t n_gpu_nodes;
+	/* The tenant's current egress policy (tenants/egress.h), loaded by the
+	 * executor, for the submission's sandboxes: NULL for no network. */
+	const struct tenant_egress_policy *egress;
 };
 
 /* What the daemon needs beyond the result document. */

@@ -2,10 +2,12 @@
  * inherited; plus the reaper that owns every waitpid(-1) of the process. */
 #include "executor/runsc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,9 +126,11 @@ int exec_runsc_argv(const struct exec_runsc *r, const char *const *extra, const 
 	PUSH(r->path);
 	PUSH("--root");
 	PUSH(r->root);
-	/* No network stack inside at all; the OCI seccomp section is applied
-	 * (without this flag runsc silently ignores it). */
-	PUSH("--network=none");
+	/* No network stack inside at all, unless the sandbox was granted one:
+	 * then gVisor uses the network namespace the bundle names (made and
+	 * filtered by executor/netpolicy.c), never the host's. The OCI seccomp
+	 * section is applied (without this flag runsc silently ignores it). */
+	PUSH(r->network_host ? "--network=host" : "--network=none");
 	PUSH("--oci-seccomp");
 	if (r->platform && r->platform[0]) {
 		PUSH("--platform");
@@ -134,6 +138,8 @@ int exec_runsc_argv(const struct exec_runsc *r, const char *const *extra, const 
 	}
 	if (r->file_access_exclusive)
 		PUSH("--file-access-mounts=exclusive");
+	if (r->nvproxy)
+		PUSH("--nvproxy");
 	for (size_t i = 0; extra[i]; i++)
 		PUSH(extra[i]);
 #undef PUSH
@@ -327,21 +333,12 @@ int exec_runsc_check(const struct exec_runsc *r, struct gv_err *err)
 	return run_ok(r, extra, 10000, NULL, err);
 }
 
-/* create (start = false) or run --detach (start = true): either way the
- * sandbox process is left behind, reparented to us. */
-static int create_sandbox(const struct exec_runsc *r, bool start, const char *bundle, const char *pid_file,
-			  const char *id, const int stdio[3], pid_t *sandbox_pid, struct gv_err *err)
+/* Reads the sandbox pid that `runsc create` / `run --detach` wrote and
+ * watches it. The pid file is in our own bundle dir, written by runsc
+ * (root). */
+int exec_runsc_read_pid_file(const struct exec_runsc *r, const char *pid_file, pid_t *sandbox_pid,
+			     struct gv_err *err)
 {
-	const char *create[] = {"create", "--bundle", bundle, "--pid-file", pid_file, id, NULL};
-	const char *run[] = {"run", "--detach", "--bundle", bundle, "--pid-file", pid_file, id, NULL};
-	int st;
-	if (run_cli(r, start ? run : create, stdio, NULL, NULL, 60000, &st, err) != 0)
-		return -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return gv_err_set(err, GV_ESANDBOX, "runsc %s failed (%s %d)", start ? "run" : "create",
-				  WIFEXITED(st) ? "exit" : "signal",
-				  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-	/* The pid file is in our own bundle dir, written by runsc (root). */
 	int fd = open(pid_file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return gv_err_errno(err, "runsc create: pid file %s", pid_file);
@@ -362,6 +359,42 @@ static int create_sandbox(const struct exec_runsc *r, bool start, const char *bu
 	if (exec_reaper_watch(r->reaper, (pid_t)pid, err) != 0)
 		return -1;
 	*sandbox_pid = (pid_t)pid;
+	return 0;
+}
+
+/* create (start = false) or run --detach (start = true): either way the
+ * sandbox process is left behind, reparented to us. */
+static int create_sandbox(const struct exec_runsc *r, bool start, const char *bundle, const char *pid_file,
+			  const char *id, const int stdio[3], pid_t *sandbox_pid, struct gv_err *err)
+{
+	const char *create[] = {"create", "--bundle", bundle, "--pid-file", pid_file, id, NULL};
+	const char *run[] = {"run", "--detach", "--bundle", bundle, "--pid-file", pid_file, id, NULL};
+	int st;
+	if (run_cli(r, start ? run : create, stdio, NULL, NULL, 60000, &st, err) != 0)
+		return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return gv_err_set(err, GV_ESANDBOX, "runsc %s failed (%s %d)", start ? "run" : "create",
+				  WIFEXITED(st) ? "exit" : "signal",
+				  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return exec_runsc_read_pid_file(r, pid_file, sandbox_pid, err);
+}
+
+int exec_runsc_create_spawn(const struct exec_runsc *r, const char *bundle, const char *pid_file,
+			    const char *id, const int stdio[3], pid_t *cli_pid, struct gv_err *err)
+{
+	const char *extra[] = {"create", "--bundle", bundle, "--pid-file", pid_file, id, NULL};
+	const char *argv[48];
+	if (exec_runsc_argv(r, extra, argv, sizeof(argv) / sizeof(argv[0]), err) != 0)
+		return -1;
+	pid_t p = spawn(r->path, argv, stdio[0], stdio[1], stdio[2]);
+	if (p < 0)
+		return gv_err_errno(err, "runsc create: fork");
+	if (exec_reaper_watch(r->reaper, p, err) != 0) {
+		kill(p, SIGKILL);
+		exec_reaper_wait(r->reaper, p, NULL, 5000);
+		return -1;
+	}
+	*cli_pid = p;
 	return 0;
 }
 
@@ -456,6 +489,35 @@ static void collect_id(const char *id, void *arg)
 		snprintf(s->ids[s->n++], 65, "%s", id);
 }
 
+/* A runsc killed while it wrote a container's metadata (an executor killed
+ * -9 during `runsc create`) leaves a state file that no runsc command can
+ * load, or a lock file without a state: `delete --force` then fails for
+ * ever. The root is ours alone and nothing of ours runs during the sweep,
+ * so such files are removed by name; the cgroup sweep that follows kills
+ * whatever such a container had started. Returns how many were removed. */
+static unsigned remove_stale_metadata(const char *root)
+{
+	DIR *d = opendir(root);
+	if (!d)
+		return 0;
+	unsigned removed = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		bool ours = strncmp(de->d_name, "gv-", 3) == 0;
+		bool meta = (len > 5 && strcmp(de->d_name + len - 5, ".lock") == 0) ||
+			    (len > 6 && strcmp(de->d_name + len - 6, ".state") == 0);
+		struct stat st;
+		if (!ours || !meta || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
+}
+
 int exec_runsc_sweep(const struct exec_runsc *r, unsigned *n, struct gv_err *err)
 {
 	enum { MAX = 4096 };
@@ -463,16 +525,35 @@ int exec_runsc_sweep(const struct exec_runsc *r, unsigned *n, struct gv_err *err
 	if (!s.ids)
 		return gv_err_set(err, ENOMEM, "runsc sweep: out of memory");
 	int rc = exec_runsc_list(r, collect_id, &s, err);
-	unsigned deleted = 0;
+	unsigned deleted = 0, failed = 0;
+	struct gv_err first;
+	gv_err_clear(&first);
 	for (size_t i = 0; rc == 0 && i < s.n; i++) {
-		if (exec_runsc_delete(r, s.ids[i], err) != 0) {
-			gv_err_prefix(err, "sweeping %s", s.ids[i]);
-			rc = -1;
-			break;
+		struct gv_err derr;
+		if (exec_runsc_delete(r, s.ids[i], &derr) == 0) {
+			deleted++;
+		} else if (failed++ == 0) {
+			first = derr;
+			gv_err_prefix(&first, "sweeping %s", s.ids[i]);
 		}
-		deleted++;
 	}
 	free(s.ids);
+	if (rc == 0) {
+		remove_stale_metadata(r->root);
+		/* Whatever runsc still lists after that is a real failure. */
+		struct sweep_ids left = {calloc(MAX, 65), 0, MAX};
+		if (!left.ids)
+			return gv_err_set(err, ENOMEM, "runsc sweep: out of memory");
+		rc = exec_runsc_list(r, collect_id, &left, err);
+		if (rc == 0 && left.n > 0) {
+			if (failed)
+				*err = first;
+			else
+				gv_err_set(err, GV_ESANDBOX, "runsc sweep: %s is still listed", left.ids[0]);
+			rc = -1;
+		}
+		free(left.ids);
+	}
 	if (n)
 		*n = deleted;
 	return rc;

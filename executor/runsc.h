@@ -45,6 +45,11 @@ struct exec_runsc {
 	const char *root;     /* --root: state dir owned by this executor */
 	const char *platform; /* NULL: runsc's default (ptrace) */
 	bool file_access_exclusive; /* --file-access-mounts=exclusive */
+	bool nvproxy;               /* --nvproxy: GPU proxy (executor/gpu.h) */
+	/* --network=host instead of --network=none: only for a sandbox whose
+	 * bundle names its own network namespace (executor/netpolicy.h), so
+	 * that "host" is that namespace, never the executor's. */
+	bool network_host;
 	struct exec_reaper *reaper;
 };
 
@@ -64,6 +69,17 @@ int exec_runsc_run_detached(const struct exec_runsc *r, const char *bundle, cons
 			    const char *id, const int stdio[3], pid_t *sandbox_pid,
 			    struct gv_err *err) GV_MUST_CHECK;
 
+/* Starts `runsc create` like exec_runsc_create without waiting for it:
+ * *cli_pid (the runsc CLI) is watched in r->reaper; once it exited 0,
+ * exec_runsc_read_pid_file gives the sandbox. Used to create sandboxes
+ * ahead of demand (executor/pool.h) off the caller's path. */
+int exec_runsc_create_spawn(const struct exec_runsc *r, const char *bundle, const char *pid_file,
+			    const char *id, const int stdio[3], pid_t *cli_pid, struct gv_err *err) GV_MUST_CHECK;
+/* Reads the pid file runsc create wrote, checks the sandbox process is
+ * alive (our child by the subreaper) and watches it in r->reaper. */
+int exec_runsc_read_pid_file(const struct exec_runsc *r, const char *pid_file, pid_t *sandbox_pid,
+			     struct gv_err *err) GV_MUST_CHECK;
+
 int exec_runsc_start(const struct exec_runsc *r, const char *id, struct gv_err *err) GV_MUST_CHECK;
 int exec_runsc_kill(const struct exec_runsc *r, const char *id, int sig, struct gv_err *err) GV_MUST_CHECK;
 /* `runsc delete --force ID`: kills what is left and removes the state. */
@@ -79,7 +95,9 @@ int exec_runsc_delete_start(const struct exec_runsc *r, const char *id, pid_t *p
 int exec_runsc_list(const struct exec_runsc *r, void (*fn)(const char *id, void *arg), void *arg,
 		    struct gv_err *err) GV_MUST_CHECK;
 
-/* Deletes (--force) every container under --root; *n counts them. */
+/* Deletes (--force) every container under --root, then removes metadata
+ * files that runsc can no longer load (a runsc killed mid-write); *n counts
+ * the deleted containers. Fails if runsc still lists one after that. */
 int exec_runsc_sweep(const struct exec_runsc *r, unsigned *n, struct gv_err *err) GV_MUST_CHECK;
 
 /* Builds the global flags + subcommand argv into argv (cap entries,

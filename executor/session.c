@@ -26,12 +26,14 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "executor/pool.h"
 #include "executor/record.h"
 
 #define KB 1024ull
 #define TEST_INPUT_MAX (64u << 20)
 #define MAX_FILES 64
-#define MAX_FILES_BYTES (64u << 20)
+/* Sources, or an uploaded package archive (<= 64 MiB) plus gavel-unpack. */
+#define MAX_FILES_BYTES (80u << 20)
 #define MAX_ARGS 64
 #define MAX_ARG_LEN 4096
 #define DIAG_CAP (64u << 10)     /* init's own fd 2, per PROTOCOL.md */
@@ -57,6 +59,23 @@ struct exec_session {
 	uint32_t tests_run;
 	bool dir_made, created, reaped, dead, out_eof, err_eof;
 	int wait_status;
+	struct exec_sandbox_shape shape;
+	/* Created ahead of demand (exec_session_precreate): `runsc create`
+	 * in flight (-1 when none) and the child ends of the stdio pipes,
+	 * held until it exits; started once a job adopted it. */
+	pid_t create_pid;
+	int child_fd[3];
+	int64_t created_at;
+	bool started, counted;
+	/* A network of its own (tenant egress policy, executor/netpolicy.h);
+	 * its slot is held until the clean-up removed it. */
+	bool has_net;
+	struct exec_net net;
+	/* GPUs of a fresh sandbox's job (exec_job), read by build_bundle;
+	 * borrowed from the job while the sandbox is opened. */
+	const char *gpu_visible;
+	const struct exec_gpu_node *gpu_nodes;
+	size_t n_gpu_nodes;
 };
 
 static int64_t now_ms(void)
@@ -138,6 +157,11 @@ const char *exec_session_id(const struct exec_session *s)
 const char *exec_session_cgroup(const struct exec_session *s)
 {
 	return s->cg_rel;
+}
+
+const struct exec_net *exec_session_net(const struct exec_session *s)
+{
+	return s->has_net ? &s->net : NULL;
 }
 
 /* ---- removal without following links ---- */
@@ -327,6 +351,9 @@ static char *job_record(const struct exec_job *job, size_t *len)
 		sb_printf(&b, "feedback_dir:1\n");
 	if (job->interactive)
 		sb_printf(&b, "interactive:1\n");
+	/* Only after the sandbox's filtered network was made (open). */
+	if (job->egress && job->egress->grants)
+		sb_printf(&b, "network:1\n");
 	sb_printf(&b, "seccomp:default\n");
 	if (b.oom) {
 		free(b.p);
@@ -339,9 +366,10 @@ static char *job_record(const struct exec_job *job, size_t *len)
 /* Writes a new file into the work dir. Security argument: the work dir is
  * fresh (created by us a moment ago, before any sandbox exists), the name
  * was checked to be one plain component, and O_EXCL|O_NOFOLLOW refuse
- * anything already there. Mode 0644 owned by root: the sandbox (uid 65534)
- * reads them but cannot write them. */
-static int write_box_file(int box_fd, const char *name, const void *data, size_t len,
+ * anything already there. Mode 0644 (0755 for a program of ours the job
+ * runs) owned by root: the sandbox (uid 65534) reads them but cannot write
+ * them. */
+static int write_box_file(int box_fd, const char *name, const void *data, size_t len, mode_t mode,
 			  struct gv_err *err)
 {
 	int fd = openat(box_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -360,7 +388,7 @@ static int write_box_file(int box_fd, const char *name, const void *data, size_t
 		p += n;
 		len -= (size_t)n;
 	}
-	if (fchmod(fd, 0644) != 0 || close(fd) != 0)
+	if (fchmod(fd, mode) != 0 || close(fd) != 0)
 		return gv_err_errno(err, "work dir: finish %s", name);
 	return 0;
 }
@@ -1077,10 +1105,39 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-/* Builds the bundle in the fresh dir s->dir (fd bfd): skeleton, /etc, the
- * work dir with the job record and the files, config.json. */
-static int build_bundle(struct exec_session *s, int bfd, const struct exec_job *job,
-			struct gv_err *err)
+void exec_job_shape(const struct exec_engine *e, const struct exec_job *job, struct exec_sandbox_shape *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->tenant, sizeof(out->tenant), "%s", job->tenant ? job->tenant : "");
+	uint64_t prog_kb = max_u64(job->run_limits.memory_kb,
+				   job->compile_argv ? job->compile_limits.memory_kb : 0);
+	uint64_t fsize_kb = max_u64(max_u64(job->run_limits.fsize_kb, job->compile_limits.fsize_kb),
+				    256 * 1024);
+	/* Program + tmpfs contents (held in Sentry memory) + gVisor's own
+	 * overhead (measured ~20 MB; default headroom 64 MiB). */
+	out->memory_limit_bytes = (prog_kb + e->cfg.tmp_size_kb + e->cfg.headroom_kb) * KB;
+	out->fsize_bytes = fsize_kb * KB;
+}
+
+bool exec_shape_equal(const struct exec_sandbox_shape *a, const struct exec_sandbox_shape *b)
+{
+	return strcmp(a->tenant, b->tenant) == 0 && a->memory_limit_bytes == b->memory_limit_bytes &&
+	       a->fsize_bytes == b->fsize_bytes;
+}
+
+const struct exec_sandbox_shape *exec_session_shape(const struct exec_session *s)
+{
+	return &s->shape;
+}
+
+int64_t exec_session_created_ms(const struct exec_session *s)
+{
+	return s->created_at;
+}
+
+/* Builds the bundle in the fresh dir s->dir (fd bfd): skeleton, /etc, an
+ * empty work dir, config.json with the limits of s->shape. */
+static int build_bundle(struct exec_session *s, int bfd, struct gv_err *err)
 {
 	const struct exec_engine_config *c = &s->e->cfg;
 	if (exec_bundle_write_skeleton(bfd, s->e->etc_binds, err) != 0)
@@ -1088,8 +1145,8 @@ static int build_bundle(struct exec_session *s, int bfd, const struct exec_job *
 	/* /box: owned by the sandbox user, mode 0755 (PROTOCOL.md), so that
 	 * gavel-init can lock it read-only after the compile phase. chown and
 	 * chmod act on the fd of the directory we just created, never on a
-	 * path. The files written next are root-owned 0644: readable inside,
-	 * never writable there. */
+	 * path. The files written into it later (write_job_files) are
+	 * root-owned 0644: readable inside, never writable there. */
 	if (mkdirat(bfd, "box", 0700) != 0)
 		return gv_err_errno(err, "mkdir box");
 	int box = openat(bfd, "box", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1098,15 +1155,6 @@ static int build_bundle(struct exec_session *s, int bfd, const struct exec_job *
 	int rc = 0;
 	if (fchown(box, EXEC_BUNDLE_UID, EXEC_BUNDLE_GID) != 0 || fchmod(box, 0755) != 0)
 		rc = gv_err_errno(err, "chown/chmod box");
-	size_t jlen = 0;
-	char *jrec = rc == 0 ? job_record(job, &jlen) : NULL;
-	if (rc == 0 && !jrec)
-		rc = gv_err_set(err, ENOMEM, "job record");
-	if (rc == 0)
-		rc = write_box_file(box, "job", jrec, jlen, err);
-	free(jrec);
-	for (size_t i = 0; rc == 0 && i < job->n_files; i++)
-		rc = write_box_file(box, job->files[i].name, job->files[i].data, job->files[i].len, err);
 	close(box);
 	if (rc != 0)
 		return -1;
@@ -1114,28 +1162,26 @@ static int build_bundle(struct exec_session *s, int bfd, const struct exec_job *
 	char etc[4200], boxp[4200];
 	snprintf(etc, sizeof(etc), "%s/etc", s->dir);
 	snprintf(boxp, sizeof(boxp), "%s/box", s->dir);
-	uint64_t prog_kb = max_u64(job->run_limits.memory_kb,
-				   job->compile_argv ? job->compile_limits.memory_kb : 0);
-	uint64_t fsize_kb = max_u64(max_u64(job->run_limits.fsize_kb, job->compile_limits.fsize_kb),
-				    256 * 1024);
 	struct exec_bundle_params p = {
 		.hostname = "gavel",
 		.cgroups_path = NULL,
 		.init_path = c->init_path,
 		.etc_path = etc,
 		.box_path = boxp,
-		/* Program + tmpfs contents (held in Sentry memory) + gVisor's
-		 * own overhead (measured ~20 MB; default headroom 64 MiB). */
-		.memory_limit_bytes = (prog_kb + c->tmp_size_kb + c->headroom_kb) * KB,
+		.memory_limit_bytes = s->shape.memory_limit_bytes,
 		.pids_limit = c->pids_limit,
 		.cpu_quota_us = (uint64_t)c->cpu_quota_pct * 1000,
 		.cpu_period_us = 100000,
 		.tmp_size_bytes = c->tmp_size_kb * KB,
 		.nofile = 4096,
 		.nproc = 4096,
-		.fsize_bytes = fsize_kb * KB,
+		.fsize_bytes = s->shape.fsize_bytes,
 		.etc_binds = s->e->etc_binds,
 		.seccomp = true,
+		.netns_path = s->has_net ? s->net.netns_path : NULL,
+		.gpu_visible = s->gpu_visible,
+		.gpu_nodes = s->gpu_nodes,
+		.n_gpu_nodes = s->n_gpu_nodes,
 	};
 	char cgpath[300];
 	snprintf(cgpath, sizeof(cgpath), "/%s", s->cg_rel);
@@ -1145,6 +1191,34 @@ static int build_bundle(struct exec_session *s, int bfd, const struct exec_job *
 		return -1;
 	rc = exec_bundle_write_config(bfd, cfg, err);
 	json_decref(cfg);
+	return rc;
+}
+
+/* Writes the job record and the job's files into the work dir. Security
+ * argument: this happens before the sandbox starts (before `runsc run`,
+ * or between `runsc create` and `runsc start` for a sandbox created ahead
+ * of demand), so nothing inside has run and nothing can have been planted;
+ * every file is created with O_EXCL|O_NOFOLLOW through the dir's fd,
+ * itself opened with O_NOFOLLOW. */
+static int write_job_files(struct exec_session *s, const struct exec_job *job, struct gv_err *err)
+{
+	int bfd = openat(s->e->work_root_fd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (bfd < 0)
+		return gv_err_errno(err, "open %s", s->dir);
+	int box = openat(bfd, "box", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(bfd);
+	if (box < 0)
+		return gv_err_errno(err, "open box");
+	size_t jlen = 0;
+	char *jrec = job_record(job, &jlen);
+	int rc = jrec ? 0 : gv_err_set(err, ENOMEM, "job record");
+	if (rc == 0)
+		rc = write_box_file(box, "job", jrec, jlen, 0644, err);
+	free(jrec);
+	for (size_t i = 0; rc == 0 && i < job->n_files; i++)
+		rc = write_box_file(box, job->files[i].name, job->files[i].data, job->files[i].len,
+				    job->files[i].executable ? 0755 : 0644, err);
+	close(box);
 	return rc;
 }
 
@@ -1162,9 +1236,10 @@ static void set_nonblock(int fd)
 		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* Creates and starts the sandbox. Its stdio are three fresh pipes; our
- * ends are close-on-exec, so no other sandbox or runsc ever holds them. */
-static int start_sandbox(struct exec_session *s, struct gv_err *err)
+/* The sandbox's stdio: three fresh pipes. Our ends are close-on-exec, so
+ * no other sandbox or runsc ever holds them; the child ends go to runsc
+ * and are closed by close_child_fds once it has them. */
+static int make_pipes(struct exec_session *s, struct gv_err *err)
 {
 	int in[2], out[2], er[2];
 	if (pipe2(in, O_CLOEXEC) != 0)
@@ -1184,34 +1259,275 @@ static int start_sandbox(struct exec_session *s, struct gv_err *err)
 	s->in_fd = in[1];
 	s->out_fd = out[0];
 	s->err_fd = er[0];
+	s->child_fd[0] = in[0];
+	s->child_fd[1] = out[1];
+	s->child_fd[2] = er[1];
 	set_nonblock(s->in_fd);
 	set_nonblock(s->out_fd);
 	set_nonblock(s->err_fd);
+	return 0;
+}
+
+static void close_child_fds(struct exec_session *s)
+{
+	for (int i = 0; i < 3; i++)
+		close_fd(&s->child_fd[i]);
+}
+
+static int open_pidfd(struct exec_session *s, struct gv_err *err)
+{
+	s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+	if (s->pidfd < 0)
+		return gv_err_errno(err, "pidfd_open %d", (int)s->pid);
+	return 0;
+}
+
+/* Creates and starts the sandbox in one `runsc run --detach`. */
+static int start_sandbox(struct exec_session *s, struct gv_err *err)
+{
+	if (make_pipes(s, err) != 0)
+		return -1;
 	char pidf[4200];
 	snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
-	int stdio[3] = {in[0], out[1], er[1]};
 	int64_t t0 = now_ms();
 	/* One `run --detach` instead of create + start: one runsc start-up
 	 * (~25 ms of CLI) less per submission. */
-	int rc = exec_runsc_run_detached(&s->e->runsc, s->dir, pidf, s->id, stdio, &s->pid, err);
+	/* --network=host only with the bundle naming the sandbox's own
+	 * network namespace (build_bundle); every other sandbox: none. */
+	struct exec_runsc rs = s->e->runsc;
+	rs.network_host = s->has_net;
+	int rc = exec_runsc_run_detached(&rs, s->dir, pidf, s->id, s->child_fd, &s->pid, err);
 	int64_t t1 = now_ms();
 	/* runsc create always "created" something worth a delete --force. */
 	s->created = true;
-	close(in[0]);
-	close(out[1]);
-	close(er[1]);
+	s->started = true;
+	close_child_fds(s);
 	if (rc != 0) {
 		char tail[256];
 		read_diag(s);
 		gv_err_prefix(err, "%s", diag_tail(s, tail, sizeof(tail)));
 		return -1;
 	}
-	s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
-	if (s->pidfd < 0)
-		return gv_err_errno(err, "pidfd_open %d", (int)s->pid);
+	if (open_pidfd(s, err) != 0)
+		return -1;
 	struct gv_log_ctx ctx = {.sandbox = s->id};
 	gv_debug(&ctx, "runsc run --detach %lld ms, pidfd %lld ms", (long long)(t1 - t0),
 		 (long long)(now_ms() - t1));
+	return 0;
+}
+
+/* A session with no sandbox yet; NULL when out of memory. */
+static struct exec_session *session_new(struct exec_engine *e)
+{
+	struct exec_session *s = calloc(1, sizeof(*s));
+	char *diag = malloc(DIAG_CAP);
+	if (!s || !diag) {
+		free(s);
+		free(diag);
+		return NULL;
+	}
+	s->e = e;
+	s->diag = diag;
+	s->pid = -1;
+	s->create_pid = -1;
+	s->pidfd = s->in_fd = s->out_fd = s->err_fd = -1;
+	s->child_fd[0] = s->child_fd[1] = s->child_fd[2] = -1;
+	s->deadline = now_ms() + (int64_t)e->cfg.session_wall_ms;
+	s->created_at = now_ms();
+	/* Until a job sets its own caps: stdout, stderr, result. */
+	exec_frame_decoder_init(&s->dec, s->caps, 3);
+	return s;
+}
+
+/* The job's side of a session: its limits, its flags and the frame kinds
+ * its phases may send. */
+static void session_set_job(struct exec_session *s, const struct exec_job *job)
+{
+	s->compile_limits = job->compile_limits;
+	s->run_limits = job->run_limits;
+	s->feedback_dir = job->feedback_dir;
+	s->interactive = job->interactive;
+	/* `feedback` frames are accepted from validator sandboxes only,
+	 * `data` from interactive ones (and only inside exec_session_interact). */
+	exec_frame_decoder_free(&s->dec);
+	exec_frame_decoder_init(&s->dec, s->caps, 3 + (job->feedback_dir ? 1 : 0) + (job->interactive ? 1 : 0));
+}
+
+/* Id, cgroup path, work dir and bundle (with an empty /box) of s->shape. */
+static int session_setup(struct exec_session *s, struct gv_err *err)
+{
+	struct exec_engine *e = s->e;
+	if (make_id(s->id, sizeof(s->id), err) != 0 ||
+	    exec_cgroup_path(s->cg_rel, sizeof(s->cg_rel), e->cfg.cgroup_parent, s->shape.tenant, s->id,
+			     err) != 0)
+		return -1;
+	int n = snprintf(s->dir, sizeof(s->dir), "%s/%s", e->cfg.work_root, s->id);
+	if (n < 0 || (size_t)n >= sizeof(s->dir))
+		return gv_err_set(err, GV_ELIMIT, "work dir path too long");
+	if (mkdirat(e->work_root_fd, s->id, 0700) != 0)
+		return gv_err_errno(err, "mkdir %s", s->dir);
+	s->dir_made = true;
+	int bfd = openat(e->work_root_fd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (bfd < 0)
+		return gv_err_errno(err, "open %s", s->dir);
+	int rc = build_bundle(s, bfd, err);
+	close(bfd);
+	return rc;
+}
+
+/* The compile phase (trivially OK without a compile step) comes by
+ * itself, before any command. */
+static int first_phase(struct exec_session *s, const struct exec_job *job, struct exec_phase_result *compile,
+		       struct gv_err *err)
+{
+	const struct exec_limits *cl = job->compile_argv ? &job->compile_limits : &job->run_limits;
+	return run_phase(s, NULL, 0, cl, true, compile, err);
+}
+
+int exec_session_precreate(struct exec_engine *e, const struct exec_sandbox_shape *shape,
+			   struct exec_session **out, struct gv_err *err)
+{
+	*out = NULL;
+	if (!exec_cgroup_name_ok(shape->tenant))
+		return gv_err_set(err, GV_EINVAL, "tenant name not usable for a sandbox");
+	struct exec_session *s = session_new(e);
+	if (!s)
+		return gv_err_set(err, ENOMEM, "session: out of memory");
+	s->shape = *shape;
+	char pidf[4200];
+	if (session_setup(s, err) != 0 || make_pipes(s, err) != 0)
+		goto fail;
+	snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
+	if (exec_runsc_create_spawn(&e->runsc, s->dir, pidf, s->id, s->child_fd, &s->create_pid, err) != 0)
+		goto fail;
+	s->created = true;
+	*out = s;
+	return 0;
+fail:
+	gv_err_prefix(err, "sandbox %s (ahead of demand)", s->id[0] ? s->id : "(none)");
+	exec_session_close(s);
+	return -1;
+}
+
+int exec_session_precreate_poll(struct exec_session *s, struct gv_err *err)
+{
+	if (s->dead)
+		return gv_err_set(err, GV_ESANDBOX, "sandbox %s: creation failed earlier", s->id);
+	if (s->create_pid < 0) {
+		/* Created: still there? (A created sandbox idles; its death is
+		 * the host's doing, e.g. the OOM killer.) */
+		if (s->pid > 0 && !s->reaped && exec_reaper_done(&s->e->reaper, s->pid, &s->wait_status)) {
+			s->reaped = true;
+			exec_reaper_forget(&s->e->reaper, s->pid);
+		}
+		if (s->reaped) {
+			s->dead = true;
+			return gv_err_set(err, GV_ESANDBOX, "sandbox %s died before it was used", s->id);
+		}
+		return 1;
+	}
+	int st = 0;
+	if (!exec_reaper_done(&s->e->reaper, s->create_pid, &st))
+		return 0;
+	exec_reaper_forget(&s->e->reaper, s->create_pid);
+	s->create_pid = -1;
+	/* runsc has passed the child ends on to the sandbox. */
+	close_child_fds(s);
+	char pidf[4200];
+	snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		s->dead = true;
+		char tail[256];
+		read_diag(s);
+		return gv_err_set(err, GV_ESANDBOX, "sandbox %s: runsc create failed (%s %d): %s", s->id,
+				  WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+				  diag_tail(s, tail, sizeof(tail)));
+	}
+	if (exec_runsc_read_pid_file(&s->e->runsc, pidf, &s->pid, err) != 0 || open_pidfd(s, err) != 0) {
+		s->dead = true;
+		gv_err_prefix(err, "sandbox %s", s->id);
+		return -1;
+	}
+	return 1;
+}
+
+#define ADOPT_CREATE_WAIT_MS 60000
+
+/* Gives the created sandbox s to job: waits for `runsc create` if it is
+ * still running, writes the job into /box, `runsc start`, and runs the
+ * compile phase into *compile. -1 with *fresh_ok when the job never
+ * reached the sandbox (creation or start failed): the caller may open a
+ * fresh one instead. s is closed on every failure. */
+static int session_adopt(struct exec_session *s, const struct exec_job *job, struct exec_phase_result *compile,
+			 bool *fresh_ok, struct gv_err *err)
+{
+	*fresh_ok = true;
+	struct exec_sandbox_shape want;
+	exec_job_shape(s->e, job, &want);
+	int ready = 0;
+	int64_t until = now_ms() + ADOPT_CREATE_WAIT_MS;
+	while ((ready = exec_session_precreate_poll(s, err)) == 0 && now_ms() < until)
+		exec_reaper_wait(&s->e->reaper, s->create_pid, NULL, 10);
+	if (ready == 0)
+		gv_err_set(err, GV_ESANDBOX, "runsc create still running after %d ms", ADOPT_CREATE_WAIT_MS);
+	/* A pool hands out only its shape's sandboxes; checked again since a
+	 * sandbox with other limits must never run this job. */
+	if (ready == 1 && !exec_shape_equal(&want, &s->shape))
+		ready = gv_err_set(err, GV_EINTERNAL, "sandbox of another shape");
+	if (ready == 1 && s->dead)
+		ready = gv_err_set(err, GV_ESANDBOX, "sandbox died while waiting");
+	if (ready != 1)
+		goto fail;
+	session_set_job(s, job);
+	if (write_job_files(s, job, err) != 0)
+		goto fail;
+	int64_t t0 = now_ms();
+	if (exec_runsc_start(&s->e->runsc, s->id, err) != 0)
+		goto fail;
+	s->started = true;
+	*fresh_ok = false;
+	s->deadline = now_ms() + (int64_t)s->e->cfg.session_wall_ms;
+	struct gv_log_ctx ctx = {.sandbox = s->id};
+	gv_debug(&ctx, "pooled sandbox: runsc start %lld ms", (long long)(now_ms() - t0));
+	if (first_phase(s, job, compile, err) != 0)
+		goto fail;
+	return 0;
+fail:
+	gv_err_prefix(err, "sandbox %s (created ahead)", s->id);
+	if (!compile->status[0])
+		result_set(compile, "IE", "none", "sandbox could not be set up");
+	exec_session_close(s);
+	return -1;
+}
+
+/* Gives s a network of its own under policy (resolving its host names
+ * now), in a free slot of the engine's pool. Fails closed: the job does
+ * not run without the filter and shaping it was promised. */
+static int session_net_open(struct exec_session *s, const struct tenant_egress_policy *policy,
+			    struct gv_err *err)
+{
+	struct exec_engine *e = s->e;
+	unsigned slot = 0;
+	while (slot < e->cfg.net.slots && slot < EXEC_NET_SLOTS_MAX && e->net_slot_used[slot])
+		slot++;
+	if (!e->cfg.net.prefix || !e->cfg.net.prefix[0])
+		return gv_err_set(err, GV_ESANDBOX, "egress granted, but this executor has no egress pool");
+	if (slot >= e->cfg.net.slots || slot >= EXEC_NET_SLOTS_MAX)
+		return gv_err_set(err, GV_ELIMIT, "no free sandbox network slot");
+	struct tenant_egress_policy *resolved = malloc(sizeof(*resolved));
+	if (!resolved)
+		return gv_err_set(err, ENOMEM, "egress: out of memory");
+	int rc = exec_net_resolve(policy, resolved, err);
+	if (rc == 0) {
+		rc = exec_net_setup(&e->cfg.net, slot, resolved, &s->net, err);
+		if (rc == 0)
+			s->has_net = true;
+		/* A failed set-up that could not remove all it made keeps its
+		 * slot until the next engine start sweeps it. */
+		if (rc == 0 || s->net.made)
+			e->net_slot_used[slot] = true;
+	}
+	free(resolved);
 	return rc;
 }
 
@@ -1225,63 +1541,49 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 		result_set(compile, "IE", "none", "invalid job");
 		return -1;
 	}
-	struct exec_session *s = calloc(1, sizeof(*s));
-	char *diag = malloc(DIAG_CAP);
-	if (!s || !diag) {
-		free(s);
-		free(diag);
+	struct exec_sandbox_shape shape;
+	exec_job_shape(e, job, &shape);
+	/* Sandboxes created ahead of demand have no network and no devices:
+	 * a job granted egress or GPUs always gets a fresh one. */
+	bool wants_net = job->egress && job->egress->grants;
+	bool wants_gpu = job->gpu_visible || job->n_gpu_nodes > 0;
+	struct exec_session *pooled =
+		e->pool && !wants_net && !wants_gpu ? exec_pool_take(e->pool, &shape) : NULL;
+	if (pooled) {
+		bool fresh_ok = false;
+		if (session_adopt(pooled, job, compile, &fresh_ok, err) == 0) {
+			pooled->counted = true;
+			e->n_open++;
+			*out = pooled;
+			return 0;
+		}
+		if (!fresh_ok)
+			return -1;
+		struct gv_log_ctx ctx = {.tenant = job->tenant};
+		gv_warn(&ctx, "%s; opening a fresh sandbox instead", err->msg);
+		result_init(compile);
+		gv_err_clear(err);
+	}
+	struct exec_session *s = session_new(e);
+	if (!s) {
 		result_set(compile, "IE", "none", "out of memory");
 		return gv_err_set(err, ENOMEM, "session: out of memory");
 	}
-	s->e = e;
-	s->diag = diag;
-	s->pid = -1;
-	s->pidfd = s->in_fd = s->out_fd = s->err_fd = -1;
-	s->compile_limits = job->compile_limits;
-	s->run_limits = job->run_limits;
-	s->deadline = now_ms() + (int64_t)e->cfg.session_wall_ms;
-	s->feedback_dir = job->feedback_dir;
-	s->interactive = job->interactive;
-	/* `feedback` frames are accepted from validator sandboxes only,
-	 * `data` from interactive ones (and only inside exec_session_interact). */
-	exec_frame_decoder_init(&s->dec, s->caps, 3 + (job->feedback_dir ? 1 : 0) + (job->interactive ? 1 : 0));
-
-	int bfd = -1;
-	if (make_id(s->id, sizeof(s->id), err) != 0 ||
-	    exec_cgroup_path(s->cg_rel, sizeof(s->cg_rel), e->cfg.cgroup_parent, job->tenant, s->id,
-			     err) != 0)
+	s->shape = shape;
+	session_set_job(s, job);
+	s->gpu_visible = job->gpu_visible;
+	s->gpu_nodes = job->gpu_nodes;
+	s->n_gpu_nodes = job->n_gpu_nodes;
+	if ((wants_net && session_net_open(s, job->egress, err) != 0) || session_setup(s, err) != 0 ||
+	    write_job_files(s, job, err) != 0 || start_sandbox(s, err) != 0 ||
+	    first_phase(s, job, compile, err) != 0)
 		goto fail;
-	int n = snprintf(s->dir, sizeof(s->dir), "%s/%s", e->cfg.work_root, s->id);
-	if (n < 0 || (size_t)n >= sizeof(s->dir)) {
-		gv_err_set(err, GV_ELIMIT, "work dir path too long");
-		goto fail;
-	}
-	if (mkdirat(e->work_root_fd, s->id, 0700) != 0) {
-		gv_err_errno(err, "mkdir %s", s->dir);
-		goto fail;
-	}
-	s->dir_made = true;
-	bfd = openat(e->work_root_fd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (bfd < 0) {
-		gv_err_errno(err, "open %s", s->dir);
-		goto fail;
-	}
-	if (build_bundle(s, bfd, job, err) != 0)
-		goto fail;
-	close_fd(&bfd);
-	if (start_sandbox(s, err) != 0)
-		goto fail;
-
-	/* The compile phase (trivially OK without a compile step) comes by
-	 * itself, before any command. */
-	const struct exec_limits *cl = job->compile_argv ? &job->compile_limits : &job->run_limits;
-	if (run_phase(s, NULL, 0, cl, true, compile, err) != 0)
-		goto fail;
+	s->counted = true;
+	e->n_open++;
 	*out = s;
 	return 0;
 fail:
 	gv_err_prefix(err, "sandbox %s", s->id[0] ? s->id : "(none)");
-	close_fd(&bfd);
 	if (!compile->status[0])
 		result_set(compile, "IE", "none", "sandbox could not be set up");
 	exec_session_close(s);
@@ -1367,6 +1669,15 @@ static void pending_step(struct exec_engine *e, struct exec_pending *p, bool blo
 			}
 			if (p->dir_made && remove_tree_at(e->work_root_fd, p->id, 0) != 0)
 				gv_warn(&ctx, "could not remove work dir %s", p->id);
+			if (p->has_net) {
+				/* A leftover keeps its slot until the next
+				 * engine start sweeps it. */
+				if (exec_net_teardown(&e->cfg.net, &p->net, &err) != 0)
+					gv_warn(&ctx, "%s", err.msg);
+				else if (p->net.slot < EXEC_NET_SLOTS_MAX)
+					e->net_slot_used[p->net.slot] = false;
+				p->has_net = false;
+			}
 			p->step = PENDING_DONE;
 			return;
 		default:
@@ -1386,11 +1697,14 @@ static void pending_compact(struct exec_engine *e)
 
 void exec_engine_poll(struct exec_engine *e)
 {
-	if (!e || e->n_pending == 0)
+	if (!e)
 		return;
-	for (size_t i = 0; i < e->n_pending; i++)
-		pending_step(e, &e->pending[i], false);
-	pending_compact(e);
+	if (e->n_pending > 0) {
+		for (size_t i = 0; i < e->n_pending; i++)
+			pending_step(e, &e->pending[i], false);
+		pending_compact(e);
+	}
+	exec_pool_tick(e->pool);
 }
 
 void exec_engine_drain(struct exec_engine *e)
@@ -1411,6 +1725,28 @@ void exec_session_close(struct exec_session *s)
 	if (!s)
 		return;
 	struct exec_engine *e = s->e;
+	if (s->counted && e->n_open > 0)
+		e->n_open--;
+	if (s->create_pid > 0) {
+		/* Closed while `runsc create` runs (a pool emptied at shutdown):
+		 * let it finish, bounded, so that the sandbox it leaves is ours
+		 * to kill; past the bound, `runsc delete --force` below ends it. */
+		int st = 0;
+		bool done = exec_reaper_wait(&e->reaper, s->create_pid, &st, 10000);
+		if (!done) {
+			kill(s->create_pid, SIGKILL);
+			exec_reaper_wait(&e->reaper, s->create_pid, NULL, 5000);
+		}
+		exec_reaper_forget(&e->reaper, s->create_pid);
+		s->create_pid = -1;
+		char pidf[4200];
+		snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
+		struct gv_err ignored;
+		if (done && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+		    exec_runsc_read_pid_file(&e->runsc, pidf, &s->pid, &ignored) != 0)
+			s->pid = -1;
+	}
+	close_child_fds(s);
 	kill_sandbox(s);
 	close_fd(&s->pidfd);
 	close_fd(&s->in_fd);
@@ -1434,6 +1770,18 @@ void exec_session_close(struct exec_session *s)
 	p->step = PENDING_REAP;
 	p->created = s->created;
 	p->dir_made = s->dir_made;
+	if (s->has_net) {
+		/* Its blocked connection attempts, read while its filter
+		 * exists (the clean-up removes it). */
+		uint64_t blocked = 0;
+		struct gv_err nerr;
+		if (exec_net_blocked(&e->cfg.net, &s->net, &blocked, &nerr) == 0)
+			e->net_blocked += blocked;
+		else
+			gv_warn(&(struct gv_log_ctx){.sandbox = s->id}, "%s", nerr.msg);
+		p->has_net = true;
+		p->net = s->net;
+	}
 	exec_frame_decoder_free(&s->dec);
 	free(s->diag);
 	free(s);
@@ -1547,6 +1895,7 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 		.root = c->runsc_root,
 		.platform = c->platform,
 		.file_access_exclusive = !c->file_access_shared,
+		.nvproxy = c->nvproxy,
 		.reaper = &e->reaper,
 	};
 	/* Orphans of runsc create (sandbox, gofer) must become our children:
@@ -1571,6 +1920,12 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 	}
 	exec_reaper_collect(&e->reaper);
 	e->swept_dirs = sweep_work_root(e->work_root_fd);
+	/* Sandbox networks of an earlier run (their sandboxes are gone). */
+	if (exec_net_config_check(&c->net, err) != 0 || exec_net_sweep(&c->net, &e->swept_net, err) != 0) {
+		close_fd(&e->work_root_fd);
+		gv_err_prefix(err, "sweeping sandbox networks");
+		return -1;
+	}
 	return 0;
 }
 
@@ -1578,6 +1933,7 @@ void exec_engine_fini(struct exec_engine *e)
 {
 	if (!e)
 		return;
+	exec_pool_detach(e->pool);
 	exec_engine_drain(e);
 	close_fd(&e->work_root_fd);
 	exec_reaper_collect(&e->reaper);

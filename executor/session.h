@@ -23,6 +23,7 @@
 #include "common/err.h"
 #include "executor/bundle.h"
 #include "executor/cgroup.h"
+#include "executor/netpolicy.h"
 #include "executor/runsc.h"
 
 /* run_test on a session whose sandbox is gone (whole-sandbox OOM, host
@@ -53,6 +54,9 @@ struct exec_engine_config {
 	 * written before the sandbox exists, the rest is read-only software.
 	 * Set it only for hosts that update /usr under running sandboxes. */
 	bool file_access_shared;
+	/* runsc --nvproxy (its GPU proxy) for every sandbox: set only on a
+	 * node with real GPUs, after executor/gpu.c found the flag. */
+	bool nvproxy;
 	/* Optional (0/NULL: the default in brackets). */
 	const char *cgroup_root;    /* [/sys/fs/cgroup] */
 	uint64_t tmp_size_kb;       /* tmpfs /tmp [65536] */
@@ -60,6 +64,9 @@ struct exec_engine_config {
 	uint64_t session_wall_ms;   /* whole-sandbox deadline [1800000] */
 	uint32_t cpu_quota_pct;     /* CPU quota of the sandbox, % of one CPU [100] */
 	uint32_t pids_limit;        /* host threads backstop [4096], >= 1024 */
+	/* Sandbox networks for jobs whose tenant policy grants egress
+	 * (executor/netpolicy.h); net.prefix NULL: none granted here. */
+	struct exec_net_config net;
 };
 
 /* A closed session whose sandbox is being taken down off the caller's
@@ -73,8 +80,12 @@ struct exec_pending {
 	int64_t since;       /* start of the current step, monotonic ms */
 	int step;
 	bool created, dir_made, delete_killed;
+	bool has_net;        /* net (its slot held) is removed in the clean-up */
+	struct exec_net net;
 };
 #define EXEC_PENDING_MAX 16
+
+struct exec_pool;
 
 /* Owned by the caller (embed or allocate); filled by exec_engine_init. */
 struct exec_engine {
@@ -87,12 +98,26 @@ struct exec_engine {
 	unsigned swept_containers, swept_cgroups, swept_dirs;
 	struct exec_pending pending[EXEC_PENDING_MAX];
 	size_t n_pending;
+	/* Sandboxes created ahead of demand (executor/pool.h); NULL: none.
+	 * Set by exec_pool_attach; open takes from it, poll refills it. */
+	struct exec_pool *pool;
+	unsigned n_open;     /* sessions opened and not closed yet */
+	/* Sandbox network slots in use (netpolicy), and the blocked
+	 * connection attempts of every networked sandbox closed since the
+	 * caller last reset net_blocked (the daemon: per job, for audit). */
+	bool net_slot_used[EXEC_NET_SLOTS_MAX];
+	uint64_t net_blocked;
+	unsigned swept_net;
 };
 
 struct exec_file {
 	const char *name; /* one path component of [A-Za-z0-9._-], not "job" */
 	const void *data;
 	size_t len;
+	/* Job files only: written 0755 instead of 0644 (still root-owned, so
+	 * never writable inside), for a program of ours that the job runs,
+	 * e.g. gavel-unpack (executor/problem_import.c). */
+	bool executable;
 };
 
 struct exec_job {
@@ -110,6 +135,17 @@ struct exec_job {
 	const struct exec_file *files;
 	size_t n_files;
 	struct exec_limits compile_limits, run_limits;
+	/* GPUs of the job (executor/gpu.h): NVIDIA_VISIBLE_DEVICES inside
+	 * ("0,1"; NULL: none) and, on a node with real GPUs under runsc
+	 * --nvproxy, the device nodes to expose (none when simulated). */
+	const char *gpu_visible;
+	const struct exec_gpu_node *gpu_nodes;
+	size_t n_gpu_nodes;
+	/* The tenant's current egress policy (tenants/egress.h), loaded by the
+	 * executor, never taken from the request; NULL or not granting: no
+	 * network at all. Host names are resolved when the sandbox opens.
+	 * Borrowed for exec_session_open. */
+	const struct tenant_egress_policy *egress;
 };
 
 /* Caps of what a validator's feedback dir sends back (init enforces them,
@@ -229,6 +265,9 @@ bool exec_session_alive(const struct exec_session *s);
 const char *exec_session_id(const struct exec_session *s);
 /* The sandbox cgroup's path relative to each controller; owned by s. */
 const char *exec_session_cgroup(const struct exec_session *s);
+/* The sandbox's own network (names, addresses), or NULL when it has none;
+ * owned by s. */
+const struct exec_net *exec_session_net(const struct exec_session *s);
 
 /* Ends the sandbox at once (SIGKILL of the Sentry: nothing inside runs
  * after this returns) and frees s. The rest of the tear-down (reaping it
@@ -237,6 +276,37 @@ const char *exec_session_cgroup(const struct exec_session *s);
  * exec_engine_drain, the next open and exec_engine_fini complete it, and
  * exec_engine_init sweeps whatever a crash left. NULL-safe. */
 void exec_session_close(struct exec_session *s);
+
+/* ---- sandboxes created ahead of demand (for executor/pool.c) ----
+ *
+ * What a sandbox is built with before it knows its job: the tenant (its
+ * cgroup sits under the tenant's parent), the memcg limit and the
+ * RLIMIT_FSIZE backstop of the bundle. Everything else in a bundle is the
+ * engine's. Two jobs of one shape get identical bundles, so a sandbox
+ * created for a shape has exactly the limits a job of that shape needs. */
+struct exec_sandbox_shape {
+	char tenant[65];
+	uint64_t memory_limit_bytes;
+	uint64_t fsize_bytes;
+};
+
+/* The shape of job's sandbox (job as checked by open). */
+void exec_job_shape(const struct exec_engine *e, const struct exec_job *job, struct exec_sandbox_shape *out);
+bool exec_shape_equal(const struct exec_sandbox_shape *a, const struct exec_sandbox_shape *b);
+
+/* Starts creating a sandbox of shape: work dir, bundle with an empty
+ * /box, cgroup, and `runsc create` running in the background (nothing
+ * inside runs before adopt starts it). *out is a session no job owns yet;
+ * exec_session_close destroys it. */
+int exec_session_precreate(struct exec_engine *e, const struct exec_sandbox_shape *shape,
+			   struct exec_session **out, struct gv_err *err) GV_MUST_CHECK;
+/* Without blocking: 1 when the sandbox is created and can be adopted, 0
+ * while `runsc create` runs, -1 (err) when creation failed. */
+int exec_session_precreate_poll(struct exec_session *s, struct gv_err *err) GV_MUST_CHECK;
+/* The shape s was created with; owned by s. */
+const struct exec_sandbox_shape *exec_session_shape(const struct exec_session *s);
+/* Monotonic ms when s was created (pool expiry). */
+int64_t exec_session_created_ms(const struct exec_session *s);
 
 /* Frees out/err_out; NULL-safe; leaves r zeroed. */
 void exec_phase_result_free(struct exec_phase_result *r);

@@ -230,6 +230,8 @@ struct exec_validator {
 	uint32_t min_wall_ms; /* interactors: outlast the submission's wall limit */
 	bool compile_failed;
 	char compile_msg[GV_ERR_MSG_MAX];
+	char *compile_output; /* compile_failed: the compiler's output, bounded */
+	size_t compile_output_len;
 };
 
 void exec_validator_free(struct exec_validator *v)
@@ -240,18 +242,25 @@ void exec_validator_free(struct exec_validator *v)
 	for (size_t i = 0; i < v->nfiles; i++)
 		free(v->data[i]);
 	free(v->flags);
+	free(v->compile_output);
 	free(v);
 }
 
 int exec_validator_new(struct exec_validator **out, struct exec_engine *e, const struct exec_problem *p,
 		       const struct lang_registry *langs, const char *tenant, struct gv_err *err)
 {
+	return exec_validator_new_at(out, e, p, 0, langs, tenant, err);
+}
+
+int exec_validator_new_at(struct exec_validator **out, struct exec_engine *e, const struct exec_problem *p,
+			  size_t which, const struct lang_registry *langs, const char *tenant, struct gv_err *err)
+{
 	*out = NULL;
-	if (p->nvalidators == 0)
-		return gv_err_set(err, GV_EINVAL, "problem %s: no output validator", p->name);
+	if (which >= p->nvalidators)
+		return gv_err_set(err, GV_EINVAL, "problem %s: no output validator #%zu", p->name, which + 1);
 	if (!langs)
 		return gv_err_set(err, GV_EINVAL, "no language registry to build the output validator");
-	const struct exec_problem_validator *pv = &p->validators[0];
+	const struct exec_problem_validator *pv = &p->validators[which];
 	struct exec_validator *v = calloc(1, sizeof(*v));
 	if (!v)
 		return gv_err_set(err, ENOMEM, "validator: out of memory");
@@ -353,6 +362,28 @@ oom:
 	return NULL;
 }
 
+/* Keeps what the failed compile printed (stderr, then stdout), cut at
+ * EXEC_VALIDATOR_COMPILE_OUTPUT_MAX bytes; best effort. */
+static void keep_compile_output(struct exec_validator *v, const struct exec_phase_result *c)
+{
+	size_t el = c->err_out ? c->err_len : 0, ol = c->out ? c->out_len : 0;
+	if (el > EXEC_VALIDATOR_COMPILE_OUTPUT_MAX)
+		el = EXEC_VALIDATOR_COMPILE_OUTPUT_MAX;
+	if (ol > EXEC_VALIDATOR_COMPILE_OUTPUT_MAX - el)
+		ol = EXEC_VALIDATOR_COMPILE_OUTPUT_MAX - el;
+	free(v->compile_output);
+	v->compile_output = malloc(el + ol + 1);
+	v->compile_output_len = 0;
+	if (!v->compile_output)
+		return;
+	if (el)
+		memcpy(v->compile_output, c->err_out, el);
+	if (ol)
+		memcpy(v->compile_output + el, c->out, ol);
+	v->compile_output[el + ol] = '\0';
+	v->compile_output_len = el + ol;
+}
+
 /* Opens the validator's sandbox and compiles it. */
 static int open_validator(struct exec_validator *v, const char *flags, struct gv_err *err)
 {
@@ -397,6 +428,7 @@ static int open_validator(struct exec_validator *v, const char *flags, struct gv
 		snprintf(v->compile_msg, sizeof(v->compile_msg), "output validator does not compile (%s): %s",
 			 compile.status, head);
 		v->compile_failed = true;
+		keep_compile_output(v, &compile);
 		gv_err_set(err, GV_EINVAL, "%s", v->compile_msg);
 		exec_session_close(v->s);
 		v->s = NULL;
@@ -418,6 +450,30 @@ static int open_validator(struct exec_validator *v, const char *flags, struct gv
 }
 
 static int ensure_open(struct exec_validator *v, const char *flags, struct gv_err *err);
+
+int exec_validator_compile(struct exec_validator *v, bool *compiled, char **output, size_t *len,
+			   struct gv_err *err)
+{
+	*compiled = false;
+	*output = NULL;
+	*len = 0;
+	if (!v->compile_failed && ensure_open(v, v->p->validator_flags ? v->p->validator_flags : "", err) == 0) {
+		*compiled = true;
+		exec_session_close(v->s);
+		v->s = NULL;
+		return 0;
+	}
+	if (!v->compile_failed)
+		return -1;
+	const char *src = v->compile_output ? v->compile_output : v->compile_msg;
+	size_t n = v->compile_output ? v->compile_output_len : strlen(v->compile_msg);
+	if (!(*output = malloc(n + 1)))
+		return gv_err_set(err, ENOMEM, "validator compile output");
+	memcpy(*output, src, n);
+	(*output)[n] = '\0';
+	*len = n;
+	return 0;
+}
 
 int exec_validator_check(struct exec_validator *v, const char *flags, const char *input, size_t input_len,
 			 const char *answer, size_t answer_len, const char *output, size_t output_len,

@@ -88,6 +88,23 @@ int exec_validator_new(struct exec_validator **out, struct exec_engine *e, const
 		       const struct lang_registry *langs, const char *tenant,
 		       struct gv_err *err) GV_MUST_CHECK;
 
+/* Like exec_validator_new for validator which (< p->nvalidators). */
+int exec_validator_new_at(struct exec_validator **out, struct exec_engine *e, const struct exec_problem *p,
+			  size_t which, const struct lang_registry *langs, const char *tenant,
+			  struct gv_err *err) GV_MUST_CHECK;
+
+/* Bytes of compiler output exec_validator_compile gives back, at most. */
+#define EXEC_VALIDATOR_COMPILE_OUTPUT_MAX 8192
+
+/* Compiles the validator once, in its sandbox (with the problem's
+ * validator_flags), and closes it again: a package import checks that every
+ * validator builds. 0 with *compiled true, or false and *output (owned by
+ * the caller, NUL-terminated, *len <= EXEC_VALIDATOR_COMPILE_OUTPUT_MAX
+ * bytes) what the compiler printed; -1 with err when our machinery
+ * failed. */
+int exec_validator_compile(struct exec_validator *v, bool *compiled, char **output, size_t *len,
+			   struct gv_err *err) GV_MUST_CHECK;
+
 /* Checks one case: flags (the group's validator flags, "" for none; Kattis
  * only), the test's input and answer, the submission's output. Compiles
  * the validator first when no sandbox is open (or the flags changed, or

@@ -6,16 +6,24 @@
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/backoff.h"
 #include "common/json.h"
 #include "common/pg.h"
+#include "common/judge0.h"
 #include "common/queue.h"
 #include "tenants/db.h"
 
@@ -239,6 +247,41 @@ json_t *exec_webhook_body(const struct exec_webhook_row *row)
 	return o;
 }
 
+/* A text field of a Judge0 body with base64_encoded=true: the string's
+ * bytes in base64 ("" stays ""), null when absent or not a string. */
+static json_t *j0_text(const json_t *v)
+{
+	if (!json_is_string(v))
+		return json_null();
+	struct gv_err err;
+	char *b = gv_b64_encode(json_string_value(v), json_string_length(v), NULL, &err);
+	json_t *j = b ? json_string(b) : NULL;
+	free(b);
+	return j;
+}
+
+json_t *exec_webhook_judge0_body(const struct exec_webhook_row *row)
+{
+	const json_t *res = row->result;
+	bool done = res && row->status && !strcmp(row->status, "done");
+	const json_t *test0 = json_array_get(json_object_get(res, "tests"), 0);
+	const json_t *ms = json_object_get(res, "time_ms"), *mem = json_object_get(res, "memory_kb");
+	json_t *time = json_null();
+	if (done && json_is_integer(ms)) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%.3f", (double)json_integer_value(ms) / 1000.0);
+		time = json_string(buf);
+	}
+	int sid = gv_judge0_status_id(row->status, row->verdict, res);
+	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:i,s:s}}", "token", row->id, "time", time, "memory",
+			 done && json_is_integer(mem) ? json_integer(json_integer_value(mem)) : json_null(),
+			 "stdout", j0_text(test0 ? json_object_get(test0, "stdout") : json_object_get(res, "stdout")),
+			 "stderr", j0_text(json_object_get(res, "stderr")), "compile_output",
+			 j0_text(json_object_get(res, "compile_output")), "message",
+			 j0_text(json_object_get(res, "message")), "status", "id", sid, "description",
+			 gv_judge0_status_description(sid));
+}
+
 long exec_webhook_retry_delay_ms(unsigned attempt, uint64_t base_ms, uint64_t max_ms)
 {
 	if (attempt < 1)
@@ -321,6 +364,161 @@ int exec_webhook_enqueue(struct gv_redis *r, const char *tid, const char *sid, s
 	return schedule(r, m, 0, err);
 }
 
+/* ---- the delivery process's privileges ---- */
+
+int exec_webhook_user_resolve(const char *user, uid_t *uid, gid_t *gid, struct gv_err *err)
+{
+	if (!user || !*user)
+		user = "nobody";
+	char *end = NULL;
+	errno = 0;
+	unsigned long n = strtoul(user, &end, 10);
+	if (end && !*end && user[0] >= '0' && user[0] <= '9') {
+		if (errno || n >= (unsigned long)UINT32_MAX)
+			return gv_err_set(err, GV_EINVAL, "webhook user %s: not a uid", user);
+		struct passwd *pw = getpwuid((uid_t)n);
+		*uid = (uid_t)n;
+		*gid = pw ? pw->pw_gid : (gid_t)n;
+	} else {
+		struct passwd *pw = getpwnam(user);
+		if (pw) {
+			*uid = pw->pw_uid;
+			*gid = pw->pw_gid;
+		} else if (!strcmp(user, "nobody")) {
+			*uid = 65534; /* the overflow ids: nobody/nogroup where no passwd names them */
+			*gid = 65534;
+		} else {
+			return gv_err_set(err, GV_EINVAL, "webhook user %s: no such user", user);
+		}
+	}
+	if (*uid == 0 || *gid == 0)
+		return gv_err_set(err, GV_EINVAL, "webhook user %s: must not be root (uid/gid 0)", user);
+	return 0;
+}
+
+static int caps_clear(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	memset(d, 0, sizeof(d));
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+static bool caps_empty(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	memset(d, 0xff, sizeof(d));
+	if (syscall(SYS_capget, &h, d) != 0)
+		return false;
+	for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		if (d[i].effective || d[i].permitted || d[i].inheritable)
+			return false;
+	return true;
+}
+
+/* Security: the order is the fixed one (STYLE.md): the bounding and
+ * ambient sets emptied while CAP_SETPCAP is still held, then setgid,
+ * setgroups, no_new_privs, setresuid (which clears the permitted and
+ * effective sets, keep-caps being off), the inheritable set cleared, and
+ * everything verified. Any step failing is an error and the caller exits:
+ * webhooks are never delivered with more. */
+int exec_webhook_drop_privileges(uid_t uid, gid_t gid, struct gv_err *err)
+{
+	if (uid == 0 || gid == 0)
+		return gv_err_set(err, GV_EINVAL, "refusing to deliver webhooks as uid/gid 0");
+	bool root = geteuid() == 0;
+	if (root) {
+		for (unsigned long cap = 0; cap <= 63; cap++)
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+				return gv_err_errno(err, "prctl(PR_CAPBSET_DROP, %lu)", cap);
+		if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) != 0)
+			return gv_err_errno(err, "prctl(PR_SET_KEEPCAPS)");
+	}
+	/* EINVAL: a kernel without ambient capabilities has none to clear. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+		return gv_err_errno(err, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)");
+	if (root) {
+		if (setresgid(gid, gid, gid) != 0)
+			return gv_err_errno(err, "setresgid(%u)", (unsigned)gid);
+		if (setgroups(0, NULL) != 0)
+			return gv_err_errno(err, "setgroups");
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return gv_err_errno(err, "prctl(PR_SET_NO_NEW_PRIVS)");
+	if (root && setresuid(uid, uid, uid) != 0)
+		return gv_err_errno(err, "setresuid(%u)", (unsigned)uid);
+	if (caps_clear() != 0)
+		return gv_err_errno(err, "capset");
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	if (getresuid(&ru, &eu, &su) != 0 || getresgid(&rg, &eg, &sg) != 0)
+		return gv_err_errno(err, "getresuid");
+	if (!ru || !eu || !su || !rg || !eg || !sg || !caps_empty() || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 ||
+	    (root && setresuid(0, 0, 0) == 0))
+		return gv_err_set(err, GV_EINTERNAL, "privileges are still held after dropping them");
+	return 0;
+}
+
+/* ---- the outbox (migration 0008) ---- */
+
+int exec_webhook_outbox_add(PGconn *c, const char *tid, const char *sid, bool *wanted, struct gv_err *err)
+{
+	*wanted = false;
+	const char *p[] = { tid, sid };
+	PGresult *res = gv_pg_query(c,
+				    "INSERT INTO webhook_outbox (tenant_id, submission_id) "
+				    "SELECT s.tenant_id, s.id FROM submissions s WHERE s.tenant_id = $1::uuid AND s.id = $2 "
+				    "AND s.request->>'callback_url' IS NOT NULL ON CONFLICT DO NOTHING RETURNING 1",
+				    2, p, err);
+	if (!res) {
+		gv_err_prefix(err, "webhook outbox");
+		return -1;
+	}
+	*wanted = PQntuples(res) == 1;
+	PQclear(res);
+	return 0;
+}
+
+int exec_webhook_recover(const struct exec_webhook_env *env, struct gv_err *err)
+{
+	if (gv_pg_ensure(env->pg, err) != 0)
+		return -1;
+	char after[24];
+	snprintf(after, sizeof(after), "%llu", (unsigned long long)env->opts->recover_after_ms);
+	const char *p[] = { after };
+	PGresult *res = gv_pg_query(gv_pg_conn(env->pg),
+				    "SELECT tenant_id, submission_id, attempt FROM gavel_webhook_outbox_due($1::int, 100)",
+				    1, p, err);
+	if (!res) {
+		gv_err_prefix(err, "webhook outbox");
+		return -1;
+	}
+	int added = 0;
+	for (int i = 0; i < PQntuples(res); i++) {
+		const char *tid = PQgetvalue(res, i, 0), *sid = PQgetvalue(res, i, 1), *attempt = PQgetvalue(res, i, 2);
+		char m[160];
+		if (!gv_queue_tid_ok(tid) || !gv_queue_sid_ok(sid))
+			continue;
+		snprintf(m, sizeof(m), "%s:%s:%s", tid, sid, attempt);
+		/* ZADD NX: an item Redis still holds (due, or leased by a
+		 * deliverer) stays as it is. */
+		redisReply *rep = eval(env->r, lua_schedule, m, "0", NULL, err);
+		if (!rep) {
+			PQclear(res);
+			return -1;
+		}
+		if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 1) {
+			struct gv_log_ctx ctx = { .tenant = tid, .job = sid, .node = env->log ? env->log->node : NULL };
+			gv_warn(&ctx, "webhook attempt %s was missing from Redis; scheduled again from the outbox", attempt);
+			added++;
+		}
+		gv_redis_reply_free(rep);
+	}
+	PQclear(res);
+	return added;
+}
+
 /* Moves on from member: next attempt (delay_ms >= 0) or drop (-1). */
 static void move_on(const struct exec_webhook_env *env, const char *member, const struct exec_webhook_item *it,
 		    unsigned next_attempt, long delay_ms)
@@ -341,6 +539,7 @@ static void move_on(const struct exec_webhook_env *env, const char *member, cons
 struct loaded {
 	PGresult *res;         /* owns the row's strings */
 	json_t *result;
+	bool judge0;           /* made through the Judge0 API */
 	char *url;             /* borrowed from res; NULL: none */
 	unsigned char secret[EXEC_WEBHOOK_SECRET_MAX];
 	size_t secret_len;
@@ -377,7 +576,7 @@ static int load(const struct exec_webhook_env *env, const struct exec_webhook_it
 			     "SELECT id, language, status, verdict, "
 			     "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
 			     "to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
-			     "result::text, request->>'callback_url' "
+			     "result::text, request->>'callback_url', api = 'judge0' "
 			     "FROM submissions WHERE id = $1 AND status = 'done'",
 			     1, p, err);
 	if (!l->res)
@@ -410,6 +609,7 @@ static int load(const struct exec_webhook_env *env, const struct exec_webhook_it
 	const char *rtext = val(l->res, 6);
 	if (rtext && !(l->result = gv_json_parse(rtext, strlen(rtext), WEBHOOK_BODY_MAX, 0, err)))
 		goto fail_nocommit;
+	l->judge0 = val(l->res, 8) && !strcmp(val(l->res, 8), "t");
 	l->row = (struct exec_webhook_row){
 		.id = val(l->res, 0),
 		.language = val(l->res, 1),
@@ -432,10 +632,50 @@ fail_nocommit:
 enum outcome { OUT_DELIVERED, OUT_FAILED, OUT_REFUSED };
 static const char *const outcome_names[] = { "delivered", "failed", "refused" };
 
-/* Records one attempt; a failure to record is logged, not retried (the
- * delivery itself happened or not regardless). */
+/* Keeps the outbox row in step with the queue item, in the caller's
+ * transaction: next attempt due in delay_ms, or (delay_ms < 0) gone. */
+static int outbox_step(PGconn *c, const struct exec_webhook_item *it, unsigned next_attempt, long delay_ms,
+		       struct gv_err *err)
+{
+	char attempt[16], delay[24];
+	snprintf(attempt, sizeof(attempt), "%u", next_attempt);
+	snprintf(delay, sizeof(delay), "%ld", delay_ms);
+	const char *p[] = { it->tid, it->sid, attempt, delay };
+	if (delay_ms < 0)
+		return gv_pg_exec(c, "DELETE FROM webhook_outbox WHERE tenant_id = $1::uuid AND submission_id = $2", 2,
+				  p, err);
+	return gv_pg_exec(c,
+			  "UPDATE webhook_outbox SET attempt = $3::int, "
+			  "due_at = now() + make_interval(secs => $4::bigint / 1000.0) "
+			  "WHERE tenant_id = $1::uuid AND submission_id = $2",
+			  4, p, err);
+}
+
+/* Drops the outbox row of an item that needs no delivery (the submission is
+ * gone). A failure leaves the row: the item comes back and is dropped again. */
+static void outbox_drop(const struct exec_webhook_env *env, const struct exec_webhook_item *it)
+{
+	struct gv_err err;
+	PGconn *c = gv_pg_ensure(env->pg, &err) == 0 ? gv_pg_conn(env->pg) : NULL;
+	if (!c || tenant_tx_begin(c, it->tid, &err) != 0)
+		goto fail;
+	if (outbox_step(c, it, 0, -1, &err) != 0) {
+		tenant_tx_rollback(c);
+		goto fail;
+	}
+	if (tenant_tx_commit(c, &err) == 0)
+		return;
+fail:
+	gv_warn(env->log, "webhook outbox of %s: %s", it->sid, err.msg);
+}
+
+/* Records one attempt, and moves the outbox row on in the same
+ * transaction (next_attempt due in delay_ms, or gone when delay_ms < 0);
+ * a failure to record is logged, not retried (the delivery itself
+ * happened or not regardless; the outbox row then still names this
+ * attempt, which at worst is made again: at-least-once). */
 static void record(const struct exec_webhook_env *env, const struct exec_webhook_item *it, enum outcome o,
-		   long status_code, const char *error)
+		   long status_code, const char *error, unsigned next_attempt, long delay_ms)
 {
 	struct gv_err err;
 	if (gv_pg_ensure(env->pg, &err) != 0)
@@ -453,6 +693,10 @@ static void record(const struct exec_webhook_env *env, const struct exec_webhook
 		       "INSERT INTO webhook_deliveries (tenant_id, submission_id, attempt, outcome, status_code, error) "
 		       "VALUES ($1::uuid, $2, $3::int, $4, $5::int, $6)",
 		       6, p, &err) != 0) {
+		tenant_tx_rollback(c);
+		goto fail;
+	}
+	if (outbox_step(c, it, next_attempt, delay_ms, &err) != 0) {
 		tenant_tx_rollback(c);
 		goto fail;
 	}
@@ -515,8 +759,8 @@ static size_t discard(char *ptr, size_t size, size_t n, void *arg)
  * (a proxy would connect for us, anywhere), redirects are not followed and
  * only http/https may be spoken. */
 static enum outcome post(const struct exec_webhook_env *env, const char *url, const struct exec_webhook_target *t,
-			 const char *addr, const char *body, size_t body_len, const char *sig, const char *delivery,
-			 long *code, char *errbuf, size_t errsz)
+			 const char *addr, bool put, const char *body, size_t body_len, const char *sig,
+			 const char *delivery, long *code, char *errbuf, size_t errsz)
 {
 	*code = 0;
 	errbuf[0] = '\0';
@@ -562,6 +806,8 @@ static enum outcome post(const struct exec_webhook_env *env, const char *url, co
 	SET(CURLOPT_HTTPHEADER, hdrs);
 	SET(CURLOPT_USERAGENT, "gavel-webhook/1");
 	SET(CURLOPT_POST, 1L);
+	if (put) /* the body as for a POST, the method PUT (Judge0's callbacks) */
+		SET(CURLOPT_CUSTOMREQUEST, "PUT");
 	SET(CURLOPT_POSTFIELDS, body);
 	SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
 	SET(CURLOPT_WRITEFUNCTION, discard);
@@ -590,9 +836,31 @@ out:
 	return o;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Every recover_after (at least every second), what Redis lost comes back
+ * from the outbox. One delivery process per node: a static schedule. */
+static void maybe_recover(const struct exec_webhook_env *env)
+{
+	static uint64_t next_ms;
+	uint64_t now = mono_ms();
+	if (!env->opts->recover_after_ms || now < next_ms)
+		return;
+	next_ms = now + (env->opts->recover_after_ms > 1000 ? env->opts->recover_after_ms : 1000);
+	struct gv_err err;
+	if (exec_webhook_recover(env, &err) < 0)
+		gv_warn(env->log, "webhook outbox: %s (retried later)", err.msg);
+}
+
 int exec_webhook_step(const struct exec_webhook_env *env, struct gv_err *err)
 {
 	const struct exec_webhook_opts *o = env->opts;
+	maybe_recover(env);
 	/* The lease: longer than one attempt with its PostgreSQL work. */
 	char lease[24];
 	snprintf(lease, sizeof(lease), "%llu", (unsigned long long)(o->timeout_ms * 2 + 30000));
@@ -626,6 +894,7 @@ int exec_webhook_step(const struct exec_webhook_env *env, struct gv_err *err)
 	if (l.gone || !l.url) {
 		gv_info(&ctx, "webhook dropped: the submission is gone or has no callback_url");
 		loaded_free(&l);
+		outbox_drop(env, &it);
 		move_on(env, member, &it, 0, -1);
 		return 1;
 	}
@@ -634,7 +903,7 @@ int exec_webhook_step(const struct exec_webhook_env *env, struct gv_err *err)
 	char why[GV_ERR_MSG_MAX + 32] = "";
 	struct exec_webhook_target t;
 	char addr[INET6_ADDRSTRLEN];
-	json_t *body = exec_webhook_body(&l.row);
+	json_t *body = l.judge0 ? exec_webhook_judge0_body(&l.row) : exec_webhook_body(&l.row);
 	size_t body_len = 0;
 	char *text = body ? gv_json_dump(body, JSON_COMPACT, WEBHOOK_BODY_MAX, &body_len, &e2) : NULL;
 	bool built = body != NULL;
@@ -651,26 +920,25 @@ int exec_webhook_step(const struct exec_webhook_env *env, struct gv_err *err)
 		char sig[EXEC_WEBHOOK_SIG_MAX], delivery[160];
 		exec_webhook_sign(l.secret, l.secret_len, text, body_len, sig);
 		snprintf(delivery, sizeof(delivery), "%s.%u", it.sid, it.attempt);
-		out = post(env, l.url, &t, addr, text, body_len, sig, delivery, &code, why, sizeof(why));
+		out = post(env, l.url, &t, addr, l.judge0, text, body_len, sig, delivery, &code, why, sizeof(why));
 	}
 	free(text);
 	loaded_free(&l);
-	record(env, &it, out, code, out == OUT_DELIVERED ? NULL : why);
-	if (out == OUT_DELIVERED) {
-		gv_info(&ctx, "webhook delivered (HTTP %ld, attempt %u)", code, it.attempt);
-		move_on(env, member, &it, 0, -1);
-	} else if (out == OUT_REFUSED) {
-		gv_warn(&ctx, "webhook refused: %s", why);
-		move_on(env, member, &it, 0, -1);
-	} else if (it.attempt >= o->max_attempts) {
-		gv_warn(&ctx, "webhook given up after %u attempts: %s", it.attempt, why);
-		move_on(env, member, &it, 0, -1);
-	} else {
-		long delay = exec_webhook_retry_delay_ms(it.attempt, o->backoff_ms, o->backoff_max_ms);
+	long delay = -1; /* next attempt's delay, -1: none */
+	if (out == OUT_FAILED && it.attempt < o->max_attempts) {
 		unsigned seed = gv_backoff_seed();
-		delay = gv_backoff_jitter_ms(delay, &seed);
-		gv_info(&ctx, "webhook attempt %u failed (%s); next in %ld ms", it.attempt, why, delay);
-		move_on(env, member, &it, it.attempt + 1, delay);
+		delay = gv_backoff_jitter_ms(exec_webhook_retry_delay_ms(it.attempt, o->backoff_ms, o->backoff_max_ms),
+					     &seed);
 	}
+	record(env, &it, out, code, out == OUT_DELIVERED ? NULL : why, it.attempt + 1, delay);
+	if (out == OUT_DELIVERED)
+		gv_info(&ctx, "webhook delivered (HTTP %ld, attempt %u)", code, it.attempt);
+	else if (out == OUT_REFUSED)
+		gv_warn(&ctx, "webhook refused: %s", why);
+	else if (delay < 0)
+		gv_warn(&ctx, "webhook given up after %u attempts: %s", it.attempt, why);
+	else
+		gv_info(&ctx, "webhook attempt %u failed (%s); next in %ld ms", it.attempt, why, delay);
+	move_on(env, member, &it, it.attempt + 1, delay);
 	return 1;
 }

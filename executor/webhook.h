@@ -1,9 +1,14 @@
 /* Webhooks: delivery of a finished submission to its `callback_url`.
  *
- * Flow. A worker that has just committed a result whose request named a
- * callback_url calls exec_webhook_enqueue: it adds "<tid>:<sid>:1" to the
- * Redis sorted set gavel:webhooks, scored by the time it is due (Redis
- * server time, ms). Every executor node runs one delivery process
+ * Flow. A worker commits, with a result whose request named a
+ * callback_url, a row of the outbox webhook_outbox (exec_webhook_outbox_add,
+ * in the result's transaction), then calls exec_webhook_enqueue: it adds
+ * "<tid>:<sid>:1" to the Redis sorted set gavel:webhooks, scored by the
+ * time it is due (Redis server time, ms). The outbox row follows the item
+ * (next attempt, due time) in the transaction that records each attempt
+ * and goes when the item does; a row past due by recover_after whose item
+ * Redis no longer holds (the executor died between COMMIT and ZADD, Redis
+ * lost it) is scheduled again (exec_webhook_recover): no webhook is lost. Every executor node runs one delivery process
  * (exec_webhook_run, forked by the supervisor next to the job workers) that
  * claims due items (an atomic script moves the item's score forward by a
  * lease, so an item whose deliverer died becomes due again), reads the row
@@ -17,8 +22,12 @@
  *
  * The request: POST, Content-Type application/json, the body is the
  * submission exactly as GET /v1/submissions/{id} returns it
- * (exec_webhook_body; also for submissions made through the Judge0 API,
- * since the stored request does not say which API made it), header
+ * (exec_webhook_body). A submission made through the Judge0 API
+ * (submissions.api, migration 0008) is called back as Judge0 CE 1.13.1
+ * does: PUT, the body the submission as Judge0's GET returns it with
+ * base64_encoded=true and the default fields (exec_webhook_judge0_body:
+ * token, time, memory, stdout, stderr, compile_output, message, status).
+ * Both carry the header
  * X-Gavel-Signature: sha256=<hex HMAC-SHA256 of the body bytes, keyed with
  * the tenant's webhook secret> (`gavel tenant webhook-secret NAME` prints
  * it). A 2xx answer is delivered; anything else, a transport error or a
@@ -40,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "common/err.h"
 #include "common/log.h"
@@ -110,6 +120,13 @@ struct exec_webhook_row {
  * NULL only when out of memory. */
 json_t *exec_webhook_body(const struct exec_webhook_row *row);
 
+/* The Judge0 callback body: the submission as Judge0's GET returns it
+ * with base64_encoded=true and the default fields (token, time, memory,
+ * stdout, stderr, compile_output, message, status) -- fe_j0_render's
+ * output for those (a unit test keeps the two equal). New reference; NULL
+ * only when out of memory. */
+json_t *exec_webhook_judge0_body(const struct exec_webhook_row *row);
+
 /* Delay before attempt n+1 after attempt n failed (n >= 1): base * 2^(n-1),
  * capped at max_ms. Pure. */
 long exec_webhook_retry_delay_ms(unsigned attempt, uint64_t base_ms, uint64_t max_ms);
@@ -126,12 +143,19 @@ int exec_webhook_item_parse(const char *s, struct exec_webhook_item *out, struct
  * (ZADD NX: a second call for a pending item changes nothing). */
 int exec_webhook_enqueue(struct gv_redis *r, const char *tid, const char *sid, struct gv_err *err) GV_MUST_CHECK;
 
+/* In the caller's transaction (scoped to tid), which commits sid's result:
+ * adds sid's outbox row when its request has a callback_url (*wanted then
+ * true; the caller schedules it with exec_webhook_enqueue after COMMIT). */
+int exec_webhook_outbox_add(PGconn *c, const char *tid, const char *sid, bool *wanted,
+			    struct gv_err *err) GV_MUST_CHECK;
+
 struct exec_webhook_opts {
 	unsigned max_attempts;   /* 1..EXEC_WEBHOOK_ATTEMPTS_MAX */
 	uint64_t timeout_ms;     /* one attempt, connect included */
 	uint64_t backoff_ms;     /* delay after the first failure, doubling */
 	uint64_t backoff_max_ms; /* cap on that delay */
 	bool allow_loopback;     /* TEST ONLY: lets tests deliver to 127.0.0.1 */
+	uint64_t recover_after_ms; /* outbox rows this far past due go back to Redis; 0: never */
 };
 
 /* Connections and settings of the delivery process (borrowed). */
@@ -146,3 +170,21 @@ struct exec_webhook_env {
  * 1 when an item was handled, 0 when none was due, -1 with err when Redis
  * failed (PostgreSQL failures reschedule the item and return 1). */
 int exec_webhook_step(const struct exec_webhook_env *env, struct gv_err *err) GV_MUST_CHECK;
+
+/* The delivery process speaks to tenant URLs and reads their answers: it
+ * runs as an unprivileged user. Resolves user (a name or a uid; "nobody"
+ * falls back to 65534:65534 where no passwd entry names it) to its uid and
+ * primary gid; refuses root. */
+int exec_webhook_user_resolve(const char *user, uid_t *uid, gid_t *gid, struct gv_err *err) GV_MUST_CHECK;
+/* Drops the calling process to uid/gid for good: no supplementary groups,
+ * no capabilities (bounding, ambient, permitted, effective, inheritable),
+ * no_new_privs; verified after. When not running as root, only the
+ * capabilities and no_new_privs apply (the ids are already not root).
+ * -1 with err when any step fails: the caller must not go on. */
+int exec_webhook_drop_privileges(uid_t uid, gid_t gid, struct gv_err *err) GV_MUST_CHECK;
+
+/* Schedules again (ZADD NX) every outbox row due more than
+ * opts->recover_after_ms ago, at most 100 a call, oldest first. The number
+ * scheduled anew, -1 with err. exec_webhook_step calls it every
+ * recover_after. */
+int exec_webhook_recover(const struct exec_webhook_env *env, struct gv_err *err) GV_MUST_CHECK;

@@ -11,69 +11,17 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/judge0.h"
 #include "frontend/api_internal.h"
-
-static const char *const j0_status_desc[] = {
-	NULL,
-	"In Queue",
-	"Processing",
-	"Accepted",
-	"Wrong Answer",
-	"Time Limit Exceeded",
-	"Compilation Error",
-	"Runtime Error (SIGSEGV)",
-	"Runtime Error (SIGXFSZ)",
-	"Runtime Error (SIGFPE)",
-	"Runtime Error (SIGABRT)",
-	"Runtime Error (NZEC)",
-	"Runtime Error (Other)",
-	"Internal Error",
-	"Exec Format Error",
-};
 
 const char *fe_j0_status_description(int id)
 {
-	if (id < 1 || id > 14)
-		return NULL;
-	return j0_status_desc[id];
+	return gv_judge0_status_description(id);
 }
 
 int fe_j0_status_id(const char *status, const char *verdict, const json_t *result)
 {
-	if (!status || !strcmp(status, "queued"))
-		return 1;
-	if (!strcmp(status, "running"))
-		return 2;
-	if (strcmp(status, "done"))
-		return 13; /* failed, cancelled */
-	if (!verdict && result)
-		verdict = json_string_value(json_object_get(result, "verdict"));
-	if (!verdict)
-		return 13;
-	if (!strcmp(verdict, "AC"))
-		return 3;
-	if (!strcmp(verdict, "WA") || !strcmp(verdict, "PE"))
-		return 4;
-	if (!strcmp(verdict, "TLE"))
-		return 5;
-	if (!strcmp(verdict, "CE"))
-		return 6;
-	if (!strcmp(verdict, "OLE"))
-		return 8; /* isolate's file size limit: SIGXFSZ */
-	if (!strcmp(verdict, "MLE"))
-		return 12;
-	if (!strcmp(verdict, "RE")) {
-		json_int_t sig = result ? json_integer_value(json_object_get(result, "signal")) : 0;
-		switch (sig) {
-		case 11: return 7;
-		case 25: return 8;
-		case 8: return 9;
-		case 6: return 10;
-		case 0: return 11;
-		default: return 12;
-		}
-	}
-	return 13;
+	return gv_judge0_status_id(status, verdict, result);
 }
 
 static const char *const j0_field_names[FE_J0_FIELD_COUNT_] = {
@@ -589,7 +537,7 @@ json_t *fe_j0_statuses(void)
 {
 	json_t *a = json_array();
 	for (int i = 1; a && i <= 14; i++)
-		json_array_append_new(a, json_pack("{s:i,s:s}", "id", i, "description", j0_status_desc[i]));
+		json_array_append_new(a, json_pack("{s:i,s:s}", "id", i, "description", gv_judge0_status_description(i)));
 	return a;
 }
 

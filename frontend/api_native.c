@@ -3,14 +3,16 @@
  * input). */
 #include "frontend/api.h"
 
+#include <stdint.h>
 #include <string.h>
 
+#include "common/jobspec.h"
 #include "executor/checker.h"
 #include "frontend/api_internal.h"
 
 static const char *const native_keys[] = { "language", "source", "files", "stdin", "tests",
 					   "checker", "limits", "return_output", "callback_url",
-					   NULL };
+					   "gpus", "problem_id", "version", "run_all", "samples_only", NULL };
 
 static int parse_files(const json_t *body, struct fe_job *job, const struct fe_bounds *b,
 		       struct fe_apierr *e)
@@ -177,6 +179,53 @@ static int parse_limits(const json_t *body, struct fe_job *job, struct fe_apierr
 	return fe_job_limits(job, t, w, m, o, e);
 }
 
+/* A submission to a stored problem (issue 6): problem_id, and optionally
+ * version (default: the current ready one, resolved by the handler before
+ * the row is stored), run_all and samples_only. The tests are the
+ * problem's: 'tests', 'stdin' and 'checker' are refused with it. */
+static int parse_problem(const json_t *body, struct fe_job *job, struct fe_apierr *e)
+{
+	const char *pid;
+	size_t plen;
+	int r = fe_get_text(body, "problem_id", "problem_id", 64, false, &pid, &plen, e);
+	if (r < 0)
+		return -1;
+	bool has = r == 0;
+	static const char *const only[] = { "version", "run_all", "samples_only" };
+	for (size_t i = 0; i < 3; i++) {
+		json_t *v = json_object_get(body, only[i]);
+		if (v && !json_is_null(v) && !has)
+			return fe_apierr_set(e, 400, "invalid_request", "field '%s': only with 'problem_id'", only[i]);
+		if (i > 0 && v && !json_is_null(v) && !json_is_boolean(v))
+			return fe_apierr_set(e, 400, "invalid_request", "field '%s': expected boolean", only[i]);
+	}
+	if (!has)
+		return 0;
+	/* Not an id we ever make: it cannot name any problem. */
+	if (plen < 16 || strspn(pid, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != plen)
+		return fe_apierr_set(e, 404, "not_found", "no such problem");
+	json_t *t = json_object_get(body, "tests"), *c = json_object_get(body, "checker");
+	json_t *in = json_object_get(body, "stdin");
+	if ((t && !json_is_null(t)) || (c && !json_is_null(c)) || (in && !json_is_null(in)))
+		return fe_apierr_set(e, 400, "invalid_request",
+				     "'tests', 'stdin' and 'checker' come from the problem with 'problem_id'");
+	if (json_integer_value(json_object_get(job->spec, "gpus")) > 0)
+		return fe_apierr_set(e, 400, "invalid_request", "'gpus' is not available with 'problem_id'");
+	uint32_t version = 0;
+	if (fe_get_uint(body, "version", "version", INT32_MAX, &version, e) < 0)
+		return -1;
+	json_object_set_new(job->spec, "problem_id", json_stringn(pid, plen));
+	json_object_set_new(job->spec, "problem_version", json_integer(version));
+	json_object_set_new(job->spec, "run_all", json_boolean(json_is_true(json_object_get(body, "run_all"))));
+	json_object_set_new(job->spec, "samples_only",
+			    json_boolean(json_is_true(json_object_get(body, "samples_only"))));
+	json_t *ro = json_object_get(body, "return_output");
+	if (!ro || json_is_null(ro))
+		json_object_set_new(job->spec, "return_output", json_false());
+	job->judged = true;
+	return 0;
+}
+
 int fe_native_parse(const json_t *body, const struct fe_catalog *cat, const struct fe_bounds *b,
 		    struct fe_job *job, struct fe_apierr *e)
 {
@@ -228,6 +277,10 @@ int fe_native_parse(const json_t *body, const struct fe_catalog *cat, const stru
 		/* A plain run is only useful with its output. */
 		json_object_set_new(job->spec, "return_output", json_true());
 	}
+	uint32_t gpus = 0;
+	if (fe_get_uint(body, "gpus", "gpus", GV_JOBSPEC_GPUS_MAX, &gpus, e) < 0)
+		goto fail;
+	json_object_set_new(job->spec, "gpus", json_integer(gpus));
 	const char *cb;
 	size_t cbl;
 	r = fe_get_text(body, "callback_url", "callback_url", 2048, false, &cb, &cbl, e);
@@ -235,6 +288,8 @@ int fe_native_parse(const json_t *body, const struct fe_catalog *cat, const stru
 		goto fail;
 	if (r == 0)
 		json_object_set_new(job->spec, "callback_url", json_stringn(cb, cbl));
+	if (parse_problem(body, job, e) < 0)
+		goto fail;
 	return 0;
 fail:
 	fe_job_clear(job);

@@ -31,29 +31,46 @@ static const char SQL_AUDIT_AFTER[] =
 	"AND ($3::timestamptz IS NULL OR at >= $3::timestamptz) AND ($4::timestamptz IS NULL OR at < $4::timestamptz) "
 	"AND ($5::text IS NULL OR action = $5) ORDER BY seq LIMIT $6::int";
 
-/* The audit records of a submission INSERT sent just before in the same
- * transaction (see fe_audit_created_stmt). $1 tenant, $2 actor, $3 ids
- * (text[]), $4 API name, $5 max_queued. */
+/* The audit records of the submission INSERTs of one tenant sent just
+ * before in the same transaction (see fe_audit_created_stmt), appended in
+ * one call of gavel_audit_append_many: one lock, one read of the chain
+ * head. $1 tenant, $2 the requests: a JSON array of {actor, api, maxq,
+ * ids}, in the order of their INSERTs. Each request's records follow each
+ * other in that order: its `submission.created` records in ids order, or
+ * its one `quota.refused` when its INSERT stored none of its ids.
+ * The stored rows are looked up once, by primary key (id = ANY), and the
+ * rest is joined in memory: the planner cannot see how few rows the JSON
+ * holds, and a join against the table itself became a scan of all the
+ * tenant's submissions. */
 static const char SQL_AUDIT_CREATED[] =
-	"SELECT count(gavel_audit_append($1::uuid, $2, x.action, x.object, NULL, NULL, x.details)) FROM ("
-	"SELECT 'submission.created' AS action, s.id AS object, jsonb_build_object("
-	"'api', $4::text, 'language', s.language, "
-	"'file_count', jsonb_array_length(s.request->'files'), "
-	"'source_bytes', (SELECT coalesce(sum(octet_length(f->>'content')), 0) "
-	"FROM jsonb_array_elements(s.request->'files') f), "
-	"'stdin_bytes', coalesce(octet_length(s.request->>'stdin'), 0), "
-	"'tests', CASE WHEN jsonb_typeof(s.request->'tests') = 'array' "
-	"THEN jsonb_array_length(s.request->'tests') ELSE 0 END, "
-	"'limits', s.request->'limits') AS details, u.ord "
-	"FROM unnest($3::text[]) WITH ORDINALITY AS u(id, ord) "
-	"JOIN submissions s ON s.id = u.id AND s.tenant_id = $1::uuid "
+	"WITH it AS MATERIALIZED ("
+	"SELECT p.j->>'actor' AS actor, p.j->>'api' AS api, (p.j->>'maxq')::int AS maxq, "
+	"jsonb_array_length(p.j->'ids') AS nids, p.o1, u.id, u.o2 "
+	"FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS p(j, o1) "
+	"CROSS JOIN LATERAL jsonb_array_elements_text(p.j->'ids') WITH ORDINALITY AS u(id, o2)), "
+	"found AS MATERIALIZED ("
+	"SELECT s.id, s.language, s.request FROM submissions s "
+	"WHERE s.tenant_id = $1::uuid AND s.id = ANY (ARRAY(SELECT it.id FROM it))), "
+	"x AS ("
+	"SELECT it.actor, 'submission.created'::text AS action, f.id AS object, jsonb_build_object("
+	"'api', it.api, 'language', f.language, "
+	"'file_count', jsonb_array_length(f.request->'files'), "
+	"'source_bytes', (SELECT coalesce(sum(octet_length(e->>'content')), 0) "
+	"FROM jsonb_array_elements(f.request->'files') e), "
+	"'stdin_bytes', coalesce(octet_length(f.request->>'stdin'), 0), "
+	"'tests', CASE WHEN jsonb_typeof(f.request->'tests') = 'array' "
+	"THEN jsonb_array_length(f.request->'tests') ELSE 0 END, "
+	"'limits', f.request->'limits') AS details, it.o1, it.o2 "
+	"FROM it JOIN found f ON f.id = it.id "
 	"UNION ALL "
-	"SELECT 'quota.refused', NULL, jsonb_build_object('api', $4::text, 'limit', 'max_queued', "
-	"'status', 429, 'allowed', $5::int, 'requested', cardinality($3::text[]), 'refused', 1), 0 "
-	"WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.tenant_id = $1::uuid AND s.id = ANY($3::text[])) "
-	"ORDER BY 4) x";
+	"SELECT min(it.actor), 'quota.refused', NULL, jsonb_build_object('api', min(it.api), 'limit', 'max_queued', "
+	"'status', 429, 'allowed', min(it.maxq), 'requested', min(it.nids), 'refused', 1), it.o1, 0 "
+	"FROM it LEFT JOIN found f ON f.id = it.id GROUP BY it.o1 HAVING count(f.id) = 0) "
+	"SELECT gavel_audit_append_many($1::uuid, array_agg(x.actor ORDER BY x.o1, x.o2), "
+	"array_agg(x.action ORDER BY x.o1, x.o2), array_agg(x.object ORDER BY x.o1, x.o2), NULL, NULL, "
+	"array_agg(x.details ORDER BY x.o1, x.o2)) FROM x";
 
-static const char *api_name(const struct fe_req *r)
+const char *fe_api_name(const struct fe_req *r)
 {
 	switch (r->api) {
 	case FE_API_JUDGE0: return "judge0";
@@ -251,32 +268,30 @@ void fe_handle_usage(struct fe_req *r)
 
 /* ------------------------------------------------------ audit records */
 
-int fe_audit_created_stmt(struct fe_req *r, char *const *ids, size_t n, const char *maxq, char *buf, size_t size,
-			  struct fe_db_stmt *s)
+int fe_audit_created_stmt(struct fe_req *const *reqs, size_t n, char **text, struct fe_db_stmt *s)
 {
-	/* Ids are [A-Za-z0-9_-] (made by new_sid): an array literal needs
-	 * no quoting. */
-	size_t off = 0;
-	if (size < 3)
-		return -1;
-	buf[off++] = '{';
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(ids[i]);
-		if (off + len + 3 > size)
-			return -1;
-		if (i)
-			buf[off++] = ',';
-		memcpy(buf + off, ids[i], len);
-		off += len;
+	*text = NULL;
+	json_t *items = json_array();
+	for (size_t i = 0; items && i < n; i++) {
+		struct fe_req *r = reqs[i];
+		char actor[8 + TENANT_UUID_BUF + 32];
+		actor_of(r, actor, sizeof(actor));
+		json_t *ids = json_array();
+		for (size_t k = 0; ids && k < r->batch_n; k++)
+			if (json_array_append_new(ids, json_string(r->batch_ids[k])) != 0)
+				json_decref(ids), ids = NULL;
+		json_t *it = ids ? json_pack("{s:s,s:s,s:i,s:o}", "actor", actor, "api", fe_api_name(r), "maxq",
+					     r->quota.max_queued, "ids", ids)
+				 : NULL;
+		if (!it || json_array_append_new(items, it) != 0)
+			json_decref(items), items = NULL;
 	}
-	buf[off++] = '}';
-	buf[off++] = '\0';
-	/* The actor follows the array in buf. */
-	char *actor = buf + off;
-	if (size - off < 8 + TENANT_UUID_BUF)
+	if (items)
+		*text = json_dumps(items, JSON_COMPACT);
+	json_decref(items);
+	if (!*text)
 		return -1;
-	actor_of(r, actor, size - off);
-	fe_db_stmt_text(s, SQL_AUDIT_CREATED, 5, r->tenant_id, actor, buf, api_name(r), maxq);
+	fe_db_stmt_text(s, SQL_AUDIT_CREATED, 2, reqs[0]->tenant_id, *text);
 	return 0;
 }
 
@@ -347,7 +362,7 @@ void fe_audit_refusal(struct fe_req *r, const char *limit, int status, int64_t r
 	int len = snprintf(details, sizeof(details),
 			   "{\"api\":\"%s\",\"limit\":\"%.30s\",\"status\":%d,\"requested\":%" PRId64
 			   ",\"allowed\":%" PRId64 ",\"refused\":%" PRIu64 "}",
-			   api_name(r), limit, status, requested, allowed, refused);
+			   fe_api_name(r), limit, status, requested, allowed, refused);
 	if (len < 0 || (size_t)len >= sizeof(details))
 		return;
 	actor_of(r, actor, sizeof(actor));

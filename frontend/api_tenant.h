@@ -19,19 +19,20 @@ void fe_handle_audit(struct fe_req *r);
  * (YYYY-MM-DD, both inclusive), with totals. */
 void fe_handle_usage(struct fe_req *r);
 
-/* The statement that writes the audit records of a submission INSERT,
- * to be sent in the same transaction right after it: one
- * `submission.created` per id of ids[0..n) that the INSERT stored (with
+/* The statement that writes the audit records of the submission INSERTs
+ * of reqs[0..n), which all belong to one tenant, to be sent in the same
+ * transaction after them: for each request in order, one
+ * `submission.created` per id of its batch that its INSERT stored (with
  * language, sizes, number of tests and limits, read back from the stored
- * request; never source, input or output), or, when the INSERT stored
- * none of them (the max_queued quota refused the request), one
- * `quota.refused` record. buf (size >= FE_AUDIT_IDS_BUF(n)) receives the
- * ids array and actor parameters and must outlive the fe_db_txn call; maxq is the
- * max_queued text parameter of the INSERT. s->values borrow r, buf and
- * maxq. */
-#define FE_AUDIT_IDS_BUF(n) ((n) * (FE_SID_BUF + 1) + 3 + 8 + TENANT_UUID_BUF)
-int fe_audit_created_stmt(struct fe_req *r, char *const *ids, size_t n, const char *maxq, char *buf,
-			  size_t size, struct fe_db_stmt *s);
+ * request; never source, input or output), or, when its INSERT stored none
+ * of them (the max_queued quota refused it), one `quota.refused` record.
+ * All of them are appended to the tenant's chain by one call (one lock).
+ * *text receives the parameter text (the caller frees it after fe_db_txn);
+ * s->values borrow it and reqs[0]. -1 when out of memory. */
+int fe_audit_created_stmt(struct fe_req *const *reqs, size_t n, char **text, struct fe_db_stmt *s);
+
+/* "native", "judge0" or "piston": the API r came through. Static string. */
+const char *fe_api_name(const struct fe_req *r);
 
 /* Records that a quota refused r (limit: the quota field, e.g.
  * "requests_per_second", "max_cpu_ms"; status 422 or 429) in its own

@@ -58,6 +58,8 @@ const struct gv_config_option fe_config_table[] = {
 	  .def = "1s", .min = 0, .max = 1000, .doc = "how long a looked-up key is trusted (<= 1s)" },
 	{ .name = "frontend.judge0_ids", .type = GV_CONFIG_LIST, F(judge0_ids), .def = "",
 	  .doc = "Judge0 language id overrides: lang=id, ..." },
+	{ .name = "frontend.max_problem_size", .type = GV_CONFIG_SIZE, F(max_problem_size), .def = "64m",
+	  .min = 1024, .max = 1024LL * 1024 * 1024, .doc = "largest problem package upload (413 beyond)" },
 };
 
 const size_t fe_config_table_len = sizeof(fe_config_table) / sizeof(fe_config_table[0]);

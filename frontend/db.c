@@ -280,7 +280,11 @@ static void db_poll_events(struct fe_db *db)
 static void db_connect_start(struct fe_db *db)
 {
 	char opts[64], timeout[16];
-	snprintf(opts, sizeof(opts), "-c statement_timeout=%d", db->statement_timeout_ms);
+	/* jit off: the frontend's statements are short, and a generic plan's
+	 * guess at the rows of a JSON parameter can cross jit_above_cost,
+	 * making PostgreSQL compile code for hundreds of ms to run a
+	 * statement that takes one. */
+	snprintf(opts, sizeof(opts), "-c statement_timeout=%d -c jit=off", db->statement_timeout_ms);
 	snprintf(timeout, sizeof(timeout), "%d", db->connect_timeout_s);
 	/* The URL comes first and expand_dbname=1 expands it; later keywords
 	 * win, and the URL's own parameters are kept otherwise. */

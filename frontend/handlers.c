@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/queue.h"
+#include "frontend/api_problems.h"
 #include "frontend/api_tenant.h"
 #include "frontend/metrics.h"
 #include "frontend/server_internal.h"
@@ -23,24 +24,33 @@
 	"to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "     \
 	"to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), result::text"
 
+/* Column 9: the feedback policy of the submission's problem (issue 6),
+ * applied in row_load; reads without it apply the default policy. */
+#define PROBLEM_POLICY                                                                           \
+	"(SELECT p.feedback::text FROM problems p WHERE p.tenant_id = submissions.tenant_id "   \
+	"AND p.id = submissions.problem_id)"
 static const char SQL_GET[] =
-	"SELECT " ROW_COLS ", NULL FROM submissions WHERE tenant_id = $1::uuid AND id = $2";
+	"SELECT " ROW_COLS ", NULL, NULL, " PROBLEM_POLICY " FROM submissions WHERE tenant_id = $1::uuid AND id = $2";
 static const char SQL_GET_REQ[] =
-	"SELECT " ROW_COLS ", request::text FROM submissions WHERE tenant_id = $1::uuid AND id = $2";
+	"SELECT " ROW_COLS ", request::text, NULL, " PROBLEM_POLICY
+	" FROM submissions WHERE tenant_id = $1::uuid AND id = $2";
 static const char SQL_GET_MANY[] =
 	"SELECT " ROW_COLS ", request::text FROM submissions WHERE tenant_id = $1::uuid AND id = ANY($2::text[])";
 static const char SQL_LIST[] =
 	"SELECT " ROW_COLS ", request::text, count(*) OVER () FROM submissions WHERE tenant_id = $1::uuid "
 	"ORDER BY created_at DESC, id LIMIT $2::int OFFSET $3::int";
 /* Inserts every element of $2 (a JSON array of {id, language, request})
- * for tenant $1, unless that would take the tenant's queued submissions
- * over $3 (the max_queued quota): then nothing is inserted. */
+ * for tenant $1, made through API $4, unless that would take the tenant's
+ * queued submissions over $3 (the max_queued quota): then nothing is
+ * inserted. The queued count is the one triggers keep (migration 0008):
+ * counting the rows would cost a visit of every queued row per POST. */
 static const char SQL_INSERT[] =
-	"INSERT INTO submissions (id, tenant_id, language, source, request) "
+	"INSERT INTO submissions (id, tenant_id, language, source, request, api, problem_id, problem_version) "
 	"SELECT e->>'id', $1::uuid, e->>'language', "
-	"convert_to(e->'request'->'files'->0->>'content', 'UTF8'), e->'request' "
+	"convert_to(e->'request'->'files'->0->>'content', 'UTF8'), e->'request', $4, "
+	"e->'request'->>'problem_id', (e->'request'->>'problem_version')::int "
 	"FROM jsonb_array_elements($2::jsonb) e "
-	"WHERE (SELECT count(*) FROM submissions WHERE tenant_id = $1::uuid AND status = 'queued') "
+	"WHERE coalesce((SELECT queued FROM tenant_queue_counts WHERE tenant_id = $1::uuid), 0) "
 	"+ jsonb_array_length($2::jsonb) <= $3::int RETURNING id";
 static const char SQL_DELETE[] =
 	"DELETE FROM submissions WHERE tenant_id = $1::uuid AND id = $2 "
@@ -112,6 +122,9 @@ static void row_load(const PGresult *res, int i, struct rowbuf *rb)
 	rb->row.request = rb->req;
 	if (PQnfields(res) > 8 && !PQgetisnull(res, i, 8))
 		rb->total = atoll(PQgetvalue(res, i, 8));
+	/* What the submitter may see of a problem's tests: filtered here,
+	 * before any API renders the row. */
+	fe_problem_feedback_filter(rb->res, PQnfields(res) > 9 ? val(res, i, 9) : NULL);
 }
 
 static void row_clear(struct rowbuf *rb)
@@ -496,17 +509,22 @@ fail:
 	answer_created(r, r->waiting);
 }
 
-static void on_inserted(void *arg, PGresult *const *res, int n, const char *error)
+/* The end of a submission's INSERT, on its own worker's thread: rows is
+ * the number of rows the INSERT stored (-1 when it did not run), error NULL
+ * or why the transaction failed; unavailable: it could not be sent. */
+static void on_inserted(struct fe_req *r, int rows, const char *error, bool unavailable)
 {
-	struct fe_req *r = arg;
-	if (error || n < 1 || !res[0]) {
+	if (unavailable || error || rows < 0) {
 		if (r->waiting)
 			fe_wait_stop(r);
-		reply_db_error(r, error ? error : "no result");
+		if (unavailable)
+			fe_reply_error(r, 503, "unavailable", "%s", error ? error : "database unavailable");
+		else
+			reply_db_error(r, error ? error : "no result");
 		fe_req_unref(r);
 		return;
 	}
-	if ((size_t)PQntuples(res[0]) != r->batch_n) {
+	if ((size_t)rows != r->batch_n) {
 		if (r->waiting)
 			fe_wait_stop(r);
 		fe_reply_error(r, 429, "quota_exceeded", "max_queued: at most %d queued submissions",
@@ -522,43 +540,90 @@ static void on_inserted(void *arg, PGresult *const *res, int n, const char *erro
 /* ------------------------------------------------------ group commit */
 
 /* A durable POST costs one WAL flush (fsync) at its COMMIT, and the
- * audit chain (gavel_audit_append) holds a per-tenant lock until that
- * commit: one tenant's submissions commit one after the other, one fsync
- * each. So a worker keeps at most one INSERT transaction in flight; the
- * submissions that arrive meanwhile are sent together as the next one:
- * for each, in tenant order, set_config of its tenant, its INSERT (with its
- * own max_queued check, which sees the rows inserted before it in the same
- * transaction, as if they had come one after the other) and its audit
- * records. One COMMIT, one fsync for all of them; each 201 still goes out
- * only after that COMMIT and the Redis enqueue. Should the transaction
- * fail, every submission in it is retried alone, so one bad statement
- * cannot fail its neighbours. */
+ * audit chain (gavel_audit_append_many) and the tenant's queued count
+ * (migration 0008) hold per-tenant locks until that commit: one tenant's
+ * transactions commit one after the other, one fsync each, whichever
+ * thread or connection sends them. So the whole process keeps at most one
+ * INSERT transaction in flight, on worker 0's connection: every worker
+ * hands its submissions to worker 0 (store_mu, then event_active on
+ * worker 0's store event), and those that arrive while one transaction is
+ * being committed are sent together as the next one: for each, in tenant
+ * order, set_config of its tenant, its INSERT (with its own max_queued
+ * check, which sees the rows inserted before it in the same transaction,
+ * as if they had come one after the other), then per tenant one statement
+ * appending the audit records of all its INSERTs under one lock. One
+ * COMMIT, one fsync for all of them; each outcome goes back to the
+ * submission's own worker (its store event), which replies after the
+ * Redis enqueue. Should the transaction fail, every submission in it is
+ * retried alone, so one bad statement cannot fail its neighbours.
+ * Only worker 0's thread reads a request while it is handed over, and
+ * only fields set before the hand-over (tenant, ids, quota, key, API). */
 #define STORE_BATCH_MAX 128
 
 struct fe_store {
 	struct fe_req *r;
+	struct fe_worker *owner;
+	uint64_t queued_ms;
 	char *text;  /* the rows (JSON) */
-	char *ids;   /* fe_audit_created_stmt's buffer */
 	char maxq[24];
-	struct fe_db_stmt s[2];
+	struct fe_db_stmt insert;
+	/* the outcome, filled on worker 0 */
+	int rows;
+	bool unavailable;
+	char error[256];
 	struct fe_store *next;
 };
 
 struct store_batch {
 	struct fe_worker *w;
 	size_t n;
-	bool grouped; /* part of the worker's group commit (store_busy) */
+	bool grouped; /* part of the group commit (store_busy) */
 	struct fe_store *items[];
 };
+
+/* Guards every worker's store_head/store_tail/store_n (the queue, on
+ * worker 0), store_done_head/tail (outcomes for that worker) and the
+ * creation of store_ev. */
+static pthread_mutex_t store_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void store_item_free(struct fe_store *it)
 {
 	free(it->text);
-	free(it->ids);
 	free(it);
 }
 
 static void store_send(struct fe_worker *w, struct fe_store **items, size_t n, bool grouped);
+static void on_store_event(evutil_socket_t fd, short what, void *arg);
+
+/* w's store event, made on first use (under store_mu). */
+static struct event *store_ev(struct fe_worker *w)
+{
+	if (!w->store_ev)
+		w->store_ev = event_new(w->base, -1, 0, on_store_event, w);
+	return w->store_ev;
+}
+
+static struct fe_worker *store_hub(struct fe_worker *w)
+{
+	return w->app->workers && w->app->nworkers > 0 ? w->app->workers[0] : w;
+}
+
+/* On worker 0: hands it back to its worker. */
+static void store_done(struct fe_store *it)
+{
+	struct fe_worker *o = it->owner;
+	pthread_mutex_lock(&store_mu);
+	it->next = NULL;
+	if (o->store_done_tail)
+		o->store_done_tail->next = it;
+	else
+		o->store_done_head = it;
+	o->store_done_tail = it;
+	struct event *ev = store_ev(o);
+	pthread_mutex_unlock(&store_mu);
+	if (ev)
+		event_active(ev, 0, 0);
+}
 
 static int cmp_tenant(const void *a, const void *b)
 {
@@ -566,21 +631,59 @@ static int cmp_tenant(const void *a, const void *b)
 	return strcmp(x->r->tenant_id, y->r->tenant_id);
 }
 
+/* Worker 0's connection may still be connecting (start-up, a reconnect)
+ * when another worker's is up: submissions wait for it this long before
+ * they fail with 503. */
+#define STORE_CONNECT_WAIT_MS 2000
+
+/* On worker 0: the next transaction, if one is waiting and none is in
+ * flight. */
 static void store_next(struct fe_worker *w)
 {
-	w->store_busy = false;
-	if (!w->store_head || w->closing)
-		return;
 	struct fe_store *items[STORE_BATCH_MAX];
 	size_t n = 0;
-	while (w->store_head && n < STORE_BATCH_MAX) {
-		items[n++] = w->store_head;
-		w->store_head = w->store_head->next;
-		w->store_n--;
+	pthread_mutex_lock(&store_mu);
+	if (!w->store_busy && !w->closing && w->store_head && !fe_db_ready(w->db) &&
+	    fe_now_ms() - w->store_head->queued_ms < STORE_CONNECT_WAIT_MS) {
+		struct timeval tv = { 0, 20000 };
+		if (w->store_ev)
+			event_add(w->store_ev, &tv);
+		pthread_mutex_unlock(&store_mu);
+		return;
 	}
-	if (!w->store_head)
-		w->store_tail = NULL;
-	store_send(w, items, n, true);
+	if (!w->store_busy && !w->closing) {
+		while (w->store_head && n < STORE_BATCH_MAX) {
+			items[n++] = w->store_head;
+			w->store_head = w->store_head->next;
+			w->store_n--;
+		}
+		if (!w->store_head)
+			w->store_tail = NULL;
+		if (n)
+			w->store_busy = true;
+	}
+	pthread_mutex_unlock(&store_mu);
+	if (n)
+		store_send(w, items, n, true);
+}
+
+static void on_store_event(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fe_worker *w = arg;
+	pthread_mutex_lock(&store_mu);
+	struct fe_store *done = w->store_done_head;
+	w->store_done_head = w->store_done_tail = NULL;
+	pthread_mutex_unlock(&store_mu);
+	while (done) {
+		struct fe_store *next = done->next;
+		on_inserted(done->r, done->rows, done->error[0] ? done->error : NULL, done->unavailable);
+		store_item_free(done);
+		done = next;
+	}
+	if (w == store_hub(w))
+		store_next(w);
 }
 
 static void on_batch(void *arg, PGresult *const *res, int n, const char *error)
@@ -596,12 +699,18 @@ static void on_batch(void *arg, PGresult *const *res, int n, const char *error)
 		for (size_t i = 0; i < b->n; i++) {
 			struct fe_store *it = b->items[i];
 			int k = (int)i;
-			on_inserted(it->r, k < n ? &res[k] : NULL, k < n ? 1 : 0, error);
-			store_item_free(it);
+			it->rows = k < n && res[k] ? PQntuples(res[k]) : -1;
+			if (error)
+				snprintf(it->error, sizeof(it->error), "%s", error);
+			store_done(it);
 		}
 	}
-	if (b->grouped)
+	if (b->grouped) {
+		pthread_mutex_lock(&store_mu);
+		w->store_busy = false;
+		pthread_mutex_unlock(&store_mu);
 		store_next(w);
+	}
 	free(b);
 }
 
@@ -609,10 +718,16 @@ static void store_send(struct fe_worker *w, struct fe_store **items, size_t n, b
 {
 	struct gv_err err;
 	struct store_batch *b = malloc(sizeof(*b) + n * sizeof(b->items[0]));
-	struct fe_db_stmt *s = malloc(2 * n * sizeof(*s));
-	if (!b || !s) {
+	struct fe_db_stmt *s = calloc(2 * n, sizeof(*s));
+	char **audit_text = calloc(n, sizeof(*audit_text));
+	struct fe_req **reqs = malloc(n * sizeof(*reqs));
+	size_t ngroups = 0;
+	int rc = -1;
+	if (!b || !s || !audit_text || !reqs) {
 		free(b);
 		free(s);
+		free(audit_text);
+		free(reqs);
 		snprintf(err.msg, sizeof(err.msg), "out of memory");
 		goto fail;
 	}
@@ -623,70 +738,107 @@ static void store_send(struct fe_worker *w, struct fe_store **items, size_t n, b
 	/* One lock order for every transaction: tenants sorted. */
 	if (n > 1)
 		qsort(b->items, n, sizeof(b->items[0]), cmp_tenant);
-	/* Per tenant: its INSERTs, then their audit records. The audit
-	 * append takes the tenant's lock until COMMIT; the INSERTs (and their
-	 * max_queued counts) run before it, outside that lock. Item i's
-	 * INSERT is statement i. */
-	for (size_t g = 0, k = 0; g < n; ) {
+	/* Every INSERT first (item i's is statement i), then per tenant one
+	 * statement with the audit records of all its INSERTs. */
+	for (size_t g = 0; g < n; ) {
 		size_t e = g;
 		while (e < n && !strcmp(b->items[e]->r->tenant_id, b->items[g]->r->tenant_id))
 			e++;
 		for (size_t i = g; i < e; i++) {
-			s[i] = b->items[i]->s[0];
+			s[i] = b->items[i]->insert;
 			s[i].set_tenant = i == g ? b->items[i]->r->tenant_id : NULL;
+			reqs[i - g] = b->items[i]->r;
 		}
-		k = n + g;
-		for (size_t i = g; i < e; i++)
-			s[k++] = b->items[i]->s[1];
+		struct fe_db_stmt *a = &s[n + ngroups];
+		if (fe_audit_created_stmt(reqs, e - g, &audit_text[ngroups], a) < 0) {
+			snprintf(err.msg, sizeof(err.msg), "out of memory");
+			goto unsent;
+		}
+		a->set_tenant = b->items[g]->r->tenant_id;
+		ngroups++;
 		g = e;
 	}
-	if (grouped)
-		w->store_busy = true;
-	int rc = fe_db_txn(w->db, NULL, s, (int)(2 * n), on_batch, b, &err);
+	rc = fe_db_txn(w->db, NULL, s, (int)(n + ngroups), on_batch, b, &err);
+unsent:
 	free(s);
+	for (size_t i = 0; i < ngroups; i++)
+		free(audit_text[i]);
+	free(audit_text);
+	free(reqs);
 	if (rc == 0)
 		return;
-	if (grouped)
-		w->store_busy = false;
 	items = b->items;
 fail:
 	for (size_t i = 0; i < n; i++) {
-		struct fe_req *r = items[i]->r;
-		if (r->waiting)
-			fe_wait_stop(r);
-		fe_reply_error(r, 503, "unavailable", "%s", err.msg);
-		fe_req_unref(r);
-		store_item_free(items[i]);
+		items[i]->rows = -1;
+		items[i]->unavailable = true;
+		snprintf(items[i]->error, sizeof(items[i]->error), "%.*s", (int)sizeof(items[i]->error) - 1, err.msg);
+		store_done(items[i]);
 	}
 	free(b);
+	if (grouped) {
+		pthread_mutex_lock(&store_mu);
+		w->store_busy = false;
+		pthread_mutex_unlock(&store_mu);
+	}
 }
 
-/* Takes it (and the reference it holds on its request). */
+/* Takes it (and the reference it holds on its request): queues it on
+ * worker 0 and wakes that worker. */
 static void store_submit(struct fe_worker *w, struct fe_store *it)
 {
-	if (!w->store_busy) {
-		store_send(w, &it, 1, true);
+	struct fe_worker *hub = store_hub(w);
+	it->owner = w;
+	it->queued_ms = fe_now_ms();
+	it->next = NULL;
+	pthread_mutex_lock(&store_mu);
+	struct event *ev = store_ev(hub);
+	bool own = store_ev(w) != NULL;
+	if (ev && own) {
+		if (hub->store_tail)
+			hub->store_tail->next = it;
+		else
+			hub->store_head = it;
+		hub->store_tail = it;
+		hub->store_n++;
+	}
+	pthread_mutex_unlock(&store_mu);
+	if (!ev || !own) {
+		on_inserted(it->r, -1, "out of memory", true);
+		store_item_free(it);
 		return;
 	}
-	it->next = NULL;
-	if (w->store_tail)
-		w->store_tail->next = it;
-	else
-		w->store_head = it;
-	w->store_tail = it;
-	w->store_n++;
+	event_active(ev, 0, 0);
 }
 
+/* At shutdown, every worker thread joined (workers are freed in order,
+ * worker 0 first): worker 0 fails everything still queued, whoever's it
+ * is; each worker finishes the outcomes handed back to it; each frees its
+ * store event. */
 void fe_store_abort(struct fe_worker *w)
 {
-	while (w->store_head) {
-		struct fe_store *it = w->store_head;
-		w->store_head = it->next;
-		on_inserted(it->r, NULL, 0, "shutting down");
+	bool hub = w == store_hub(w);
+	pthread_mutex_lock(&store_mu);
+	struct fe_store *done = w->store_done_head, *queued = hub ? w->store_head : NULL;
+	w->store_done_head = w->store_done_tail = NULL;
+	if (hub) {
+		w->store_head = w->store_tail = NULL;
+		w->store_n = 0;
+	}
+	pthread_mutex_unlock(&store_mu);
+	for (struct fe_store *it = done, *next; it; it = next) {
+		next = it->next;
+		on_inserted(it->r, it->rows, it->error[0] ? it->error : "shutting down", it->unavailable);
 		store_item_free(it);
 	}
-	w->store_tail = NULL;
-	w->store_n = 0;
+	for (struct fe_store *it = queued, *next; it; it = next) {
+		next = it->next;
+		on_inserted(it->r, -1, "shutting down", true);
+		store_item_free(it);
+	}
+	if (w->store_ev)
+		event_free(w->store_ev);
+	w->store_ev = NULL;
 }
 
 /* Checks the tenant's per-job ceilings; 0 ok, -1 replied 422. */
@@ -715,6 +867,7 @@ static int check_quota(struct fe_req *r, struct fe_job *job, struct fe_apierr *e
 		.wall_ms = job->wall_ms,
 		.memory_mb = job->memory_mb,
 		.output_kb = job->output_kb,
+		.gpus = json_integer_value(json_object_get(job->spec, "gpus")),
 	};
 	struct tenant_quota_violation v;
 	if (tenant_quota_check_job(&r->quota, &q, &v) != 0) {
@@ -752,15 +905,8 @@ static void store(struct fe_req *r, json_t *rows, bool wait)
 	it->text = text;
 	snprintf(it->maxq, sizeof(it->maxq), "%d", r->quota.max_queued);
 	/* The INSERT and its audit records (submission.created, or
-	 * quota.refused for max_queued) commit together. */
-	fe_db_stmt_text(&it->s[0], SQL_INSERT, 3, r->tenant_id, it->text, it->maxq);
-	it->ids = malloc(FE_AUDIT_IDS_BUF(r->batch_n));
-	if (!it->ids || fe_audit_created_stmt(r, r->batch_ids, r->batch_n, it->maxq, it->ids,
-					      FE_AUDIT_IDS_BUF(r->batch_n), &it->s[1]) < 0) {
-		store_item_free(it);
-		fe_reply_error(r, 500, "internal", "out of memory");
-		return;
-	}
+	 * quota.refused for max_queued; store_send) commit together. */
+	fe_db_stmt_text(&it->insert, SQL_INSERT, 4, r->tenant_id, it->text, it->maxq, fe_api_name(r));
 	if (wait) {
 		snprintf(r->sid, sizeof(r->sid), "%s", r->batch_ids[0]);
 		fe_wait_start(r, wait_wake);
@@ -778,6 +924,63 @@ static void store(struct fe_req *r, json_t *rows, bool wait)
 static json_t *row_of(const char *sid, const struct fe_job *job)
 {
 	return json_pack("{s:s,s:s,s:O}", "id", sid, "language", job->lang->id, "request", job->spec);
+}
+
+/* The most GPUs one alive executor declares (gavel:exec:<node> gpus,
+ * heartbeat younger than ARGV[1] ms): a job asking for more can never be
+ * placed, so it is refused at submit time (422), not left queued. */
+static const char GPU_LARGEST_LUA[] =
+	"local t = redis.call('TIME') "
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+	"local best = 0 "
+	"for _, n in ipairs(redis.call('SMEMBERS', 'gavel:executors')) do "
+	"  local h = redis.call('HMGET', 'gavel:exec:' .. n, 'heartbeat_ms', 'gpus') "
+	"  if h[1] and now - tonumber(h[1]) < tonumber(ARGV[1]) and (tonumber(h[2]) or 0) > best then "
+	"    best = tonumber(h[2]) end "
+	"end "
+	"return best";
+
+struct gpu_check {
+	struct fe_req *r;
+	json_t *rows;
+	bool wait;
+	json_int_t gpus;
+};
+
+static void on_gpu_largest(void *arg, redisReply *reply)
+{
+	struct gpu_check *g = arg;
+	struct fe_req *r = g->r;
+	if (!reply || reply->type != REDIS_REPLY_INTEGER) {
+		json_decref(g->rows);
+		fe_reply_error(r, 503, "unavailable", "the executor registry (Redis) cannot be read: GPU jobs are "
+			       "not accepted now");
+	} else if (g->gpus > reply->integer) {
+		json_decref(g->rows);
+		fe_audit_refusal(r, "node_gpus", 422, g->gpus, reply->integer);
+		fe_reply_error(r, 422, "quota_exceeded", "gpus: requested %lld, the largest executor node has %lld",
+			       (long long)g->gpus, (long long)reply->integer);
+	} else {
+		store(r, g->rows, g->wait);
+	}
+	free(g);
+	fe_req_unref(r);
+}
+
+static void gpu_node_check(struct fe_req *r, json_t *rows, bool wait, json_int_t gpus)
+{
+	struct gpu_check *g = calloc(1, sizeof(*g));
+	if (!g) {
+		json_decref(rows);
+		fe_reply_error(r, 500, "internal", "out of memory");
+		return;
+	}
+	*g = (struct gpu_check){ .r = r, .rows = rows, .wait = wait, .gpus = gpus };
+	struct gv_err err;
+	const char *argv[] = { "EVAL", GPU_LARGEST_LUA, "0", "15000" };
+	fe_req_ref(r);
+	if (fe_redis_command(r->w->redis, on_gpu_largest, g, 4, argv, NULL, &err) < 0)
+		on_gpu_largest(g, NULL);
 }
 
 static void handle_create(struct fe_req *r)
@@ -823,12 +1026,23 @@ static void handle_create(struct fe_req *r)
 		return;
 	}
 	r->batch_n = 1;
+	json_int_t gpus = json_integer_value(json_object_get(job.spec, "gpus"));
 	json_t *rows = json_pack("[o]", row_of(sid, &job));
 	fe_job_clear(&job);
 	if (!rows) {
 		fe_reply_error(r, 500, "internal", "out of memory");
 		return;
 	}
+	if (json_object_get(json_object_get(json_array_get(rows, 0), "request"), "problem_id"))
+		fe_problem_submission_check(r, rows, wait);
+	else if (gpus > 0)
+		gpu_node_check(r, rows, wait, gpus);
+	else
+		store(r, rows, wait);
+}
+
+void fe_submission_store(struct fe_req *r, json_t *rows, bool wait)
+{
 	store(r, rows, wait);
 }
 
@@ -1473,6 +1687,11 @@ void fe_handle(struct fe_req *r)
 	case FE_ROUTE_V1_EVENTS: handle_events(r); return;
 	case FE_ROUTE_V1_AUDIT: fe_handle_audit(r); return;
 	case FE_ROUTE_V1_USAGE: fe_handle_usage(r); return;
+	case FE_ROUTE_V1_PROBLEMS_CREATE:
+	case FE_ROUTE_V1_PROBLEMS_LIST:
+	case FE_ROUTE_V1_PROBLEM:
+	case FE_ROUTE_V1_PROBLEM_PUT:
+	case FE_ROUTE_V1_PROBLEM_DELETE: fe_handle_problems(r); return;
 	case FE_ROUTE_J0_LIST: handle_list(r); return;
 	case FE_ROUTE_J0_DELETE: handle_delete(r); return;
 	case FE_ROUTE_J0_BATCH_CREATE: handle_batch_create(r); return;

@@ -47,6 +47,12 @@ enum fe_route_id {
 	/* the tenant's own audit trail and usage */
 	FE_ROUTE_V1_AUDIT,
 	FE_ROUTE_V1_USAGE,
+	/* stored problems (issue 6) */
+	FE_ROUTE_V1_PROBLEMS_CREATE,
+	FE_ROUTE_V1_PROBLEMS_LIST,
+	FE_ROUTE_V1_PROBLEM,
+	FE_ROUTE_V1_PROBLEM_PUT,
+	FE_ROUTE_V1_PROBLEM_DELETE,
 	FE_ROUTE_COUNT_
 };
 

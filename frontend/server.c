@@ -586,7 +586,14 @@ static struct fe_worker *worker_new(struct fe_app *app, int index, struct gv_err
 	evhttp_set_max_headers_size(w->http, (ev_ssize_t)cfg->max_header_size);
 	/* Bodies between max_body_size and twice that get our JSON 413;
 	 * beyond, libevent refuses them itself before buffering them. */
-	evhttp_set_max_body_size(w->http, (ev_ssize_t)(cfg->max_body_size * 2));
+	/* Problem uploads are the one larger body: libevent 2.1 has one limit
+	 * for every route, so it is the larger of the two and each handler
+	 * checks its own (read_body: max_body_size; api_problems.c:
+	 * max_problem_size). */
+	uint64_t body_cap = cfg->max_body_size * 2;
+	if (cfg->max_problem_size + 1 > body_cap)
+		body_cap = cfg->max_problem_size + 1;
+	evhttp_set_max_body_size(w->http, (ev_ssize_t)body_cap);
 	struct timeval tv = { (time_t)(cfg->request_timeout_ms / 1000),
 			      (suseconds_t)(cfg->request_timeout_ms % 1000) * 1000 };
 	evhttp_set_timeout_tv(w->http, &tv);

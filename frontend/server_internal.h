@@ -45,11 +45,16 @@ struct fe_worker {
 	 * and hashing the whole script on every request. */
 	char rl_sha[41];
 	bool rl_sha_loading;
-	/* Group commit of submission INSERTs (handlers.c): while one batch is
-	 * being committed, new ones wait here and go out together next. */
+	/* Group commit of submission INSERTs (handlers.c), one transaction
+	 * in flight per process, on worker 0: the submissions of every worker
+	 * wait in worker 0's queue (store_head) and go out together next; each
+	 * outcome comes back to its worker's store_done list. store_ev wakes
+	 * the worker for either. Guarded by handlers.c's store_mu. */
 	struct fe_store *store_head, *store_tail;
 	size_t store_n;
 	bool store_busy;
+	struct fe_store *store_done_head, *store_done_tail;
+	struct event *store_ev;
 	bool closing;
 };
 
@@ -92,6 +97,7 @@ struct fe_req {
 	char **batch_ids;
 	size_t batch_n;
 	struct fe_stats *stats; /* /v1/health, /metrics, /workers in flight */
+	uint32_t problem_version; /* /v1/problems: the version uploaded (r->sid: the problem) */
 };
 
 enum fe_api { FE_API_NATIVE, FE_API_JUDGE0, FE_API_PISTON };

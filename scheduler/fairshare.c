@@ -51,3 +51,25 @@ size_t sched_fairshare_plan(struct sched_fs_tenant *t, size_t n, size_t slots, u
 	}
 	return k;
 }
+
+bool sched_fairshare_below_share(const struct sched_fs_tenant *t, size_t n, size_t i, size_t capacity)
+{
+	uint64_t sum = 0;
+	for (size_t k = 0; k < n; k++)
+		if (k == i || t[k].queued > 0 || t[k].running > 0)
+			sum += t[k].weight ? t[k].weight : 1;
+	uint64_t w = t[i].weight ? t[i].weight : 1;
+	return (uint64_t)t[i].running * sum < (uint64_t)capacity * w;
+}
+
+int sched_fairshare_pick_burst(const struct sched_fs_tenant *t, size_t n, size_t capacity)
+{
+	int best = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!eligible(&t[i]) || !sched_fairshare_below_share(t, n, i, capacity))
+			continue;
+		if (best < 0 || before(&t[i], &t[best]))
+			best = (int)i;
+	}
+	return best;
+}

@@ -72,7 +72,7 @@ const size_t sched_config_table_len = sizeof(sched_config_table) / sizeof(sched_
 
 struct node {
 	char name[GV_QUEUE_NODE_MAX + 1];
-	unsigned capacity, used, gpus, gpus_used;
+	unsigned capacity, burst, used, gpus, gpus_used;
 	char languages[SCHED_LANGS_MAX];
 };
 
@@ -360,6 +360,7 @@ static int scan_executors(struct sched *s, int64_t now, struct gv_err *err)
 		memset(n, 0, sizeof(*n));
 		snprintf(n->name, sizeof(n->name), "%s", name);
 		n->capacity = to_uint(hash_field(h, "capacity"), 0, 100000);
+		n->burst = to_uint(hash_field(h, "burst"), 0, 1000);
 		n->gpus = to_uint(hash_field(h, "gpus"), 0, 1024);
 		const char *langs = hash_field(h, "languages");
 		snprintf(n->languages, sizeof(n->languages), "%s", langs ? langs : "");
@@ -463,7 +464,9 @@ static int scan_backlog(struct sched *s, struct gv_err *err)
 			if (t->weight == 0)
 				t->weight = 1;
 			t->max_running = to_uint(m, GV_QUEUE_DEFAULT_MAX_RUNNING, 1000000);
-			t->max_gpus = g ? (long)to_uint(g, 0, 1024) : -1;
+			/* Fail closed: without a published GPU quota a tenant holds
+			 * none (tenant_quota_defaults' max_gpus is 0 as well). */
+			t->max_gpus = g ? (long)to_uint(g, 0, 1024) : 0;
 			if (!w && !m && !g) {
 				struct gv_err rerr;
 				if (restore_tenant_cfg(s, t, &rerr) < 0)
@@ -569,7 +572,17 @@ static long get_attempts(struct sched *s, const char *sid, struct gv_err *err)
 
 /* ---- placement ---- */
 
-static struct node *choose_node(struct sched *s, const struct job_meta *m, bool *anyone)
+/* Free slots of a node: regular ones, and with burst_ok its burst ones
+ * too (scheduler/fairshare.h says who may take those). */
+static unsigned node_free(const struct node *n, bool burst_ok)
+{
+	unsigned cap = n->capacity + (burst_ok ? n->burst : 0);
+	return n->used < cap ? cap - n->used : 0;
+}
+
+/* The node with the most free regular slots that can take the job, else
+ * (burst_ok) the one with the most free burst slots. */
+static struct node *choose_node(struct sched *s, const struct job_meta *m, bool burst_ok, bool *anyone)
 {
 	struct node *best = NULL;
 	*anyone = false;
@@ -578,20 +591,81 @@ static struct node *choose_node(struct sched *s, const struct job_meta *m, bool 
 		if (!lang_offered(n, m->language) || n->gpus < m->gpus)
 			continue;
 		*anyone = true;
-		if (n->used >= n->capacity || n->gpus - n->gpus_used < m->gpus)
+		if (node_free(n, burst_ok) == 0 || n->gpus - n->gpus_used < m->gpus)
 			continue;
-		if (!best || n->capacity - n->used > best->capacity - best->used)
+		if (!best || node_free(n, false) > node_free(best, false) ||
+		    (node_free(n, false) == node_free(best, false) && node_free(n, true) > node_free(best, true)))
 			best = n;
 	}
 	return best;
 }
 
+/* A tenant whose head job waits for GPUs (free ones on a node, or room in
+ * its GPU quota) must not hold back its jobs that need none: the first
+ * SCHED_SKIP_AHEAD entries behind the head are searched for a queued
+ * job without GPUs that a node can take now, and that one is assigned out
+ * of order. Only jobs without GPUs pass the waiting one, so a GPU job is
+ * never starved by smaller GPU jobs behind it. 1: one assigned; 0: none;
+ * -1: failed. */
+#define SCHED_SKIP_AHEAD 8
+static int assign_behind_gpu_head(struct sched *s, struct tenant *t, bool burst_ok, struct node **placed,
+				  struct gv_err *err)
+{
+	char tq[GV_QUEUE_KEY_MAX], last[8];
+	if (gv_queue_key_tenant(tq, sizeof(tq), t->tid, err) != 0)
+		return -1;
+	snprintf(last, sizeof(last), "%d", SCHED_SKIP_AHEAD);
+	const char *argv[] = { "LRANGE", tq, "1", last };
+	redisReply *rep = cmd(s, err, 4, argv);
+	if (!rep)
+		return -1;
+	int rc = 0;
+	for (size_t k = 0; k < rep->elements && rc == 0; k++) {
+		const char *sid = rep->element[k]->type == REDIS_REPLY_STRING ? rep->element[k]->str : NULL;
+		if (!sid || !gv_queue_sid_ok(sid))
+			continue;
+		struct job_meta m;
+		if (load_meta(s, t->tid, sid, &m, err) != 0) {
+			rc = -1;
+			break;
+		}
+		if (!m.found || strcmp(m.status, "queued") != 0 || m.gpus > 0)
+			continue;
+		long attempts = get_attempts(s, sid, err);
+		if (attempts < 0) {
+			rc = -1;
+			break;
+		}
+		if (attempts >= GV_QUEUE_MAX_ATTEMPTS)
+			continue; /* finished as IE when it reaches the head */
+		bool anyone;
+		struct node *n = choose_node(s, &m, burst_ok, &anyone);
+		if (!n)
+			continue;
+		long a = 0;
+		int ok = gv_queue_assign_behind(s->r, s->lock, t->tid, sid, 0, n->name, &a, err);
+		if (ok < 0) {
+			rc = -1;
+			break;
+		}
+		if (ok == 0)
+			continue;
+		*placed = n;
+		struct gv_log_ctx ctx = { .tenant = t->tid, .job = sid, .node = s->instance };
+		gv_debug(&ctx, "assigned to %s past a GPU job waiting at the head (attempt %ld)", n->name, a);
+		rc = 1;
+	}
+	gv_redis_reply_free(rep);
+	return rc;
+}
+
 static int place(struct sched *s, struct gv_err *err)
 {
-	size_t free_slots = 0;
-	for (size_t i = 0; i < s->n_nodes; i++)
-		if (s->nodes[i].capacity > s->nodes[i].used)
-			free_slots += s->nodes[i].capacity - s->nodes[i].used;
+	size_t free_slots = 0, regular = 0;
+	for (size_t i = 0; i < s->n_nodes; i++) {
+		free_slots += node_free(&s->nodes[i], true);
+		regular += s->nodes[i].capacity;
+	}
 	if (free_slots == 0 || s->n_tenants == 0)
 		return 0;
 	struct sched_fs_tenant *fs = calloc(s->n_tenants, sizeof(*fs));
@@ -607,9 +681,16 @@ static int place(struct sched *s, struct gv_err *err)
 	int rc = 0;
 	size_t guard = free_slots * 4 + 64;
 	while (free_slots > 0 && guard-- > 0) {
-		int i = sched_fairshare_pick(fs, s->n_tenants);
+		/* Regular slots by weighted fair share while any is free; then
+		 * the burst slots, only to tenants below their share. */
+		bool regular_free = false;
+		for (size_t k = 0; k < s->n_nodes && !regular_free; k++)
+			regular_free = node_free(&s->nodes[k], false) > 0;
+		int i = regular_free ? sched_fairshare_pick(fs, s->n_tenants)
+				     : sched_fairshare_pick_burst(fs, s->n_tenants, regular);
 		if (i < 0)
 			break;
+		bool burst_ok = sched_fairshare_below_share(fs, s->n_tenants, (size_t)i, regular);
 		struct tenant *t = &s->tenants[i];
 		struct gv_log_ctx ctx = { .tenant = t->tid, .node = s->instance };
 		char sid[GV_QUEUE_SID_MAX + 1];
@@ -667,7 +748,27 @@ static int place(struct sched *s, struct gv_err *err)
 			continue;
 		}
 		bool anyone;
-		struct node *n = choose_node(s, &m, &anyone);
+		struct node *n = choose_node(s, &m, burst_ok, &anyone);
+		bool over_gpu_quota = t->max_gpus >= 0 && m.gpus > 0 &&
+				      t->gpus_used + m.gpus > (unsigned long)t->max_gpus;
+		if (m.gpus > 0 && anyone && (!n || over_gpu_quota)) {
+			struct node *other = NULL;
+			int got2 = assign_behind_gpu_head(s, t, burst_ok, &other, err);
+			if (got2 < 0) {
+				rc = -1;
+				break;
+			}
+			if (got2 == 0) {
+				fs[i].blocked = true; /* the GPU job keeps its place at the head */
+				continue;
+			}
+			other->used++;
+			fs[i].running++;
+			fs[i].queued--;
+			t->running++;
+			free_slots--;
+			continue;
+		}
 		if (!n) {
 			if (!anyone && s->n_nodes > 0) {
 				char why[160];

@@ -4,7 +4,16 @@
  * placement onto node queues, the attempt limit (a job handed out
  * GV_QUEUE_MAX_ATTEMPTS times and not finished is finished as IE) and the
  * reconciler that re-enqueues what PostgreSQL shows unfinished but Redis
- * lost. Key names and atomic steps are common/queue.h's. */
+ * lost. Key names and atomic steps are common/queue.h's.
+ *
+ * Slots: a node's regular slots (executor.max_parallel) go by weighted fair
+ * share; its burst slots (executor.burst_slots) only to tenants below their
+ * share, so a newcomer does not wait behind a backlogged tenant.
+ * GPUs: a job asking for N is placed only on a node with N free (counted
+ * from the job tokens of its lists, so a dead node's re-queued jobs free
+ * theirs) and while the tenant's GPUs in use stay within max_gpus; else it
+ * waits at the head of its queue, and the tenant's jobs without GPUs behind
+ * it are placed past it. */
 #pragma once
 
 #include <signal.h>

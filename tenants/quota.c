@@ -13,9 +13,7 @@
 #include "common/log.h"
 #include "common/pg.h"
 #include "tenants/db.h"
-
-#define EGRESS_ALLOW_MAX 256
-#define EGRESS_ENTRY_MAX 253
+#include "tenants/egress.h"
 
 enum field_type { F_INT, F_I64, F_LANGS, F_JSON };
 
@@ -154,58 +152,18 @@ static int langs_join(const struct tenant_quota *q, char *out, size_t outsz)
 	return 0;
 }
 
+/* The grammar lives in tenants/egress.c, shared with the executor that
+ * applies the policy: what validates here is what the executor can apply. */
 static int egress_validate(const char *text, bool *grants, struct gv_err *err)
 {
 	*grants = false;
-	size_t len = strnlen(text, TENANT_EGRESS_POLICY_MAX);
-	if (len >= TENANT_EGRESS_POLICY_MAX)
-		return gv_err_set(err, GV_ELIMIT, "egress_policy: longer than %d bytes", TENANT_EGRESS_POLICY_MAX - 1);
-	json_t *j = gv_json_parse(text, len, TENANT_EGRESS_POLICY_MAX, 8, err);
-	if (!j) {
-		gv_err_prefix(err, "egress_policy");
-		return -1;
-	}
-	int rc = -1;
-	static const char *const keys[] = { "mode", "allow", "rate_kbit", NULL };
-	const char *mode = NULL;
-	json_t *allow = NULL;
-	int64_t rate = 0;
-	if (!json_is_object(j)) {
-		gv_err_set(err, GV_EINVAL, "egress_policy: expected a JSON object");
-		goto out;
-	}
-	if (gv_json_check_keys(j, keys, err) != 0 ||
-	    gv_json_get_string(j, "mode", GV_JSON_REQUIRED, 32, &mode, err) < 0 ||
-	    gv_json_get_array(j, "allow", 0, EGRESS_ALLOW_MAX, &allow, err) < 0 ||
-	    gv_json_get_int(j, "rate_kbit", 0, 1, 100000000, &rate, err) < 0) {
-		gv_err_prefix(err, "egress_policy");
-		goto out;
-	}
-	if (strcmp(mode, "none") == 0) {
-		if (allow && json_array_size(allow) > 0) {
-			gv_err_set(err, GV_EINVAL, "egress_policy: mode 'none' takes no 'allow' list");
-			goto out;
-		}
-	} else if (strcmp(mode, "allowlist") == 0) {
-		size_t i;
-		json_t *v;
-		json_array_foreach(allow, i, v) {
-			if (!json_is_string(v) || json_string_length(v) == 0 ||
-			    json_string_length(v) > EGRESS_ENTRY_MAX) {
-				gv_err_set(err, GV_EINVAL,
-					   "egress_policy: 'allow' items must be non-empty strings of at most %d bytes",
-					   EGRESS_ENTRY_MAX);
-				goto out;
-			}
-		}
-		*grants = true;
-	} else {
-		gv_err_set(err, GV_EINVAL, "egress_policy: mode must be 'none' or 'allowlist'");
-		goto out;
-	}
-	rc = 0;
-out:
-	json_decref(j);
+	struct tenant_egress_policy *p = malloc(sizeof(*p));
+	if (!p)
+		return gv_err_set(err, ENOMEM, "egress_policy: out of memory");
+	int rc = tenant_egress_parse(text, p, err);
+	if (rc == 0)
+		*grants = p->grants;
+	free(p);
 	return rc;
 }
 

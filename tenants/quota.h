@@ -45,8 +45,9 @@ struct tenant_quota {
 	char allowed_languages[TENANT_MAX_LANGUAGES][TENANT_LANG_ID_MAX + 1];
 	int max_gpus;            /* GPUs in use at once (0: no GPU jobs) */
 	/* JSON object, jsonb in the table. {"mode":"none"} (default) or
-	 * {"mode":"allowlist","allow":["host:port"|"cidr", ...],
-	 *  "rate_kbit":N}. The executor gives it meaning; we only check shape. */
+	 * {"mode":"allowlist","allow":["[tcp:|udp:]TARGET:PORT[-PORT]", ...],
+	 *  "rate_kbit":N | "egress_kbit":N,"ingress_kbit":N}: the grammar is
+	 * tenants/egress.h; the executor applies it (executor/netpolicy.h). */
 	char egress_policy[TENANT_EGRESS_POLICY_MAX];
 	int retention_days;      /* submissions older than this are deleted */
 	int weight;              /* fair-share weight (>= 1) */

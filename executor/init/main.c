@@ -821,8 +821,8 @@ int main(void)
 	if (read_job(&s.job, &err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	if (init_runner_open(&s.runner, &err) < 0 ||
-	    init_seccomp_build(INIT_POLICY_PROGRAM, &s.bpf_program, &err) < 0 ||
-	    init_seccomp_build(INIT_POLICY_COMPILE, &s.bpf_compile, &err) < 0)
+	    init_seccomp_build_net(INIT_POLICY_PROGRAM, s.job.network, &s.bpf_program, &err) < 0 ||
+	    init_seccomp_build_net(INIT_POLICY_COMPILE, s.job.network, &s.bpf_compile, &err) < 0)
 		die(&s, EXEC_PHASE_COMPILE, &err);
 	open_scratch(&s);
 	s.cmd.starved = 1;

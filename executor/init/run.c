@@ -37,12 +37,30 @@
 #define SAMPLE_EVERY_MS 5
 #define PATH_CANDIDATES 3
 
-static char *const clean_envp[] = {
+/* The program's environment: these three, plus NVIDIA_VISIBLE_DEVICES
+ * when the executor assigned GPUs to the job (it is the only variable the
+ * OCI spec adds to init's own constant environment; it is passed on only
+ * when it is digits and commas). Filled once by init_runner_open, before
+ * any child exists. */
+static char gpu_env[64];
+static char *clean_envp[] = {
 	"PATH=/usr/bin:/bin",
 	"LANG=C.UTF-8",
 	"HOME=/tmp",
 	NULL,
+	NULL,
 };
+
+static void gpu_env_init(void)
+{
+	const char *v = getenv("NVIDIA_VISIBLE_DEVICES");
+	size_t n = v ? strlen(v) : 0;
+	if (n == 0 || n >= sizeof(gpu_env) - sizeof("NVIDIA_VISIBLE_DEVICES=") ||
+	    strspn(v, "0123456789,") != n)
+		return;
+	snprintf(gpu_env, sizeof(gpu_env), "NVIDIA_VISIBLE_DEVICES=%s", v);
+	clean_envp[3] = gpu_env;
+}
 
 static uint64_t now_ns(void)
 {
@@ -61,6 +79,7 @@ static void close_fd(int *fd)
 int init_runner_open(struct init_runner *r, struct gv_err *err)
 {
 	memset(r, 0, sizeof(*r));
+	gpu_env_init();
 	r->out_r = r->out_w = r->err_r = r->err_w = r->exec_r = r->exec_w = -1;
 	r->sigfd = r->in_rw = r->in_ro = -1;
 	int p[2];

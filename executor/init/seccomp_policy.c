@@ -13,7 +13,8 @@
  *   ENOSYS so glibc falls back to clone, whose flags the filter can see),
  *   no mount family, no keyrings, bpf, perf, userfaultfd, io_uring,
  *   module, reboot, kexec, chroot, pivot_root, swap, clock setting;
- * - sockets of AF_UNIX only (the sandbox has no network either);
+ * - sockets of AF_UNIX only (the sandbox has no network either), plus
+ *   AF_INET for a job whose tenant's egress policy grants a network;
  * - personality() only to query or to set PER_LINUX.
  *
  * Default action EPERM rather than KILL: language runtimes (glibc, the JVM,
@@ -191,7 +192,7 @@ static int add_not_pid1(scmp_filter_ctx ctx, const char *name, struct gv_err *er
 	return 0;
 }
 
-static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, struct gv_err *err)
+static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, bool inet, struct gv_err *err)
 {
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		const struct entry *e = &table[i];
@@ -223,6 +224,12 @@ static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, struct gv_err
 	    check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX)),
 		  "rule", "socket", err) < 0)
 		return -1;
+	/* IPv4 sockets only for a job whose tenant was granted egress: its
+	 * sandbox has a network namespace of its own, filtered by the host
+	 * (executor/netpolicy.c). Never raw sockets: no CAP_NET_RAW inside. */
+	if (inet && check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_INET)),
+			  "rule", "socket inet", err) < 0)
+		return -1;
 	if (resolve("socketpair", &nr, err) < 0 ||
 	    check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX)),
 		  "rule", "socketpair", err) < 0)
@@ -250,7 +257,7 @@ static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, struct gv_err
 	return 0;
 }
 
-static int build_ctx(enum init_policy policy, scmp_filter_ctx *out, struct gv_err *err)
+static int build_ctx(enum init_policy policy, bool inet, scmp_filter_ctx *out, struct gv_err *err)
 {
 	/* libseccomp probes the kernel for SECCOMP_RET_KILL_PROCESS with
 	 * seccomp(SECCOMP_GET_ACTION_AVAIL), which gVisor 20221219 does not
@@ -274,7 +281,7 @@ static int build_ctx(enum init_policy policy, scmp_filter_ctx *out, struct gv_er
 		seccomp_release(ctx);
 		return check(rc, "attr", "ACT_BADARCH", err);
 	}
-	if (add_rules(ctx, policy, err) < 0) {
+	if (add_rules(ctx, policy, inet, err) < 0) {
 		seccomp_release(ctx);
 		return -1;
 	}
@@ -284,9 +291,14 @@ static int build_ctx(enum init_policy policy, scmp_filter_ctx *out, struct gv_er
 
 int init_seccomp_build(enum init_policy policy, struct init_bpf *out, struct gv_err *err)
 {
+	return init_seccomp_build_net(policy, false, out, err);
+}
+
+int init_seccomp_build_net(enum init_policy policy, bool inet, struct init_bpf *out, struct gv_err *err)
+{
 	memset(out, 0, sizeof(*out));
 	scmp_filter_ctx ctx;
-	if (build_ctx(policy, &ctx, err) < 0)
+	if (build_ctx(policy, inet, &ctx, err) < 0)
 		return -1;
 	int fd = memfd_create("gv-seccomp", MFD_CLOEXEC);
 	if (fd < 0) {
@@ -346,7 +358,7 @@ int init_seccomp_apply(const struct init_bpf *bpf)
 int init_seccomp_dump(enum init_policy policy, int fd, struct gv_err *err)
 {
 	scmp_filter_ctx ctx;
-	if (build_ctx(policy, &ctx, err) < 0)
+	if (build_ctx(policy, false, &ctx, err) < 0)
 		return -1;
 	int rc = seccomp_export_pfc(ctx, fd);
 	seccomp_release(ctx);

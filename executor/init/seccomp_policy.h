@@ -4,6 +4,7 @@
 #pragma once
 
 #include <linux/filter.h>
+#include <stdbool.h>
 #include <linux/seccomp.h>
 
 #include "common/err.h"
@@ -27,6 +28,10 @@ struct init_bpf {
  * architectures (i386, x32 numbers) kill the process. */
 int init_seccomp_build(enum init_policy policy, struct init_bpf *out,
 		       struct gv_err *err) GV_MUST_CHECK;
+/* The same, with socket(AF_INET) allowed when inet (the job record's
+ * network:1: the tenant's egress policy granted the sandbox a network). */
+int init_seccomp_build_net(enum init_policy policy, bool inet, struct init_bpf *out,
+			   struct gv_err *err) GV_MUST_CHECK;
 
 /* NULL-safe. */
 void init_bpf_free(struct init_bpf *bpf);

@@ -7,7 +7,9 @@
 #   wrk -t2 -c$BENCH_WRK_CONN GET /v1/submissions/{id}    (auth, rate limit, RLS read)
 #   wrk -t2 -c$BENCH_WRK_CONN POST /v1/submissions        (durable INSERT + audit + enqueue;
 #                                                          no scheduler runs)
-# and checks that every 201 left a committed row and a queue entry.
+# and checks that every 201 left a committed row and a queue entry, and that
+# the tenant's audit chain (one record per POST, appended in group commits)
+# still verifies (`gavel audit verify`).
 #
 #   tests/bench/bench_http.sh     (BUILD=build; BENCH_WRK_SECONDS=10, BENCH_WRK_CONN=64,
 #                                  BENCH_PERF=1 also records perf profiles of the frontend,
@@ -121,6 +123,7 @@ perf_wait
 after=$(sql -c "SELECT count(*) FROM submissions")
 posts=$(awk '/requests in/ {print $1}' "$TMP/wrk-post.txt")
 queued=$(rc LLEN "gavel:tq:$TA")
+verify=$("$BUILD/gavel" audit verify --tenant bench-a 2>&1)
 echo "== gavel-frontend HTTP rates, wrk -t2 -c$CONN ${WRK_S}s each, $(nproc) CPUs; $say_settings"
 echo "GET /v1/languages:         $(rate "$TMP/wrk-lang.txt")/s  (latency avg $(lat "$TMP/wrk-lang.txt"), $(errs "$TMP/wrk-lang.txt") errors)"
 echo "GET /v1/submissions/{id}:  $(rate "$TMP/wrk-get.txt")/s  (latency avg $(lat "$TMP/wrk-get.txt"), $(errs "$TMP/wrk-get.txt") errors)   target >= 10000/s"
@@ -128,6 +131,7 @@ echo "POST /v1/submissions:      $(rate "$TMP/wrk-post.txt")/s  (latency avg $(l
 echo "   CPU during GET:  $(cpu_diff "$TMP/cpu0" "$TMP/cpu1" "$WRK_S")"
 echo "   CPU during POST: $(cpu_diff "$TMP/cpu2" "$TMP/cpu3" "$WRK_S")"
 echo "   rows committed $((after - before)) for $posts responses; Redis queue holds $queued"
+echo "   $verify"
 [ -s "$TMP/pgwait.txt" ] && { echo "-- frontend backends during POST (samples)"; cat "$TMP/pgwait.txt"; }
 if [ "${BENCH_PERF:-0}" = 1 ]; then
 	for k in get post; do

@@ -8,7 +8,8 @@
 #   tests/bench/bench_service.sh            (as root; BUILD=build by default)
 #
 # Environment: BUILD, BENCH_LAT_N (50), BENCH_TPUT_N (100), BENCH_CONC (4),
-# BENCH_BACKLOG (300), BENCH_WRK_SECONDS (8), BENCH_MIGRATIONS (deploy/sql).
+# BENCH_BACKLOG (2000), BENCH_FAIR_N (20), BENCH_WRK_SECONDS (8),
+# BENCH_MIGRATIONS (deploy/sql).
 # About 5 minutes on 2 cores.
 set -u
 cd "$(dirname "$0")/../.."
@@ -18,7 +19,8 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 LAT_N=${BENCH_LAT_N:-50}
 TPUT_N=${BENCH_TPUT_N:-100}
 CONC=${BENCH_CONC:-4}
-BACKLOG=${BENCH_BACKLOG:-300}
+BACKLOG=${BENCH_BACKLOG:-2000}
+FAIR_N=${BENCH_FAIR_N:-20}
 WRK_S=${BENCH_WRK_SECONDS:-8}
 
 die() { echo "bench_service: $*" >&2; exit 1; }
@@ -53,9 +55,9 @@ cleanup() {
 	done
 	for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done
 	services_stop "$TMP/services" >/dev/null 2>&1
-	rm -rf "$TMP" "/run/$TAG" "/var/tmp/$TAG" /run/gavel/bench-par /var/tmp/gavel-bench-par
+	rm -rf "$TMP" "/run/$TAG" "/var/tmp/$TAG" "/run/gavel/$TAG-par" "/var/tmp/gavel-$TAG-par"
 	local cg
-	for cg in /sys/fs/cgroup/$TAG /sys/fs/cgroup/gavel-bench-par; do
+	for cg in /sys/fs/cgroup/$TAG /sys/fs/cgroup/*/$TAG /sys/fs/cgroup/gavel-$TAG-par /sys/fs/cgroup/*/gavel-$TAG-par; do
 		[ -d "$cg" ] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
 }
@@ -98,9 +100,11 @@ GAVEL_EXECUTOR_NODE_NAME=bench GAVEL_EXECUTOR_MAX_PARALLEL=$CONC GAVEL_EXECUTOR_
 	GAVEL_EXECUTOR_RUNSC_ROOT=/run/$TAG GAVEL_EXECUTOR_WORK_ROOT=/var/tmp/$TAG GAVEL_EXECUTOR_CGROUP_PARENT=$TAG \
 	GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
 	setsid "$BUILD/gavel-executor" >>"$TMP/exec.log" 2>&1 </dev/null &
+EXEC_PID=$!
 PIDS+=($!)
 GAVEL_FRONTEND_PORT=$API_PORT GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
 	setsid "$BUILD/gavel-frontend" >>"$TMP/frontend.log" 2>&1 </dev/null &
+FE_PID=$!
 PIDS+=($!)
 for i in $(seq 1 450); do
 	[ "$(rc SISMEMBER gavel:executors bench)" = 1 ] &&
@@ -156,13 +160,85 @@ LAT_BAD=$(grep -vc ' AC$' "$TMP/lat.txt")
 read -r LAT_P50 LAT_P99 LAT_N_DONE < <(stats "$TMP/lat.txt")
 
 # ---- 2. sustained throughput against the engine alone ----
+# CPU seconds used so far by each part of the stack (live processes and the
+# children they reaped: sandboxes and runsc calls count in their worker,
+# PostgreSQL backends in the postmaster), to say where a job's CPU goes.
+PG_MASTER=$(head -n 1 "$(find "$TMP/services" -name postmaster.pid | head -n 1)" 2>/dev/null)
+REDIS_PID=$(rc INFO server | tr -d '\r' | sed -n 's/^process_id://p')
+cpu_snap() {
+	python3 - "${PG_MASTER:-0}" "${REDIS_PID:-0}" "$FE_PID" "$SCHED_PID" "$EXEC_PID" <<-'EOF'
+		import os, sys
+		hz = os.sysconf('SC_CLK_TCK')
+		pgm, rpid, fe, sch, ex = (int(x) for x in sys.argv[1:6])
+		tot = dict(frontend=0, scheduler=0, executor=0, sandboxes=0, postgres=0, redis=0)
+		for p in os.listdir('/proc'):
+		    if not p.isdigit():
+		        continue
+		    try:
+		        st = open('/proc/%s/stat' % p).read()
+		    except OSError:
+		        continue
+		    comm = st[st.index('(') + 1:st.rindex(')')]
+		    f = st[st.rindex(')') + 2:].split()
+		    ppid, sid, pid = int(f[1]), int(f[3]), int(p)
+		    own, kids = int(f[11]) + int(f[12]), int(f[13]) + int(f[14])
+		    if pid == pgm or ppid == pgm:
+		        tot['postgres'] += own + kids
+		    elif pid == rpid:
+		        tot['redis'] += own + kids
+		    elif sid == fe:
+		        tot['frontend'] += own + kids
+		    elif sid == sch:
+		        tot['scheduler'] += own + kids
+		    elif sid == ex and comm.startswith('gavel-exec'):
+		        tot['executor'] += own
+		        tot['sandboxes'] += kids
+		    elif sid == ex:
+		        tot['sandboxes'] += own + kids
+		print(' '.join('%s %.2f' % (k, v / hz) for k, v in tot.items()))
+	EOF
+}
+CPU0=$(cpu_snap)
 t0=$(date +%s%N)
-seq 1 "$TPUT_N" | xargs -P "$CONC" -I{} bash -c 'post_wait "$0"' "$KA" >"$TMP/tput.txt"
+# Lean clients: CONC loops of curl, each response saved and judged after
+# the clock stops, so that no per-request bash or python3 start-up (tens
+# of ms of CPU each on this machine) competes with the service for the
+# CPUs it is measured on; the engine baseline has no client at all.
+mkdir -p "$TMP/tput"
+CLIENTS=()
+for c in $(seq 1 "$CONC"); do
+	(
+		i=$c
+		while [ "$i" -le "$TPUT_N" ]; do
+			curl -s -o "$TMP/tput/$i.json" -X POST "$API/v1/submissions?wait=true" \
+				-H "X-Auth-Token: $KA" -H 'Content-Type: application/json' -d "$BODY"
+			i=$((i + CONC))
+		done
+	) &
+	CLIENTS+=($!)
+done
+wait "${CLIENTS[@]}"
 TPUT_MS=$(( ($(date +%s%N) - t0) / 1000000 ))
-TPUT_BAD=$(grep -vc ' AC$' "$TMP/tput.txt")
+CPU_PER_JOB=$(python3 -c '
+import sys
+a, b = sys.argv[1].split(), sys.argv[2].split()
+n = int(sys.argv[3])
+print("  ".join("%s %.0f" % (a[i], (float(b[i + 1]) - float(a[i + 1])) * 1000 / n) for i in range(0, len(a), 2)))
+' "$CPU0" "$(cpu_snap)" "$TPUT_N")
+TPUT_BAD=$(python3 - "$TMP/tput" "$TPUT_N" <<-'EOF'
+	import json, os, sys
+	ok = 0
+	for f in os.listdir(sys.argv[1]):
+	    try:
+	        ok += json.load(open(os.path.join(sys.argv[1], f))).get("verdict") == "AC"
+	    except (OSError, ValueError):
+	        pass
+	print(int(sys.argv[2]) - ok)
+EOF
+)
 SVC_RATE=$(python3 -c "print('%.2f' % ($TPUT_N / ($TPUT_MS / 1000)))")
 REQ_JSON=$(printf '{"language":"python3","files":[{"name":"a.py","content":"%s"}]}' "${HELLO//\"/\\\"}")
-ENG=$("$BUILD/tests/bench/engine_parallel" "$BUILD/gavel-init" "$ROOT/languages" "$CONC" "$TPUT_N" "$REQ_JSON") ||
+ENG=$(BENCH_PAR_TAG=$TAG-par "$BUILD/tests/bench/engine_parallel" "$BUILD/gavel-init" "$ROOT/languages" "$CONC" "$TPUT_N" "$REQ_JSON") ||
 	die "engine_parallel failed: $ENG"
 ENG_RATE=$(printf '%s' "$ENG" | awk '{print $NF}')
 
@@ -172,13 +248,18 @@ qwait_b() { # since (SQL timestamp) -> median queue wait of B's jobs, ms
 		FROM submissions WHERE tenant_id = '$TB' AND created_at > '$1'"
 }
 since=$(sql -c "SELECT now()")
-for _ in $(seq 1 10); do post_wait "$KB" >/dev/null; done
+for _ in $(seq 1 "$FAIR_N"); do post_wait "$KB" >/dev/null; done
 B_ALONE=$(qwait_b "$since")
 seq 1 "$BACKLOG" | xargs -P 8 -I{} curl -s -o /dev/null -X POST "$API/v1/submissions" -H "X-Auth-Token: $KA" \
 	-H 'Content-Type: application/json' -d "$BODY"
 since=$(sql -c "SELECT now()")
-for _ in $(seq 1 10); do post_wait "$KB" >/dev/null; done
+for _ in $(seq 1 "$FAIR_N"); do post_wait "$KB" >/dev/null; done
 B_BUSY=$(qwait_b "$since")
+# B's jobs that started while A held every regular slot: they got a burst
+# slot (executor.burst_slots, scheduler/fairshare.h).
+B_BURST=$(sql -c "SELECT count(*) FROM submissions b WHERE b.tenant_id = '$TB' AND b.created_at > '$since'
+	AND (SELECT count(*) FROM submissions a WHERE a.tenant_id = '$TA' AND a.started_at <= b.started_at
+	     AND (a.finished_at IS NULL OR a.finished_at > b.started_at)) >= $CONC")
 A_LEFT=$(sql -c "SELECT count(*) FROM submissions WHERE tenant_id = '$TA' AND status = 'queued'")
 # Drop what is left of A's backlog: it has served its purpose.
 sql -c "UPDATE submissions SET status = 'cancelled' WHERE tenant_id = '$TA' AND status = 'queued'" >/dev/null
@@ -226,9 +307,11 @@ say "   p99 ${LAT_P99} ms  -> ratio $(ratio "$LAT_P99" "$RUN_P50")   (target <= 
 say "2. sustained throughput, $TPUT_N submissions from $CONC concurrent clients ($TPUT_BAD not AC)"
 say "   service ${SVC_RATE}/s; engine alone, $CONC processes x exec_inline_run: ${ENG_RATE}/s"
 say "   ratio $(ratio "$SVC_RATE" "$ENG_RATE")   (target >= 0.9)"
-say "3. fairness: tenant B's median queue wait (started_at - created_at), 10 sequential jobs"
+say "   CPU ms per job: $CPU_PER_JOB; engine alone $(printf '%s' "$ENG" | awk '{print $(NF-2)}')"
+say "3. fairness: tenant B's median queue wait (started_at - created_at), $FAIR_N sequential jobs"
 say "   alone ${B_ALONE} ms; with A backlogged by $BACKLOG jobs (still queued after: $A_LEFT) ${B_BUSY} ms"
 say "   ratio $(ratio "$B_BUSY" "$(python3 -c "print(max(1, $B_ALONE))")")   (target <= 1.5; issue's backlog 2000, here $BACKLOG)"
+say "   B's jobs started while A ran $CONC (in a burst slot): $B_BURST of $FAIR_N"
 if [ $HAVE_WRK = 1 ]; then
 	say "4. HTTP rates, wrk -t2 -c32 ${WRK_S}s each; baseline GET /v1/languages (no database): ${LANG_RATE}/s"
 	say "   GET /v1/submissions/{id}: ${GET_RATE}/s ($GET_ERR errors) -> ratio $(ratio "$GET_RATE" "$LANG_RATE")   (target >= 10000/s)"

@@ -130,9 +130,7 @@ static const char *const run_argv[] = {"/box/main", NULL};
 
 static struct exec_job c_job(const char *src, struct exec_file *f)
 {
-	f->name = "main.c";
-	f->data = src;
-	f->len = strlen(src);
+	*f = (struct exec_file){.name = "main.c", .data = src, .len = strlen(src)};
 	return (struct exec_job){
 		.tenant = "tenant-a",
 		.compile_argv = gcc_argv,

@@ -12,6 +12,11 @@
 # records from a transaction without a tenant. Then the executor is
 # restarted without the flag: callbacks to 127.0.0.1, localhost and the
 # metadata address are refused, recorded as refused, never sent.
+# Also: the delivery process runs as nobody (65534) with no capabilities
+# and no_new_privs; a submission made through the Judge0 API is called
+# back with a PUT of Judge0's body (base64, default fields); and a webhook
+# whose Redis item is lost (the delay queue deleted while its first attempt
+# is in flight) is picked up again from the PostgreSQL outbox and delivered.
 #
 # Uses GAVEL_DATABASE_URL / GAVEL_SERVICE_DATABASE_URL / GAVEL_REDIS_URL
 # when set (tests/run.sh), else starts its own services. Needs root. TAP.
@@ -21,7 +26,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..12"
+echo "1..17"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; }
@@ -53,24 +58,28 @@ check "gavel tenant create makes a 32-byte secret" \
 
 # ---- the receiver ----
 cat >"$TMP/receiver.py" <<'EOF'
-import base64, http.server, json, sys, threading
+import base64, http.server, json, sys, threading, time
 log = open(sys.argv[1], "a")
 seen = {}
 lock = threading.Lock()
 class H(http.server.BaseHTTPRequestHandler):
+    def do_PUT(self):
+        self.do_POST()
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n)
         with lock:
             seen[self.path] = seen.get(self.path, 0) + 1
             count = seen[self.path]
-            log.write(json.dumps({"path": self.path, "n": count,
+            log.write(json.dumps({"path": self.path, "n": count, "method": self.command,
                                   "sig": self.headers.get("X-Gavel-Signature"),
                                   "delivery": self.headers.get("X-Gavel-Delivery"),
                                   "ctype": self.headers.get("Content-Type"),
                                   "body": base64.b64encode(body).decode()}) + "\n")
             log.flush()
-        code = 500 if self.path.startswith("/flaky/") and count == 1 else 200
+        code = 500 if self.path.startswith(("/flaky/", "/slow/")) and count == 1 else 200
+        if self.path.startswith("/slow/") and count == 1:
+            time.sleep(2)
         self.send_response(code)
         self.send_header("Content-Length", "2")
         self.end_headers()
@@ -98,7 +107,7 @@ start_exec() { # allow_loopback
 		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_WEBHOOK_ALLOW_LOOPBACK=$1 \
 		GAVEL_EXECUTOR_WEBHOOK_BACKOFF=300ms GAVEL_EXECUTOR_WEBHOOK_MAX_ATTEMPTS=3 \
-		GAVEL_EXECUTOR_WEBHOOK_TIMEOUT=3s \
+		GAVEL_EXECUTOR_WEBHOOK_TIMEOUT=3s GAVEL_EXECUTOR_WEBHOOK_RECOVER_AFTER=1s \
 		setsid "$BUILD/gavel-executor" >>"$TMP/exec.log" 2>&1 </dev/null &
 	EXEC_PID=$!
 	PIDS+=($EXEC_PID)
@@ -121,11 +130,11 @@ wait_for 90 registered || { tail -n 20 "$TMP/exec.log" >&2; bail "the executor d
 
 RUNTAG=$(head -c 6 /dev/urandom | od -An -tx1 | tr -d ' \n')
 sid() { printf 'webhook%s%05d' "$RUNTAG" "$1"; }
-submit() { # id callback_url
+submit() { # id callback_url [api]
 	local id=$1 req
 	req=$(printf '{"language":"python3","files":[{"name":"a.py","content":"print(6*7)"}],"return_output":true,"callback_url":"%s"}' "$2")
-	sql -c "INSERT INTO submissions (id, tenant_id, language, source, request)
-		VALUES ('$id', '$TID', 'python3', 'x', '$req'::jsonb)" >/dev/null || bail "insert failed"
+	sql -c "INSERT INTO submissions (id, tenant_id, language, source, request, api)
+		VALUES ('$id', '$TID', 'python3', 'x', '$req'::jsonb, ${3:-NULL})" >/dev/null || bail "insert failed"
 	rc EVAL "redis.call('RPUSH', KEYS[1], ARGV[1]); redis.call('SADD', KEYS[2], ARGV[2])" 2 \
 		"gavel:tq:$TID" gavel:backlog "$id" "$TID" >/dev/null
 }
@@ -156,6 +165,8 @@ for r in mine:
         sys.exit("bad signature %r" % r["sig"])
     if r["ctype"] != "application/json":
         sys.exit("content type %r" % r["ctype"])
+    if r["method"] != "POST":
+        sys.exit("method %r" % r["method"])
     b = json.loads(body)
     keys = sorted(b)
     if keys != ["created_at", "finished_at", "id", "language", "result", "status", "verdict"]:
@@ -178,6 +189,66 @@ check "X-Gavel-Delivery names the submission and the attempt" \
 svc_rows=$(psql "$GAVEL_DATABASE_SERVICE_URL" -X -q -t -A -c "SELECT count(*) FROM webhook_deliveries" 2>&1)
 check "row-level security: the service role without a tenant sees no attempts" [ "$svc_rows" = 0 ]
 check "the queue is empty once delivered" [ "$(rc ZCARD gavel:webhooks)" = 0 ]
+
+# ---- the delivery process: nobody, no capabilities, no_new_privs ----
+WH_PID=
+for p in /proc/[0-9]*; do
+	[ "$(cat "$p/comm" 2>/dev/null)" = gavel-webhook ] || continue
+	[ "$(awk '/^PPid:/ {print $2}' "$p/status" 2>/dev/null)" = "$EXEC_PID" ] && WH_PID=${p#/proc/}
+done
+whstatus() { awk -v k="$1:" '$1 == k {$1 = ""; print substr($0, 2)}' "/proc/$WH_PID/status" 2>/dev/null; }
+zeros=$(printf '0%.0s' $(seq 1 80))
+if [ -n "$WH_PID" ] && [ "$(whstatus Uid)" = "65534 65534 65534 65534" ] && [ "$(whstatus Gid)" = "65534 65534 65534 65534" ] &&
+	[ -z "$(whstatus Groups)" ] && [ "$(whstatus NoNewPrivs)" = 1 ] &&
+	[ "$(whstatus CapInh)$(whstatus CapPrm)$(whstatus CapEff)$(whstatus CapBnd)$(whstatus CapAmb)" = "$zeros" ]; then
+	ok "the delivery process runs as 65534:65534, no groups, no capabilities, no_new_privs"
+else
+	notok "the delivery process runs as 65534:65534, no groups, no capabilities, no_new_privs"
+	[ -n "$WH_PID" ] && grep -E '^(Uid|Gid|Groups|NoNewPrivs|Cap)' "/proc/$WH_PID/status" | sed 's/^/# /'
+fi
+
+# ---- Judge0: a PUT of Judge0's own body ----
+S6=$(sid 6)
+submit "$S6" "http://127.0.0.1:$HPORT/j0/6" "'judge0'"
+wait_for 120 has_attempts "$S6" 1
+cat >"$TMP/j0verify.py" <<'EOF'
+import base64, hashlib, hmac, json, sys
+reqs = [r for r in (json.loads(l) for l in open(sys.argv[1]) if l.strip()) if r["path"] == sys.argv[3]]
+if len(reqs) != 1:
+    sys.exit("%d requests" % len(reqs))
+r = reqs[0]
+body = base64.b64decode(r["body"])
+want = "sha256=" + hmac.new(bytes.fromhex(sys.argv[2]), body, hashlib.sha256).hexdigest()
+if not hmac.compare_digest(want, r["sig"] or ""):
+    sys.exit("bad signature")
+if r["method"] != "PUT" or r["ctype"] != "application/json":
+    sys.exit("method %r type %r" % (r["method"], r["ctype"]))
+b = json.loads(body)
+if sorted(b) != ["compile_output", "memory", "message", "status", "stderr", "stdout", "time", "token"]:
+    sys.exit("fields %r" % sorted(b))
+if b["token"] != sys.argv[4] or b["status"] != {"id": 3, "description": "Accepted"}:
+    sys.exit("body %r" % b)
+if base64.b64decode(b["stdout"]) != b"42\n" or not isinstance(b["time"], str):
+    sys.exit("stdout/time %r" % b)
+EOF
+check "a Judge0 submission is called back with a signed PUT of Judge0's body (base64, default fields)" \
+	python3 "$TMP/j0verify.py" "$TMP/requests.jsonl" "$SECRET" "/j0/6" "$S6"
+
+# ---- the outbox: a webhook Redis lost is delivered from PostgreSQL ----
+S7=$(sid 7)
+submit "$S7" "http://127.0.0.1:$HPORT/slow/7"
+slow_seen() { grep -q '"path": "/slow/7"' "$TMP/requests.jsonl"; }
+wait_for 120 slow_seen
+# The first attempt is in flight (the receiver holds it 2 s, then answers
+# 500), its item leased in Redis. Lose it, as a Redis flush would, or a
+# crash between the result's COMMIT and the ZADD.
+rc DEL gavel:webhooks >/dev/null
+wait_for 60 has_attempts "$S7" 2
+check "a webhook whose Redis item was lost is recorded failed (500), then delivered from the outbox" \
+	[ "$(sql -c "SELECT string_agg(attempt || ':' || outcome || ':' || coalesce(status_code, 0), ',' ORDER BY attempt) FROM webhook_deliveries WHERE submission_id = '$S7'")" = "1:failed:500,2:delivered:200" ]
+check "the executor logged that it rescheduled it from the outbox" \
+	grep -q "missing from Redis; scheduled again from the outbox" "$TMP/exec.log"
+check "the outbox is empty once every webhook is done with" [ "$(sql -c "SELECT count(*) FROM webhook_outbox")" = 0 ]
 
 # ---- without the test flag: loopback and the like are refused ----
 kill -TERM -- "-$EXEC_PID"

@@ -56,7 +56,7 @@ stack_cleanup() {
 		local root c
 		for root in "$RUNSC_ROOT"/*/w*; do
 			[ -d "$root" ] || continue
-			for c in $(runsc --root "$root" list -q 2>/dev/null); do
+			for c in $(runsc --root "$root" list --quiet 2>/dev/null); do
 				runsc --root "$root" kill "$c" KILL >/dev/null 2>&1
 				runsc --root "$root" delete -force "$c" >/dev/null 2>&1
 			done

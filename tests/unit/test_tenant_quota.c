@@ -65,7 +65,7 @@ static void quota__check_job__names_first_limit(void **state)
 	assert_int_equal(tenant_quota_check_job(&q, &r, &v), 1);
 	assert_string_equal(v.message, "max_cpu_ms: requested 20000, allowed 10000");
 	/* Egress granted by an allowlist policy. */
-	assert_int_equal(tenant_quota_set(&q, "egress_policy", "{\"mode\":\"allowlist\",\"allow\":[\"10.0.0.0/8\"]}", &err), 0);
+	assert_int_equal(tenant_quota_set(&q, "egress_policy", "{\"mode\":\"allowlist\",\"allow\":[\"203.0.113.0/24:443\"],\"rate_kbit\":1000}", &err), 0);
 	r = (struct tenant_job_request){ .wants_egress = true };
 	assert_int_equal(tenant_quota_check_job(&q, &r, &v), 0);
 }

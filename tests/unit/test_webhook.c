@@ -1,6 +1,7 @@
 /* executor/webhook.c's pure parts: the SSRF address classifier (a table of
  * IPv4 and IPv6 cases), callback URL parsing, the signature (RFC 4231
- * vectors), the body (equal to what GET /v1/submissions/{id} answers),
+ * vectors), the body (equal to what GET /v1/submissions/{id} answers; the
+ * Judge0 callback's equal to Judge0's GET with base64 and default fields),
  * queue items and the retry delay. */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -251,6 +252,81 @@ static void body__equals_the_native_get(void **state)
 	json_decref(request);
 }
 
+static void judge0_body__equals_the_judge0_get_base64_default_fields(void **state)
+{
+	(void)state;
+	struct lang_registry reg;
+	memset(&reg, 0, sizeof(reg));
+	struct fe_catalog cat = { .reg = &reg };
+	json_t *request = json_pack("{s:s}", "language", "python3");
+	json_t *results[] = {
+		json_pack("{s:s,s:s,s:s,s:s,s:i,s:i}", "kind", "run", "verdict", "AC", "stdout", "42\n", "stderr", "",
+			  "time_ms", 12, "memory_kb", 5120),
+		json_pack("{s:s,s:s,s:i,s:[{s:s,s:s}]}", "kind", "judge", "verdict", "WA", "time_ms", 1500, "tests",
+			  "verdict", "WA", "stdout", "\xc3\xa9 not utf-8 safe? fine"),
+		json_pack("{s:s,s:s,s:s}", "kind", "run", "verdict", "CE", "compile_output", "a.c:1: error"),
+		json_pack("{s:s,s:s,s:i}", "kind", "run", "verdict", "RE", "signal", 11),
+		NULL,
+	};
+	const char *verdicts[] = { "AC", "WA", "CE", "RE", NULL };
+	const char *statuses[] = { "done", "done", "done", "done", "done" };
+	for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++) {
+		struct exec_webhook_row row = {
+			.id = "abcdefghijklmnop",
+			.language = "python3",
+			.status = statuses[i],
+			.verdict = verdicts[i],
+			.created_at = "2024-01-02T03:04:05.678Z",
+			.finished_at = "2024-01-02T03:04:06.000Z",
+			.result = results[i],
+		};
+		struct fe_subrow fr = {
+			.id = row.id,
+			.language = row.language,
+			.status = row.status,
+			.verdict = row.verdict,
+			.created_at = row.created_at,
+			.finished_at = row.finished_at,
+			.request = request,
+			.result = results[i],
+		};
+		json_t *ours = exec_webhook_judge0_body(&row);
+		json_t *theirs = fe_j0_render(&fr, fe_j0_default_fields(), true, &cat);
+		assert_non_null(ours);
+		if (!json_equal(ours, theirs)) {
+			char *a = json_dumps(ours, JSON_SORT_KEYS), *b = json_dumps(theirs, JSON_SORT_KEYS);
+			print_error("case %zu:\n ours   %s\n theirs %s\n", i, a, b);
+			free(a);
+			free(b);
+			fail();
+		}
+		json_decref(ours);
+		json_decref(theirs);
+		json_decref(results[i]);
+	}
+	json_decref(request);
+}
+
+static void user_resolve__never_root(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	uid_t u = 0;
+	gid_t g = 0;
+	assert_int_equal(exec_webhook_user_resolve("nobody", &u, &g, &err), 0);
+	assert_true(u != 0 && g != 0);
+	assert_int_equal(exec_webhook_user_resolve(NULL, &u, &g, &err), 0);
+	assert_true(u != 0 && g != 0);
+	assert_int_equal(exec_webhook_user_resolve("65534", &u, &g, &err), 0);
+	assert_int_equal(u, 65534);
+	assert_true(g != 0);
+	assert_int_equal(exec_webhook_user_resolve("0", &u, &g, &err), -1);
+	assert_int_equal(exec_webhook_user_resolve("root", &u, &g, &err), -1);
+	assert_int_equal(exec_webhook_user_resolve("no-such-user-gavel", &u, &g, &err), -1);
+	assert_int_equal(exec_webhook_user_resolve("12x", &u, &g, &err), -1);
+	assert_int_equal(exec_webhook_user_resolve("99999999999", &u, &g, &err), -1);
+}
+
 static void item_parse__table(void **state)
 {
 	(void)state;
@@ -290,6 +366,8 @@ int main(void)
 		cmocka_unit_test(url_parse__table),
 		cmocka_unit_test(sign__rfc4231_vectors),
 		cmocka_unit_test(body__equals_the_native_get),
+		cmocka_unit_test(judge0_body__equals_the_judge0_get_base64_default_fields),
+		cmocka_unit_test(user_resolve__never_root),
 		cmocka_unit_test(item_parse__table),
 		cmocka_unit_test(retry_delay__doubles_up_to_the_cap),
 	};

@@ -1,0 +1,13 @@
+/* Judge0 CE 1.13.1's status ids and descriptions, shared by the frontend's
+ * Judge0 API (frontend/api_judge0.c) and the executor's Judge0-shaped
+ * callbacks (executor/webhook.c), so that a callback and a GET never
+ * disagree on a status. Pure. */
+#pragma once
+
+#include <jansson.h>
+
+/* 1..14 from a row's status, verdict (may be NULL: then the result's) and
+ * result (may be NULL; its "signal" tells the runtime errors apart). */
+int gv_judge0_status_id(const char *status, const char *verdict, const json_t *result);
+/* "Accepted", ... for 1..14; NULL otherwise. Static strings. */
+const char *gv_judge0_status_description(int id);

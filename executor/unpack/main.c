@@ -1,0 +1,170 @@
+/* gavel-unpack: the program of the one-shot unpack sandbox
+ * (executor/problem_import.c). It runs only inside a sandbox, as uid 65534,
+ * started by gavel-init:
+ *
+ *   gavel-unpack unpack ARCHIVE STREAM MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH
+ *       (the compile phase) checks ARCHIVE and writes the package stream to
+ *       STREAM; stdout: a record files/dirs/unpacked_bytes/stream_bytes;
+ *       exit 0, or 2 with the reason on stderr when the archive is refused,
+ *       1 when something else failed
+ *   gavel-unpack emit STREAM WINDOW
+ *       (each test) reads a decimal offset from stdin and writes the next
+ *       at most WINDOW bytes of STREAM from there to stdout
+ *
+ * The stream comes back in windows because one phase's stdout is capped
+ * (PROTOCOL.md: output_bytes <= 64 MiB) while a package may be larger. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/io.h"
+#include "executor/unpack/unpack.h"
+
+#define ARCHIVE_MAX (256ull << 20)
+#define EMIT_BUF (1u << 20)
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 20)
+		return -1;
+	errno = 0;
+	char *end = NULL;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The archive, whole, into memory: libarchive then reads it without a
+ * system call per block. */
+static char *read_archive(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > ARCHIVE_MAX) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	char *buf = malloc((size_t)st.st_size + 1);
+	size_t got = 0;
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	*len = got;
+	return buf;
+}
+
+static int cmd_unpack(char **argv)
+{
+	uint64_t v[5];
+	static const uint64_t max[5] = { UINT64_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
+	for (int i = 0; i < 5; i++) {
+		if (parse_u64(argv[i + 2], max[i], &v[i]) != 0) {
+			fprintf(stderr, "gavel-unpack: bad limit '%s'\n", argv[i + 2]);
+			return UNPACK_FAILED;
+		}
+	}
+	struct unpack_limits lim = {
+		.max_bytes = v[0],
+		.max_files = (uint32_t)v[1],
+		.max_dirs = (uint32_t)v[2],
+		.max_path = (uint32_t)v[3],
+		.max_depth = (uint32_t)v[4],
+	};
+	size_t len = 0;
+	char *archive = read_archive(argv[0], &len);
+	if (!archive) {
+		fprintf(stderr, "gavel-unpack: cannot read %s: %s\n", argv[0], strerror(errno));
+		return UNPACK_FAILED;
+	}
+	struct unpack_summary sum;
+	char reason[512];
+	enum unpack_outcome o = unpack_archive(archive, len, argv[1], &lim, &sum, reason, sizeof(reason));
+	free(archive);
+	if (o != UNPACK_OK) {
+		fprintf(stderr, "%s\n", reason);
+		return o;
+	}
+	printf("files:%" PRIu32 "\ndirs:%" PRIu32 "\nunpacked_bytes:%" PRIu64 "\nstream_bytes:%" PRIu64 "\n",
+	       sum.files, sum.dirs, sum.unpacked_bytes, sum.stream_bytes);
+	return fflush(stdout) == 0 ? UNPACK_OK : UNPACK_FAILED;
+}
+
+static int cmd_emit(const char *stream, const char *window_s)
+{
+	uint64_t window, offset;
+	char in[32];
+	size_t got = 0;
+	for (;;) {
+		ssize_t n = read(0, in + got, sizeof(in) - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == sizeof(in) - 1)
+			break;
+	}
+	in[got] = '\0';
+	in[strcspn(in, "\n")] = '\0';
+	if (parse_u64(window_s, 64u << 20, &window) != 0 || parse_u64(in, UINT64_MAX, &offset) != 0) {
+		fprintf(stderr, "gavel-unpack: bad window or offset\n");
+		return 1;
+	}
+	int fd = open(stream, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "gavel-unpack: open %s: %s\n", stream, strerror(errno));
+		return 1;
+	}
+	char *buf = malloc(EMIT_BUF);
+	int rc = buf ? 0 : 1;
+	while (rc == 0 && window > 0) {
+		size_t want = window < EMIT_BUF ? (size_t)window : EMIT_BUF;
+		ssize_t n = pread(fd, buf, want, (off_t)offset);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			rc = 1;
+		if (n <= 0)
+			break;
+		if (gv_write_all(1, buf, (size_t)n) != 0)
+			rc = 1;
+		offset += (uint64_t)n;
+		window -= (uint64_t)n;
+	}
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	/* libarchive turns zip DOS times into time_t with mktime; without TZ
+	 * glibc stats /etc/localtime on every call (120,000 system calls for
+	 * a 20,000-entry zip, each one slow under gVisor). Times are unused. */
+	if (setenv("TZ", "UTC0", 1) != 0)
+		return 1;
+	if (argc == 9 && strcmp(argv[1], "unpack") == 0)
+		return cmd_unpack(argv + 2);
+	if (argc == 4 && strcmp(argv[1], "emit") == 0)
+		return cmd_emit(argv[2], argv[3]);
+	fprintf(stderr, "usage: gavel-unpack unpack ARCHIVE STREAM MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH\n"
+			"       gavel-unpack emit STREAM WINDOW\n");
+	return 1;
+}
