@@ -82,7 +82,8 @@ static const char *const touch_c =
 	"int main(void){size_t n=100u<<20; volatile char *p=malloc(n); if(!p) return 1;"
 	"for(size_t i=0;i<n;i+=4096) p[i]=(char)i; printf(\"%d\\n\",p[n-4096]);return 0;}\n";
 
-static const char *const gcc_argv[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-o", "main", "main.c", NULL };
+/* As languages/c.yaml compiles (static: no dynamic loader in every test). */
+static const char *const gcc_argv[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-static", "-o", "main", "main.c", NULL };
 static const char *const main_argv[] = { "./main", NULL };
 static const char *const true_argv[] = { "/usr/bin/true", NULL };
 
