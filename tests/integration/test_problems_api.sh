@@ -3,12 +3,12 @@
 # gavel-scheduler and one gavel-executor (real runsc) over the harness's
 # PostgreSQL and Redis, driven over HTTP and with `gavel problem push`:
 #
-#   a. fixture packages under tests/problems/ (pass-fail, scoring with
-#      groups, custom validator, interactive) are
-#      pushed, imported in a sandbox and ready;
-#   b. a subset of their labelled submissions, judged by the service, get
-#      the verdict (and score) of their label, which is what `gavel judge`
-#      gives them (tests/integration/test_judge_fixtures.sh);
+#   a. every fixture package under tests/problems/ (pass-fail, scoring
+#      with groups, Kattis and testlib validators, interactive) is pushed,
+#      imported in a sandbox and ready;
+#   b. every labelled submission of them, judged by the service, gets the
+#      verdict (and score) of its label, which is what `gavel judge` gives
+#      it (tests/integration/test_judge_fixtures.sh);
 #   c. per-test and per-group results, run_all, samples_only;
 #   d. versions: a PUT makes version 2, submissions record their version;
 #   e. tenant isolation: tenant B gets 404 for A's problem, also on submit;
@@ -113,30 +113,30 @@ push() { # problem-dir -> PID_OF[name]
 	[ $rc -eq 0 ] && [[ $out == *" ready"* ]] || { say "push $1: rc $rc: $out"; return 1; }
 }
 t0=$(date +%s)
-for p in hello sum scoring anypair guess; do
+for p in $(cd tests/problems && ls -d */ | tr -d /); do
 	check "gavel problem push tests/problems/$p: imported in a sandbox, ready" push "tests/problems/$p"
 done
-say "five imports in $(($(date +%s) - t0)) s"
+say "all fixture imports in $(($(date +%s) - t0)) s"
 
 # --- b. labelled submissions judged by the service ----------------------------
 declare -A want=([accepted]=AC [wrong_answer]=WA [time_limit_exceeded]=TLE [run_time_error]=RE
-	[compile_error]=CE [memory_limit_exceeded]=MLE)
-lang_of() { case "$1" in *.py) echo python3 ;; *.cpp) echo cpp ;; *.c) echo c ;; esac; }
+	[compile_error]=CE [memory_limit_exceeded]=MLE [output_limit_exceeded]=OLE [presentation_error]=PE)
+lang_of() {
+	case "$1" in
+	*.py) echo python3 ;; *.cpp | *.cc) echo cpp ;; *.c) echo c ;; *.java) echo java ;;
+	*.js) echo javascript ;; *.rs) echo rust ;; *.go) echo go ;; *.pas) echo pascal ;;
+	esac
+}
 body_for() { # file problem-id [extra json]
 	python3 -c 'import json,sys; d={"language":sys.argv[2],"source":open(sys.argv[1]).read(),"problem_id":sys.argv[3]}
 d.update(json.loads(sys.argv[4])); print(json.dumps(d))' "$1" "$(lang_of "$1")" "$2" "${3:-{\}}"
 }
-SUBS=(
-	hello/submissions/accepted/hello.py
-	hello/submissions/wrong_answer/no_comma.py
-	sum/submissions/run_time_error/exit3.py
-	scoring/submissions/accepted/triangle.c
-	scoring/submissions/wrong_answer/int32_scores_40.c
-	anypair/submissions/accepted/halves.py
-	anypair/submissions/wrong_answer/off_by_one.py
-	guess/submissions/accepted/binary.py
-	guess/submissions/wrong_answer/off_by_one.py
-)
+# Every labelled submission of every fixture, as test_judge_fixtures.sh
+# judges them with `gavel judge`.
+SUBS=()
+for s in tests/problems/*/submissions/*/*; do
+	[ -f "$s" ] && SUBS+=("${s#tests/problems/}")
+done
 declare -A SID_OF
 for s in "${SUBS[@]}"; do
 	prob=${s%%/*}
