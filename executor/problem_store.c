@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/json.h"
 #include "common/queue.h"
 #include "executor/problem.h"
@@ -82,25 +83,6 @@ static int remove_at(int parent, const char *name, int depth, struct gv_err *err
 int exec_problem_remove_tree(const char *path, struct gv_err *err)
 {
 	return remove_at(AT_FDCWD, path, 0, err);
-}
-
-static int mkdir_parents(const char *path, struct gv_err *err)
-{
-	char buf[4096];
-	int n = snprintf(buf, sizeof(buf), "%s", path);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return gv_err_set(err, GV_ELIMIT, "path too long: %s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return gv_err_errno(err, "mkdir %s", buf);
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-		return gv_err_errno(err, "mkdir %s", buf);
-	return 0;
 }
 
 /* ---- PostgreSQL with binary parameters and results ---- */
@@ -520,7 +502,7 @@ int exec_problem_import_step(const struct exec_problem_env *env, struct gv_err *
 	snprintf(dir, sizeof(dir), "%s", env->scratch_dir);
 	snprintf(dest, sizeof(dest), "%s/import-%02x%02x%02x%02x%02x%02x%02x%02x", dir, rnd[0], rnd[1], rnd[2], rnd[3],
 		 rnd[4], rnd[5], rnd[6], rnd[7]);
-	if (mkdir_parents(dir, err) != 0) {
+	if (gv_mkdir_parents(dir, err) != 0) {
 		PQclear(res);
 		retry_soon(env, tid, pid, ver);
 		return -1;
@@ -666,7 +648,7 @@ int exec_problem_materialize(const struct exec_problem_env *env, const char *ten
 	}
 	int root = -1, rc = -1;
 	bool tx = false;
-	if (mkdir_parents(dest, err) != 0)
+	if (gv_mkdir_parents(dest, err) != 0)
 		goto out;
 	root = open(dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (root < 0) {

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "executor/pool.h"
 #include "executor/record.h"
@@ -1799,19 +1800,8 @@ static int private_dir(const char *path, struct gv_err *err)
 		return gv_err_set(err, GV_ECONFIG, "%s: must be an absolute path", path ? path : "(null)");
 	/* Missing parents are made private too (root, 0700); existing ones are
 	 * left as they are. */
-	char buf[4096];
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return gv_err_set(err, GV_ELIMIT, "path too long: %s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return gv_err_errno(err, "mkdir %s", buf);
-		*p = '/';
-	}
-	if (mkdir(path, 0700) != 0 && errno != EEXIST)
-		return gv_err_errno(err, "mkdir %s", path);
+	if (gv_mkdir_parents(path, err) != 0)
+		return -1;
 	struct stat st;
 	if (lstat(path, &st) != 0)
 		return gv_err_errno(err, "stat %s", path);
