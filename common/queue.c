@@ -151,6 +151,12 @@ static int expect_ok(redisReply *rep, const char *what, struct gv_err *err)
 	return rc;
 }
 
+const char *const gv_queue_wake_queued_argv[2][4] = {
+	{ "LPUSH", GV_QUEUE_WAKE_QUEUED, "1", NULL },
+	{ "LTRIM", GV_QUEUE_WAKE_QUEUED, "0", "0" },
+};
+const int gv_queue_wake_queued_argc[2] = { 3, 4 };
+
 int gv_queue_enqueue(struct gv_redis *r, const char *tid, const char *sid, bool front, struct gv_err *err)
 {
 	struct gv_queue_argv a;
@@ -160,10 +166,11 @@ int gv_queue_enqueue(struct gv_redis *r, const char *tid, const char *sid, bool 
 	 * connection and a failed MULTI would leave it mid-transaction. */
 	static const char lua[] = "redis.call(ARGV[1], KEYS[1], ARGV[2]);"
 				  "redis.call('SADD', KEYS[2], ARGV[3]);"
-				  "redis.call('PUBLISH', KEYS[3], ARGV[4]); return 1";
-	const char *argv[] = { "EVAL", lua, "3", a.tq_key, GV_QUEUE_BACKLOG, a.ev_key, a.argv[0][0], sid, tid,
-			       a.argv[2][2] };
-	redisReply *rep = gv_redis_commandv(r, 10, argv, NULL, err);
+				  "redis.call('PUBLISH', KEYS[3], ARGV[4]);"
+				  "redis.call('LPUSH', KEYS[4], '1'); redis.call('LTRIM', KEYS[4], 0, 0); return 1";
+	const char *argv[] = { "EVAL", lua, "4", a.tq_key, GV_QUEUE_BACKLOG, a.ev_key, GV_QUEUE_WAKE_QUEUED,
+			       a.argv[0][0], sid, tid, a.argv[2][2] };
+	redisReply *rep = gv_redis_commandv(r, 11, argv, NULL, err);
 	return expect_ok(rep, "enqueue", err);
 }
 
@@ -437,16 +444,33 @@ int gv_queue_complete(struct gv_redis *r, const char *node, const struct gv_queu
 				  "redis.call('HDEL', KEYS[2], ARGV[2]);"
 				  "redis.call('PUBLISH', KEYS[3], '{\"event\":\"done\"}');"
 				  "redis.call('PUBLISH', KEYS[4], ARGV[2]);"
+				  "redis.call('LPUSH', KEYS[5], '1'); redis.call('LTRIM', KEYS[5], 0, 0);"
 				  "return n";
 	char inf[GV_QUEUE_KEY_MAX], ev[GV_QUEUE_KEY_MAX], tok[GV_QUEUE_TOKEN_MAX + 1];
 	if (gv_queue_key_inflight(inf, sizeof(inf), node, err) != 0 ||
 	    gv_queue_key_events(ev, sizeof(ev), t->sid, err) != 0 ||
 	    gv_queue_token_format(tok, sizeof(tok), t->tid, t->sid, t->gpus, err) != 0)
 		return -1;
-	const char *keys[] = { inf, GV_QUEUE_ATTEMPTS, ev, GV_QUEUE_DONE_CHANNEL };
+	const char *keys[] = { inf, GV_QUEUE_ATTEMPTS, ev, GV_QUEUE_DONE_CHANNEL, GV_QUEUE_WAKE_FREED };
 	const char *args[] = { tok, t->sid };
 	long long v;
-	return int_reply(eval(r, lua, 4, keys, 2, args, err), &v);
+	return int_reply(eval(r, lua, 5, keys, 2, args, err), &v);
+}
+
+int gv_queue_wait_wake(struct gv_redis *r, bool any_free, double timeout_s, struct gv_err *err)
+{
+	char to[32];
+	snprintf(to, sizeof(to), "%.3f", timeout_s > 0.001 ? timeout_s : 0.001);
+	const char *both[] = { "BLPOP", GV_QUEUE_WAKE_FREED, GV_QUEUE_WAKE_QUEUED, to };
+	const char *freed[] = { "BLPOP", GV_QUEUE_WAKE_FREED, to };
+	redisReply *rep = any_free ? gv_redis_commandv(r, 4, both, NULL, err) : gv_redis_commandv(r, 3, freed, NULL, err);
+	if (!rep)
+		return -1;
+	int rc = rep->type == REDIS_REPLY_ARRAY ? 1 : rep->type == REDIS_REPLY_NIL ? 0 : -1;
+	if (rc < 0)
+		gv_err_set(err, GV_EPROTO, "BLPOP wake-up: unexpected reply");
+	gv_redis_reply_free(rep);
+	return rc;
 }
 
 int gv_queue_now_ms(struct gv_redis *r, int64_t *out, struct gv_err *err)

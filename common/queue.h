@@ -69,6 +69,12 @@
 #define GV_QUEUE_RUNNING "gavel:running"
 #define GV_QUEUE_ATTEMPTS "gavel:attempts"
 #define GV_QUEUE_DONE_CHANNEL "gavel:done"
+/* Wake-ups of the scheduler, each a list of at most one element: producers
+ * LPUSH then LTRIM it to one, the scheduler BLPOPs. "queued" after an
+ * enqueue (worth a pass only while a slot is free), "freed" after a job
+ * completes (a slot became free). */
+#define GV_QUEUE_WAKE_QUEUED "gavel:sched:wake:queued"
+#define GV_QUEUE_WAKE_FREED "gavel:sched:wake:freed"
 
 /* Key builders: write the key into out (size >= GV_QUEUE_KEY_MAX is always
  * enough for valid ids); -1 (GV_EINVAL) when the id is not a valid one, so
@@ -109,8 +115,14 @@ struct gv_queue_argv {
 int gv_queue_enqueue_argv(struct gv_queue_argv *a, const char *tid, const char *sid, bool front,
 			  struct gv_err *err) GV_MUST_CHECK;
 
-/* Blocking enqueue with the sequence above (scheduler reconciler, tests,
- * CLI). */
+/* The two commands that wake the scheduler after enqueues, for callers
+ * that pipeline them after gv_queue_enqueue_argv's (once per batch):
+ * LPUSH gavel:sched:wake:queued 1, LTRIM it to one element. */
+extern const char *const gv_queue_wake_queued_argv[2][4];
+extern const int gv_queue_wake_queued_argc[2];
+
+/* Blocking enqueue with the sequence above, wake-up included (scheduler
+ * reconciler, tests, CLI). */
 int gv_queue_enqueue(struct gv_redis *r, const char *tid, const char *sid, bool front,
 		     struct gv_err *err) GV_MUST_CHECK;
 
@@ -181,10 +193,15 @@ int gv_queue_deregister(struct gv_redis *r, const char *node, struct gv_err *err
 int gv_queue_take(struct gv_redis *r, const char *node, double timeout_s, char *out, size_t size,
 		  struct gv_err *err) GV_MUST_CHECK;
 /* After the result row committed: atomically LREM the token from
- * gavel:inflight:<node>, HDEL attempts, then PUBLISH gavel:done <sid> and
- * the "done" event. */
+ * gavel:inflight:<node>, HDEL attempts, PUBLISH gavel:done <sid> and the
+ * "done" event, and wake the scheduler (a slot is free). */
 int gv_queue_complete(struct gv_redis *r, const char *node, const struct gv_queue_token *t,
 		      struct gv_err *err) GV_MUST_CHECK;
+
+/* Scheduler side: waits up to timeout_s for a wake-up, on both lists or,
+ * when no slot is free (a new job could not be placed anyway), on "freed"
+ * only. 1: woken; 0: timed out; -1: Redis failed. */
+int gv_queue_wait_wake(struct gv_redis *r, bool any_free, double timeout_s, struct gv_err *err) GV_MUST_CHECK;
 
 /* Redis server time in milliseconds. */
 int gv_queue_now_ms(struct gv_redis *r, int64_t *out, struct gv_err *err) GV_MUST_CHECK;

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io.h"
+
 /* The process environment inside, exactly. Nothing of the host's. */
 static const char *const sandbox_env[] = {
 	"PATH=/usr/bin:/bin",
@@ -417,18 +419,11 @@ static int copy_ld_cache(int etc_fd, struct gv_err *err)
 		}
 		if (n == 0)
 			break;
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				rc = gv_err_errno(err, "write etc/ld.so.cache");
-				goto out;
-			}
-			off += w;
+		if (gv_write_all(out, buf, (size_t)n) != 0) {
+			rc = gv_err_errno(err, "write etc/ld.so.cache");
+			break;
 		}
 	}
-out:
 	close(in);
 	if (fchmod(out, 0644) != 0 && rc == 0)
 		rc = gv_err_errno(err, "chmod etc/ld.so.cache");

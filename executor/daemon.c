@@ -424,7 +424,7 @@ static int write_result(struct worker *w, const struct gv_queue_token *t, const 
 			goto fail;
 		/* The pending webhook commits with the result (the outbox). */
 		bool webhook;
-		if (exec_webhook_outbox_add(c, t->tid, t->sid, &webhook, err) != 0)
+		if (gv_webhook_outbox_add(c, t->tid, t->sid, &webhook, err) != 0)
 			goto fail;
 	}
 	if (tenant_tx_commit(c, err) != 0)
@@ -616,7 +616,7 @@ static void run_job(struct worker *w, const char *token)
 	/* The outbox row committed with the result; a crash or a Redis
 	 * failure before this ZADD delays the webhook until the delivery
 	 * process recovers it from the outbox (executor/webhook.h). */
-	if (recorded && spec.callback_url && exec_webhook_enqueue(w->r, t.tid, t.sid, &err) != 0)
+	if (recorded && spec.callback_url && gv_webhook_enqueue(w->r, t.tid, t.sid, &err) != 0)
 		gv_warn(&ctx, "scheduling the webhook: %s; the outbox brings it back", err.msg);
 	if (gv_queue_complete(w->r, w->d->node, &t, &err) != 0)
 		gv_warn(&ctx, "acknowledging: %s (the scheduler re-queues it; the result stands)", err.msg);
@@ -736,7 +736,11 @@ static void worker_main(struct daemon *d, int k)
 	while (!worker_stop) {
 		problems_import_tick(&w);
 		char token[GV_QUEUE_TOKEN_MAX + 1];
-		int got = gv_queue_take(w.r, d->node, 1.0, token, sizeof(token), &err);
+		/* While a finished sandbox's tear-down is pending, wait briefly:
+		 * each poll moves it on, and reaps the gofer that its `runsc
+		 * delete` waits for (a zombie counts as running to runsc). */
+		double wait_s = w.engine.n_pending > 0 ? 0.05 : 1.0;
+		int got = gv_queue_take(w.r, d->node, wait_s, token, sizeof(token), &err);
 		if (got < 0) {
 			if (mono_ms() - last_err > 5000) {
 				gv_error(&d->log, "worker %d: taking work: %s", k, err.msg);

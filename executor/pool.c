@@ -146,7 +146,11 @@ void exec_pool_tick(struct exec_pool *p)
 		i++;
 	}
 	/* Refill one at a time, and only between jobs: a creation costs
-	 * ~150 ms of CPU that a running job of this worker should not share. */
+	 * ~150 ms of CPU that a running job of this worker should not share.
+	 * Not held back by tear-downs in flight: a job that comes right after
+	 * the last one should find its sandbox (being) created, and the
+	 * finished sandbox's `runsc delete` was already started by its close
+	 * (exec_session_close). */
 	if (!creating && p->e->n_open == 0 && now >= p->retry_after && p->n_held < p->cfg.size)
 		refill(p, now);
 	p->ticking = false;

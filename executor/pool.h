@@ -20,9 +20,10 @@
  *
  * Refills happen from exec_engine_poll while the engine has no job's
  * session open (the creation's CPU never competes with a running job of
- * this worker), one `runsc create` in flight at a time, in the background
- * (the CLI is a child collected by the engine's reaper). Not thread-safe:
- * the engine's thread only. */
+ * this worker; a job's session counts as open from exec_session_open
+ * on, its first phase included), one `runsc create` in flight at a time,
+ * in the background (the CLI is a child collected by the engine's
+ * reaper). Not thread-safe: the engine's thread only. */
 #pragma once
 
 #include <stdbool.h>

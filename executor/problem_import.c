@@ -273,15 +273,7 @@ static char *read_unpacker(const struct exec_engine *e, const struct exec_import
 		       NULL;
 	}
 	char *buf = malloc((size_t)st.st_size);
-	size_t got = 0;
-	while (buf && got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	size_t got = buf ? gv_read_upto(fd, buf, (size_t)st.st_size) : 0;
 	close(fd);
 	if (!buf || got != (size_t)st.st_size) {
 		free(buf);

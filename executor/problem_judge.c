@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/json.h"
 #include "common/queue.h"
 #include "executor/judge.h"
@@ -128,15 +129,7 @@ static json_t *file_preview(const struct exec_problem *p, const char *rel, size_
 	if (fd < 0)
 		return NULL;
 	char buf[EXEC_FEEDBACK_FIELD_MAX];
-	size_t n = 0;
-	while (n < sizeof(buf)) {
-		ssize_t r = read(fd, buf + n, sizeof(buf) - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
+	size_t n = gv_read_upto(fd, buf, sizeof(buf));
 	close(fd);
 	*budget -= n;
 	return gv_json_string_lossy(buf, n);

@@ -51,38 +51,9 @@ bool exec_problem_path_ok(const char *rel)
 
 /* ---- removing a tree through dirfds ---- */
 
-static int remove_at(int parent, const char *name, int depth, struct gv_err *err)
-{
-	if (depth > 64)
-		return gv_err_set(err, GV_ELIMIT, "remove: tree too deep");
-	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return gv_err_errno(err, "unlink %s", name);
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return gv_err_errno(err, "open %s", name);
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return gv_err_errno(err, "fdopendir %s", name);
-	}
-	struct dirent *e;
-	int rc = 0;
-	while (rc == 0 && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		rc = remove_at(dirfd(d), e->d_name, depth + 1, err);
-	}
-	closedir(d);
-	if (rc == 0 && unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
-		rc = gv_err_errno(err, "rmdir %s", name);
-	return rc;
-}
-
 int exec_problem_remove_tree(const char *path, struct gv_err *err)
 {
-	return remove_at(AT_FDCWD, path, 0, err);
+	return gv_remove_tree_at(AT_FDCWD, path, err);
 }
 
 /* ---- PostgreSQL with binary parameters and results ---- */

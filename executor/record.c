@@ -124,6 +124,7 @@ struct num_key {
 static const struct num_key num_keys[] = {
 	{ "time_ms", EXEC_REC_TIME_MS, EXEC_RECORD_MS_MAX, U64_FIELD(time_ms) },
 	{ "wall_ms", EXEC_REC_WALL_MS, EXEC_RECORD_MS_MAX, U64_FIELD(wall_ms) },
+	{ "wall_us", EXEC_REC_WALL_US, EXEC_RECORD_MS_MAX * 1000, U64_FIELD(wall_us) },
 	{ "memory_kb", EXEC_REC_MEMORY_KB, EXEC_RECORD_KB_MAX, U64_FIELD(memory_kb) },
 	{ "stdout_bytes", EXEC_REC_STDOUT_BYTES, EXEC_RECORD_BYTES_MAX, U64_FIELD(stdout_bytes) },
 	{ "stderr_bytes", EXEC_REC_STDERR_BYTES, EXEC_RECORD_BYTES_MAX, U64_FIELD(stderr_bytes) },
@@ -268,6 +269,8 @@ int exec_record_format(const struct exec_record *r, char *buf, size_t bufsz, str
 		put_num(&o, "signal", (unsigned)r->signal);
 	put_num(&o, "time_ms", r->time_ms);
 	put_num(&o, "wall_ms", r->wall_ms);
+	if (r->present & EXEC_REC_WALL_US)
+		put_num(&o, "wall_us", r->wall_us);
 	put_num(&o, "memory_kb", r->memory_kb);
 	put_num(&o, "stdout_bytes", r->stdout_bytes);
 	put_num(&o, "stderr_bytes", r->stderr_bytes);

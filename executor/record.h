@@ -87,6 +87,7 @@ enum {
 	EXEC_REC_STDERR_BYTES = 1u << 9,
 	EXEC_REC_LIMIT = 1u << 10,
 	EXEC_REC_MESSAGE = 1u << 11,
+	EXEC_REC_WALL_US = 1u << 12,
 };
 
 /* A result record, typed. Absent numbers are 0; `present` says which keys
@@ -99,6 +100,7 @@ struct exec_record {
 	int signal;            /* 1..64 */
 	uint64_t time_ms;
 	uint64_t wall_ms;
+	uint64_t wall_us;      /* the same wall time in microseconds; optional */
 	uint64_t memory_kb;
 	uint64_t stdout_bytes;
 	uint64_t stderr_bytes;

@@ -165,55 +165,6 @@ const struct exec_net *exec_session_net(const struct exec_session *s)
 	return s->has_net ? &s->net : NULL;
 }
 
-/* ---- removal without following links ---- */
-
-/* Removes name under dirfd recursively. Security argument: the work dir
- * was writable by the sandbox, which may have planted symlinks, fifos or
- * device-like files there (gVisor forbids real device nodes, but we do not
- * rely on it). Every entry is examined with fstatat(AT_SYMLINK_NOFOLLOW) and
- * only directories are descended, through openat(O_NOFOLLOW|O_DIRECTORY)
- * relative to the parent's fd; anything else is unlinked, never opened.
- * No path is ever resolved by name from the root, so a link swapped in
- * meanwhile cannot redirect us outside the tree. */
-static int remove_tree_at(int parent_fd, const char *name, int depth)
-{
-	struct stat st;
-	if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-		return errno == ENOENT ? 0 : -1;
-	if (!S_ISDIR(st.st_mode))
-		return unlinkat(parent_fd, name, 0) == 0 || errno == ENOENT ? 0 : -1;
-	if (depth > 256)
-		return -1;
-	int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	/* A directory without search/write for root is still removable by
-	 * root (CAP_DAC_OVERRIDE); nothing to chmod. */
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -1;
-	}
-	int rc = 0;
-	for (;;) {
-		errno = 0;
-		struct dirent *de = readdir(d);
-		if (!de) {
-			if (errno)
-				rc = -1;
-			break;
-		}
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (remove_tree_at(dirfd(d), de->d_name, depth + 1) != 0)
-			rc = -1;
-	}
-	closedir(d);
-	if (unlinkat(parent_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
-		rc = -1;
-	return rc;
-}
-
 /* ---- job validation and the job record ---- */
 
 static bool file_name_ok(const char *n)
@@ -451,6 +402,7 @@ static void fill_from_record(struct exec_phase_result *r, const struct exec_reco
 	r->signal = rec->signal;
 	r->time_ms = rec->time_ms;
 	r->wall_ms = rec->wall_ms;
+	r->wall_us = rec->wall_us;
 	r->memory_kb = rec->memory_kb;
 	r->stdout_bytes = rec->stdout_bytes;
 	r->stderr_bytes = rec->stderr_bytes;
@@ -1552,9 +1504,12 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 		e->pool && !wants_net && !wants_gpu ? exec_pool_take(e->pool, &shape) : NULL;
 	if (pooled) {
 		bool fresh_ok = false;
+		/* Counted as open from here (a failed adoption's close uncounts
+		 * it): the engine polls while the job's first phase runs, and
+		 * the pool must not start a creation next to it. */
+		pooled->counted = true;
+		e->n_open++;
 		if (session_adopt(pooled, job, compile, &fresh_ok, err) == 0) {
-			pooled->counted = true;
-			e->n_open++;
 			*out = pooled;
 			return 0;
 		}
@@ -1571,6 +1526,8 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 		return gv_err_set(err, ENOMEM, "session: out of memory");
 	}
 	s->shape = shape;
+	s->counted = true; /* as above: no pool creation next to its first phase */
+	e->n_open++;
 	session_set_job(s, job);
 	s->gpu_visible = job->gpu_visible;
 	s->gpu_nodes = job->gpu_nodes;
@@ -1579,8 +1536,6 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 	    write_job_files(s, job, err) != 0 || start_sandbox(s, err) != 0 ||
 	    first_phase(s, job, compile, err) != 0)
 		goto fail;
-	s->counted = true;
-	e->n_open++;
 	*out = s;
 	return 0;
 fail:
@@ -1597,6 +1552,7 @@ enum { PENDING_REAP, PENDING_DELETE, PENDING_CLEANUP, PENDING_DONE };
 
 #define PENDING_REAP_MS 5000     /* a SIGKILLed Sentry is reaped in ~3 ms */
 #define PENDING_DELETE_MS 30000  /* then `runsc delete` is SIGKILLed */
+#define CLOSE_REAP_MS 50         /* exec_session_close waits this long for the Sentry */
 
 /* Advances one closed session's tear-down; with block, waits until it is
  * done. Order matters: the sandbox is reaped (with the gofer, which exits
@@ -1668,8 +1624,8 @@ static void pending_step(struct exec_engine *e, struct exec_pending *p, bool blo
 					gv_warn(&ctx, "%s", err.msg);
 				exec_cgroup_remove_parent_if_empty(&e->cg, p->cg_rel);
 			}
-			if (p->dir_made && remove_tree_at(e->work_root_fd, p->id, 0) != 0)
-				gv_warn(&ctx, "could not remove work dir %s", p->id);
+			if (p->dir_made && gv_remove_tree_at(e->work_root_fd, p->id, &err) != 0)
+				gv_warn(&ctx, "could not remove work dir %s: %s", p->id, err.msg);
 			if (p->has_net) {
 				/* A leftover keeps its slot until the next
 				 * engine start sweeps it. */
@@ -1749,6 +1705,12 @@ void exec_session_close(struct exec_session *s)
 	}
 	close_child_fds(s);
 	kill_sandbox(s);
+	/* A SIGKILLed Sentry is reaped in ~3 ms: waiting that long here lets
+	 * the poll below start `runsc delete` at once, rather than at the
+	 * next poll (up to a second later in an idle worker), so a finished
+	 * sandbox is not listed next to the pool's refill. Bounded: a slow
+	 * death is left to the tear-down's own reap step. */
+	wait_sandbox(s, CLOSE_REAP_MS);
 	close_fd(&s->pidfd);
 	close_fd(&s->in_fd);
 	close_fd(&s->out_fd);
@@ -1845,7 +1807,7 @@ static unsigned sweep_work_root(int fd)
 			memcpy(names[k++], de->d_name, strlen(de->d_name) + 1);
 	closedir(d);
 	for (size_t i = 0; i < k; i++)
-		if (remove_tree_at(fd, names[i], 0) == 0)
+		if (gv_remove_tree_at(fd, names[i], NULL) == 0)
 			n++;
 	return n;
 }

@@ -167,6 +167,7 @@ struct exec_phase_result {
 	char status[8];   /* "OK","RE","SG","TLE","WLE","MLE","OLE","IE" */
 	int exit_code, signal;
 	uint64_t time_ms, wall_ms, memory_kb, stdout_bytes, stderr_bytes;
+	uint64_t wall_us; /* wall_ms in microseconds as gavel-init measured it (0: not reported) */
 	char limit[16];   /* "cpu","wall","memory","output","none" */
 	char message[256];
 	char *out;        /* captured stdout (owned; NUL-terminated), out_len bytes */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/queue.h"
 
 #define COPY_CHUNK (256u * 1024u)
@@ -102,15 +103,9 @@ static int copy_fd(int in, int out, struct gv_err *err)
 		}
 		if (n == 0)
 			break;
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				free(buf);
-				return gv_err_errno(err, "write");
-			}
-			off += w;
+		if (gv_write_all(out, buf, (size_t)n) != 0) {
+			free(buf);
+			return gv_err_errno(err, "write");
 		}
 	}
 	free(buf);

@@ -312,11 +312,8 @@ int exec_webhook_item_parse(const char *s, struct exec_webhook_item *out, struct
 /* ---- the Redis delay queue ---- */
 
 /* Scores are Redis server time (ms), so that the nodes' clocks never
- * matter. KEYS[1] the set; ARGV[1] member, ARGV[2] delay ms. */
-static const char lua_schedule[] = "local t = redis.call('TIME');"
-				   "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000);"
-				   "return redis.call('ZADD', KEYS[1], 'NX', now + tonumber(ARGV[2]), ARGV[1])";
-/* Claims the earliest due member by moving it ARGV[1] ms into the future
+ * matter; items are added by gv_webhook_schedule (common/webhook_outbox.h).
+ * Claims the earliest due member by moving it ARGV[1] ms into the future
  * (the lease); nil when none is due. */
 static const char lua_claim[] = "local t = redis.call('TIME');"
 				"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000);"
@@ -344,24 +341,6 @@ static redisReply *eval(struct gv_redis *r, const char *lua, const char *a1, con
 		return NULL;
 	}
 	return rep;
-}
-
-static int schedule(struct gv_redis *r, const char *member, long delay_ms, struct gv_err *err)
-{
-	char d[24];
-	snprintf(d, sizeof(d), "%ld", delay_ms);
-	redisReply *rep = eval(r, lua_schedule, member, d, NULL, err);
-	gv_redis_reply_free(rep);
-	return rep ? 0 : -1;
-}
-
-int exec_webhook_enqueue(struct gv_redis *r, const char *tid, const char *sid, struct gv_err *err)
-{
-	char m[160];
-	if (!gv_queue_tid_ok(tid) || !gv_queue_sid_ok(sid))
-		return gv_err_set(err, GV_EINVAL, "bad tenant or submission id");
-	snprintf(m, sizeof(m), "%s:%s:1", tid, sid);
-	return schedule(r, m, 0, err);
 }
 
 /* ---- the delivery process's privileges ---- */
@@ -462,24 +441,6 @@ int exec_webhook_drop_privileges(uid_t uid, gid_t gid, struct gv_err *err)
 
 /* ---- the outbox (migration 0008) ---- */
 
-int exec_webhook_outbox_add(PGconn *c, const char *tid, const char *sid, bool *wanted, struct gv_err *err)
-{
-	*wanted = false;
-	const char *p[] = { tid, sid };
-	PGresult *res = gv_pg_query(c,
-				    "INSERT INTO webhook_outbox (tenant_id, submission_id) "
-				    "SELECT s.tenant_id, s.id FROM submissions s WHERE s.tenant_id = $1::uuid AND s.id = $2 "
-				    "AND s.request->>'callback_url' IS NOT NULL ON CONFLICT DO NOTHING RETURNING 1",
-				    2, p, err);
-	if (!res) {
-		gv_err_prefix(err, "webhook outbox");
-		return -1;
-	}
-	*wanted = PQntuples(res) == 1;
-	PQclear(res);
-	return 0;
-}
-
 int exec_webhook_recover(const struct exec_webhook_env *env, struct gv_err *err)
 {
 	if (gv_pg_ensure(env->pg, err) != 0)
@@ -503,17 +464,16 @@ int exec_webhook_recover(const struct exec_webhook_env *env, struct gv_err *err)
 		snprintf(m, sizeof(m), "%s:%s:%s", tid, sid, attempt);
 		/* ZADD NX: an item Redis still holds (due, or leased by a
 		 * deliverer) stays as it is. */
-		redisReply *rep = eval(env->r, lua_schedule, m, "0", NULL, err);
-		if (!rep) {
+		int got = gv_webhook_schedule(env->r, m, 0, err);
+		if (got < 0) {
 			PQclear(res);
 			return -1;
 		}
-		if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 1) {
+		if (got == 1) {
 			struct gv_log_ctx ctx = { .tenant = tid, .job = sid, .node = env->log ? env->log->node : NULL };
 			gv_warn(&ctx, "webhook attempt %s was missing from Redis; scheduled again from the outbox", attempt);
 			added++;
 		}
-		gv_redis_reply_free(rep);
 	}
 	PQclear(res);
 	return added;

@@ -1,9 +1,10 @@
 /* Webhooks: delivery of a finished submission to its `callback_url`.
  *
  * Flow. A worker commits, with a result whose request named a
- * callback_url, a row of the outbox webhook_outbox (exec_webhook_outbox_add,
- * in the result's transaction), then calls exec_webhook_enqueue: it adds
- * "<tid>:<sid>:1" to the Redis sorted set gavel:webhooks, scored by the
+ * callback_url, a row of the outbox webhook_outbox (gv_webhook_outbox_add,
+ * common/webhook_outbox.h, in the result's transaction; the scheduler does
+ * the same when it finishes a job as IE), then calls gv_webhook_enqueue: it
+ * adds "<tid>:<sid>:1" to the Redis sorted set gavel:webhooks, scored by the
  * time it is due (Redis server time, ms). The outbox row follows the item
  * (next attempt, due time) in the transaction that records each attempt
  * and goes when the item does; a row past due by recover_after whose item
@@ -55,8 +56,9 @@
 #include "common/log.h"
 #include "common/pg.h"
 #include "common/redis.h"
+#include "common/webhook_outbox.h"
 
-#define EXEC_WEBHOOK_QUEUE "gavel:webhooks"
+#define EXEC_WEBHOOK_QUEUE GV_WEBHOOK_QUEUE
 #define EXEC_WEBHOOK_SECRET_LEN 32      /* bytes of a generated secret */
 #define EXEC_WEBHOOK_SECRET_MAX 64      /* bytes a stored secret may have */
 #define EXEC_WEBHOOK_SIG_MAX 72         /* "sha256=" + 64 hex + NUL */
@@ -138,16 +140,6 @@ struct exec_webhook_item {
 	unsigned attempt; /* 1-based */
 };
 int exec_webhook_item_parse(const char *s, struct exec_webhook_item *out, struct gv_err *err) GV_MUST_CHECK;
-
-/* Schedules the first attempt for a submission whose result committed
- * (ZADD NX: a second call for a pending item changes nothing). */
-int exec_webhook_enqueue(struct gv_redis *r, const char *tid, const char *sid, struct gv_err *err) GV_MUST_CHECK;
-
-/* In the caller's transaction (scoped to tid), which commits sid's result:
- * adds sid's outbox row when its request has a callback_url (*wanted then
- * true; the caller schedules it with exec_webhook_enqueue after COMMIT). */
-int exec_webhook_outbox_add(PGconn *c, const char *tid, const char *sid, bool *wanted,
-			    struct gv_err *err) GV_MUST_CHECK;
 
 struct exec_webhook_opts {
 	unsigned max_attempts;   /* 1..EXEC_WEBHOOK_ATTEMPTS_MAX */

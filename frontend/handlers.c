@@ -57,19 +57,21 @@ static const char SQL_DELETE[] =
 	"AND status IN ('done', 'failed', 'cancelled') RETURNING " ROW_COLS ", request::text";
 
 /* Statistics of the queues and executors, read atomically by one script:
- * {nodes, alive, capacity, running, queued_total, tid1, len1, tid2, ...}.
- * ARGV[1]: heartbeat timeout in ms. */
+ * {nodes, alive, capacity, running, queued_total, burst, tid1, len1, tid2,
+ * ...}. capacity and burst are the regular and burst slots (common/queue.h)
+ * of the alive executors. ARGV[1]: heartbeat timeout in ms. */
 static const char STATS_LUA[] =
 	"local t = redis.call('TIME') "
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
 	"local nodes = redis.call('SMEMBERS', 'gavel:executors') "
-	"local alive, cap, run = 0, 0, 0 "
+	"local alive, cap, run, burst = 0, 0, 0, 0 "
 	"for _, n in ipairs(nodes) do "
-	"  local h = redis.call('HMGET', 'gavel:exec:' .. n, 'heartbeat_ms', 'capacity', 'running') "
+	"  local h = redis.call('HMGET', 'gavel:exec:' .. n, 'heartbeat_ms', 'capacity', 'running', 'burst') "
 	"  if h[1] and now - tonumber(h[1]) < tonumber(ARGV[1]) then "
-	"    alive = alive + 1; cap = cap + (tonumber(h[2]) or 0); run = run + (tonumber(h[3]) or 0) end "
+	"    alive = alive + 1; cap = cap + (tonumber(h[2]) or 0); run = run + (tonumber(h[3]) or 0) "
+	"    burst = burst + (tonumber(h[4]) or 0) end "
 	"end "
-	"local out = {#nodes, alive, cap, run, 0} "
+	"local out = {#nodes, alive, cap, run, 0, burst} "
 	"local total = 0 "
 	"for _, tid in ipairs(redis.call('SMEMBERS', 'gavel:backlog')) do "
 	"  local l = redis.call('LLEN', 'gavel:tq:' .. tid) "
@@ -492,6 +494,10 @@ static void enqueue(struct fe_req *r)
 			if (fe_redis_command(rd, NULL, NULL, a.argc[k], a.argv[k], a.argvlen[k], &err) < 0)
 				goto fail;
 	}
+	for (int k = 0; k < 2; k++)
+		if (fe_redis_command(rd, NULL, NULL, gv_queue_wake_queued_argc[k], (const char **)gv_queue_wake_queued_argv[k],
+				     NULL, &err) < 0)
+			goto fail;
 	fe_req_ref(r);
 	if (fe_redis_command(rd, on_enqueued, r, 1, exec, NULL, &err) == 0)
 		return;
@@ -1494,7 +1500,7 @@ static void handle_events(struct fe_req *r)
 
 struct fe_stats {
 	bool redis_ok;
-	long long nodes, alive, capacity, running, queued;
+	long long nodes, alive, capacity, burst, running, queued;
 	json_t *tenants; /* {tid: depth} */
 	bool pg_ok;
 	int pending;
@@ -1506,14 +1512,15 @@ static void on_stats(void *arg, redisReply *reply)
 {
 	struct fe_req *r = arg;
 	struct fe_stats *st = r->stats;
-	if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements >= 5) {
+	if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements >= 6) {
 		st->redis_ok = true;
 		st->nodes = reply->element[0]->integer;
 		st->alive = reply->element[1]->integer;
 		st->capacity = reply->element[2]->integer;
 		st->running = reply->element[3]->integer;
 		st->queued = reply->element[4]->integer;
-		for (size_t i = 5; i + 1 < reply->elements; i += 2)
+		st->burst = reply->element[5]->integer;
+		for (size_t i = 6; i + 1 < reply->elements; i += 2)
 			if (reply->element[i]->type == REDIS_REPLY_STRING)
 				json_object_set_new(st->tenants, reply->element[i]->str,
 						    json_integer(reply->element[i + 1]->integer));
@@ -1570,12 +1577,12 @@ static void stats_done(struct fe_req *r, struct fe_stats *st)
 	switch (r->m.route->id) {
 	case FE_ROUTE_V1_HEALTH: {
 		bool ok = st->pg_ok && st->redis_ok;
-		json_t *j = json_pack("{s:s,s:{s:b},s:{s:b},s:{s:I,s:I,s:I,s:I},s:I}", "status",
+		json_t *j = json_pack("{s:s,s:{s:b},s:{s:b},s:{s:I,s:I,s:I,s:I,s:I},s:I}", "status",
 				      !ok ? "unavailable" : st->alive > 0 ? "ok" : "degraded", "postgres", "ok",
 				      st->pg_ok, "redis", "ok", st->redis_ok, "executors", "registered",
 				      (json_int_t)st->nodes, "alive", (json_int_t)st->alive, "capacity",
-				      (json_int_t)st->capacity, "running", (json_int_t)st->running, "queued",
-				      (json_int_t)st->queued);
+				      (json_int_t)st->capacity, "burst", (json_int_t)st->burst, "running",
+				      (json_int_t)st->running, "queued", (json_int_t)st->queued);
 		fe_reply_json(r, ok ? 200 : 503, j);
 		break;
 	}
@@ -1603,10 +1610,15 @@ static void stats_done(struct fe_req *r, struct fe_stats *st)
 				       "# TYPE gavel_executors gauge\n"
 				       "gavel_executors{state=\"registered\"} %lld\n"
 				       "gavel_executors{state=\"alive\"} %lld\n", st->nodes, st->alive);
-		evbuffer_add_printf(b, "# HELP gavel_executor_slots Sandbox slots of alive executors.\n"
+		evbuffer_add_printf(b, "# HELP gavel_executor_slots Sandbox slots of alive executors: capacity the regular ones "
+				       "(executor.max_parallel), running the jobs in regular and burst slots.\n"
 				       "# TYPE gavel_executor_slots gauge\n"
 				       "gavel_executor_slots{state=\"capacity\"} %lld\n"
 				       "gavel_executor_slots{state=\"running\"} %lld\n", st->capacity, st->running);
+		evbuffer_add_printf(b, "# HELP gavel_executor_burst_slots Burst slots of alive executors "
+				       "(executor.burst_slots): beyond capacity, only for tenants below their fair share.\n"
+				       "# TYPE gavel_executor_burst_slots gauge\n"
+				       "gavel_executor_burst_slots %lld\n", st->burst);
 		evbuffer_add_printf(b, "# HELP gavel_queue_depth Submissions waiting in a tenant's queue.\n"
 				       "# TYPE gavel_queue_depth gauge\n");
 		const char *tid;

@@ -20,6 +20,7 @@
 #include "common/pg.h"
 #include "common/queue.h"
 #include "common/redis.h"
+#include "common/webhook_outbox.h"
 #include "scheduler/fairshare.h"
 #include "tenants/db.h"
 #include "tenants/quota.h"
@@ -56,6 +57,9 @@ const struct gv_config_option sched_config_table[] = {
 	{ .name = "scheduler.tick_interval", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct sched_config, tick_interval_ms), .def = "100ms", .min = 1, .max = 86400000,
 	  .flags = GV_CONFIG_RELOADABLE, .doc = "placement period" },
+	{ .name = "scheduler.wake_min_interval", .type = GV_CONFIG_DURATION,
+	  GV_CONFIG_FIELD(struct sched_config, wake_min_interval_ms), .def = "2ms", .min = 0, .max = 60000,
+	  .doc = "a queued job or a freed slot starts a pass at once, but passes are at least this far apart" },
 	{ .name = "scheduler.reconcile_interval", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct sched_config, reconcile_interval_ms), .def = "30s", .min = 1, .max = 86400000,
 	  .doc = "PostgreSQL vs Redis check period" },
@@ -518,7 +522,13 @@ static int load_meta(struct sched *s, const char *tid, const char *sid, struct j
 	return tenant_tx_commit(c, err);
 }
 
-/* Finishes a submission as IE (attempts exhausted, nothing can run it). */
+/* Finishes a submission as IE (attempts exhausted, nothing can run it).
+ * Like an executor's result, the finish commits with the submission's
+ * webhook outbox row, when its request named a callback_url, and the first
+ * delivery is scheduled after COMMIT (common/webhook_outbox.h): a client
+ * waiting on its callback learns of the failure. Only the transaction that
+ * moved the row to done adds the outbox row, so a job an executor finished
+ * meanwhile is not called back twice. */
 static int finish_ie(struct sched *s, const char *tid, const char *sid, bool judged, const char *why,
 		     struct gv_err *err)
 {
@@ -532,13 +542,19 @@ static int finish_ie(struct sched *s, const char *tid, const char *sid, bool jud
 		return -1;
 	}
 	PGconn *c = gv_pg_conn(s->pg);
+	bool webhook = false;
 	int rc = tenant_tx_begin(c, tid, err);
 	if (rc == 0) {
 		const char *p[] = { sid, text };
-		rc = gv_pg_exec(c,
-				"UPDATE submissions SET status = 'done', verdict = 'IE', result = $2::jsonb, "
-				"finished_at = now() WHERE id = $1 AND status <> 'done'",
-				2, p, err);
+		PGresult *res = gv_pg_query(c,
+					    "UPDATE submissions SET status = 'done', verdict = 'IE', result = $2::jsonb, "
+					    "finished_at = now() WHERE id = $1 AND status <> 'done' RETURNING 1",
+					    2, p, err);
+		bool finished = res && PQntuples(res) == 1;
+		rc = res ? 0 : -1;
+		PQclear(res);
+		if (rc == 0 && finished)
+			rc = gv_webhook_outbox_add(c, tid, sid, &webhook, err);
 		if (rc == 0)
 			rc = tenant_tx_commit(c, err);
 		else
@@ -547,6 +563,10 @@ static int finish_ie(struct sched *s, const char *tid, const char *sid, bool jud
 	free(text);
 	if (rc != 0)
 		return -1;
+	struct gv_log_ctx ctx = { .tenant = tid, .job = sid, .node = s->instance };
+	struct gv_err werr;
+	if (webhook && gv_webhook_enqueue(s->r, tid, sid, &werr) != 0)
+		gv_warn(&ctx, "scheduling the webhook: %s; the outbox brings it back", werr.msg);
 	char ev[GV_QUEUE_KEY_MAX];
 	if (gv_queue_key_events(ev, sizeof(ev), sid, err) == 0) {
 		const char *a[] = { "PUBLISH", ev, "{\"event\":\"done\"}" };
@@ -554,7 +574,6 @@ static int finish_ie(struct sched *s, const char *tid, const char *sid, bool jud
 	}
 	const char *b[] = { "PUBLISH", GV_QUEUE_DONE_CHANNEL, sid };
 	gv_redis_reply_free(cmd(s, err, 3, b));
-	struct gv_log_ctx ctx = { .tenant = tid, .job = sid, .node = s->instance };
 	gv_warn(&ctx, "finished as IE: %s", why);
 	return 0;
 }
@@ -1010,6 +1029,37 @@ static void sleep_until(uint64_t deadline, volatile sig_atomic_t *stop)
 	}
 }
 
+/* Between passes: until the next tick, or earlier when a job is queued
+ * while a slot is free or a running job ends, so that neither waits for
+ * the tick; but no sooner than wake_min_interval after the last pass, so
+ * that a flood of enqueues does not become a flood of passes. */
+static void wait_for_wake(struct sched *s, uint64_t tick_start, volatile sig_atomic_t *stop)
+{
+	const struct sched_config *c = s->cfg;
+	uint64_t deadline = tick_start + c->tick_interval_ms;
+	bool any_free = false;
+	for (size_t i = 0; i < s->n_nodes && !any_free; i++)
+		any_free = node_free(&s->nodes[i], true) > 0;
+	while (!*stop) {
+		uint64_t now = mono_ms();
+		if (now >= deadline)
+			return;
+		/* Short waits: a stop signal is seen within a second. */
+		uint64_t d = deadline - now < 1000 ? deadline - now : 1000;
+		struct gv_err err;
+		int woken = gv_queue_wait_wake(s->r, any_free, (double)d / 1000.0, &err);
+		if (woken < 0) {
+			/* The next pass reports Redis's state. */
+			sleep_until(deadline, stop);
+			return;
+		}
+		if (woken == 1) {
+			sleep_until(tick_start + c->wake_min_interval_ms, stop);
+			return;
+		}
+	}
+}
+
 void sched_run(struct sched *s, volatile sig_atomic_t *stop)
 {
 	const struct sched_config *c = s->cfg;
@@ -1061,6 +1111,6 @@ void sched_run(struct sched *s, volatile sig_atomic_t *stop)
 			sleep_until(now + 500, stop);
 			continue;
 		}
-		sleep_until(now + c->tick_interval_ms, stop);
+		wait_for_wake(s, now, stop);
 	}
 }

@@ -36,6 +36,7 @@ struct sched_config {
 	uint64_t node_heartbeat_timeout_ms;
 	uint64_t leader_lock_ttl_ms;
 	uint64_t tick_interval_ms;
+	uint64_t wake_min_interval_ms;
 	uint64_t reconcile_interval_ms;
 	uint64_t reconcile_min_age_ms;
 	uint64_t retention_interval_ms; /* 0: no retention job */
@@ -54,8 +55,9 @@ struct sched *sched_new(const struct sched_config *cfg, struct gv_err *err) GV_M
 void sched_free(struct sched *s);
 
 /* Runs until *stop becomes non-zero: standby (trying the lock every
- * ttl/3) or leader (a tick every tick_interval, the lock renewed every
- * ttl/3, stepping down when a renewal fails). Errors of one tick are logged
+ * ttl/3) or leader (a tick every tick_interval, and at once when a job
+ * is queued while a slot is free or a job ends: common/queue.h's wake-up
+ * lists; the lock renewed every ttl/3, stepping down when a renewal fails). Errors of one tick are logged
  * and retried; it never returns early because of Redis or PostgreSQL. */
 void sched_run(struct sched *s, volatile sig_atomic_t *stop);
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -77,6 +78,22 @@ struct init_state {
 	int as_root;   /* init is uid 0 (recommended): children drop to 65534 */
 };
 
+/* The host's pipes: commands in (fd 0), frames out, diagnostics. The
+ * last two start at 1 and 2 and move away (move_host_fds) before the
+ * runner puts the program's stdout and stderr there. */
+static const int host_in = 0;
+static int host_out = 1, host_err = 2;
+
+static int move_host_fds(struct gv_err *err)
+{
+	int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+	int diag = out < 0 ? -1 : fcntl(2, F_DUPFD_CLOEXEC, 3);
+	if (diag < 0)
+		return gv_err_errno(err, "move the host's pipes");
+	host_out = out, host_err = diag;
+	return 0;
+}
+
 static int write_all(int fd, const struct iovec *iov, int n, struct gv_err *err)
 {
 	struct iovec v[6];
@@ -116,7 +133,7 @@ static int send_frame(const char *kind, const char *data, size_t len, struct gv_
 	if (h < 0)
 		return -1;
 	struct iovec iov[2] = { { hdr, (size_t)h }, { (void *)data, len } };
-	return write_all(1, iov, len ? 2 : 1, err);
+	return write_all(host_out, iov, len ? 2 : 1, err);
 }
 
 /* A `feedback` frame: "<name>\n<bytes>". */
@@ -129,7 +146,7 @@ static int send_named_frame(const char *kind, const char *name, const char *data
 	if (h < 0)
 		return -1;
 	struct iovec iov[4] = { { hdr, (size_t)h }, { (void *)name, nl }, { "\n", 1 }, { (void *)data, len } };
-	return write_all(1, iov, len ? 4 : 3, err);
+	return write_all(host_out, iov, len ? 4 : 3, err);
 }
 
 static int send_result(const struct exec_record *rec, struct gv_err *err)
@@ -160,7 +177,7 @@ static int send_phase(struct init_state *s, const struct exec_record *rec, struc
 		{ herr, (size_t)he }, { s->runner.err.buf, s->runner.err.len },
 		{ hres, (size_t)hr }, { res, (size_t)n },
 	};
-	return write_all(1, iov, 6, err);
+	return write_all(host_out, iov, 6, err);
 }
 
 /* Internal failure: tell the host (best effort) and exit non-zero. */
@@ -181,7 +198,7 @@ static _Noreturn void die(struct init_state *s, enum exec_phase phase, const str
 	    send_result(&rec, &ignored) == 0) {
 		/* reported */
 	}
-	dprintf(2, "gavel-init: %s\n", e->msg);
+	dprintf(host_err, "gavel-init: %s\n", e->msg);
 	if (s) {
 		struct gv_err e2;
 		if (init_kill_all(&s->runner, &e2) < 0) {
@@ -464,7 +481,7 @@ static size_t itest_room(void *ctx)
 static int itest_write_host(struct itest *t, struct gv_err *err)
 {
 	while (t->th_off < t->th_len) {
-		ssize_t w = write(1, t->tohost + t->th_off, t->th_len - t->th_off);
+		ssize_t w = write(host_out, t->tohost + t->th_off, t->th_len - t->th_off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno == EAGAIN)
@@ -497,7 +514,7 @@ static int itest_flush(void *ctx, struct gv_err *err)
 {
 	struct itest *t = ctx;
 	struct iovec iov = { t->tohost + t->th_off, t->th_len - t->th_off };
-	int rc = t->th_len > t->th_off ? write_all(1, &iov, 1, err) : 0;
+	int rc = t->th_len > t->th_off ? write_all(host_out, &iov, 1, err) : 0;
 	t->th_len = t->th_off = 0;
 	return rc;
 }
@@ -508,12 +525,12 @@ static int itest_prepare(void *ctx, struct pollfd *pf)
 	int n = 0;
 	t->in_idx = -1;
 	if (t->th_off < t->th_len)
-		pf[n++] = (struct pollfd){ .fd = 1, .events = POLLOUT };
+		pf[n++] = (struct pollfd){ .fd = host_out, .events = POLLOUT };
 	if (t->tp_off < t->tp_len) {
 		pf[n++] = (struct pollfd){ .fd = t->pipe_w, .events = POLLOUT };
 	} else if (t->s->cmd.starved) {
 		t->in_idx = n;
-		pf[n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
+		pf[n++] = (struct pollfd){ .fd = host_in, .events = POLLIN };
 	}
 	return n;
 }
@@ -562,7 +579,7 @@ static int itest_pump(void *ctx, const struct pollfd *pf, int n, struct gv_err *
 			if (!in_ready)
 				return 0;
 			in_ready = 0;
-			ssize_t r = read(0, c->buf, sizeof(c->buf));
+			ssize_t r = read(host_in, c->buf, sizeof(c->buf));
 			if (r < 0 && (errno == EINTR || errno == EAGAIN))
 				return 0;
 			if (r < 0)
@@ -729,7 +746,7 @@ static int command_loop(struct init_state *s, struct gv_err *err)
 	struct file_rx frx = { .fd = -1 };
 	for (;;) {
 		if (c->starved) {
-			ssize_t n = read(0, c->buf, sizeof(c->buf));
+			ssize_t n = read(host_in, c->buf, sizeof(c->buf));
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0)
@@ -796,8 +813,10 @@ int main(void)
 
 	/* Block every signal (children reset their mask before execve): in
 	 * gVisor a same-uid process could otherwise terminate PID 1. SIGKILL
-	 * and SIGSTOP cannot be blocked; seccomp keeps kill() away from pid 1. */
-	signal(SIGPIPE, SIG_IGN);
+	 * and SIGSTOP cannot be blocked; seccomp keeps kill() away from pid 1.
+	 * SIGPIPE is blocked like the rest rather than ignored: a write to a
+	 * closed pipe still fails with EPIPE, and the children, whose
+	 * dispositions all stay the default, need no sigaction before execve. */
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
@@ -805,6 +824,17 @@ int main(void)
 		gv_err_errno(&err, "prctl(PR_SET_DUMPABLE)");
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	}
+	/* Once here rather than in every child: both are inherited and can
+	 * never be undone by an unprivileged child (hard limit 0; no way to
+	 * clear no_new_privs), and neither matters to init, which never execs
+	 * and is not dumpable. */
+	struct rlimit no_core = { 0, 0 };
+	if (setrlimit(RLIMIT_CORE, &no_core) < 0) {
+		gv_err_errno(&err, "setrlimit(RLIMIT_CORE)");
+		die(NULL, EXEC_PHASE_COMPILE, &err);
+	}
+	if (init_no_new_privs(&err) < 0)
+		die(NULL, EXEC_PHASE_COMPILE, &err);
 	/* Fail closed: the program must run under another uid than init, or
 	 * it could reach init's pipes to the host (/proc/1/fd) and forge its
 	 * own result. Without root of the sandbox (the bundle's choice) that
@@ -816,9 +846,9 @@ int main(void)
 			   "refusing to run anything");
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	}
-	if (init_empty_bounding_set(&err) < 0)
+	if (init_empty_bounding_set(&err) < 0 || init_drop_groups(&err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
-	if (read_job(&s.job, &err) < 0)
+	if (move_host_fds(&err) < 0 || read_job(&s.job, &err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	if (init_runner_open(&s.runner, &err) < 0 ||
 	    init_seccomp_build_net(INIT_POLICY_PROGRAM, s.job.network, &s.bpf_program, &err) < 0 ||
@@ -833,8 +863,8 @@ int main(void)
 	/* Interactive jobs stream stdout to the host while the program runs:
 	 * init must never block on fd 1 there (its limits would stop), so fd 1
 	 * is non-blocking and only the end-of-phase frames wait for room. */
-	if (s.job.interactive && fcntl(1, F_SETFL, fcntl(1, F_GETFL) | O_NONBLOCK) < 0) {
-		gv_err_errno(&err, "fcntl(1, O_NONBLOCK)");
+	if (s.job.interactive && fcntl(host_out, F_SETFL, fcntl(host_out, F_GETFL) | O_NONBLOCK) < 0) {
+		gv_err_errno(&err, "fcntl(host pipe, O_NONBLOCK)");
 		die(&s, EXEC_PHASE_COMPILE, &err);
 	}
 	if (compile_phase(&s, &err) < 0 || wipe_scratch(&s, &err) < 0 || lock_box(&s, &err) < 0)

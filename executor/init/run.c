@@ -3,13 +3,20 @@
  * Security argument. The child is created with clone(CLONE_VM|CLONE_VFORK)
  * (what posix_spawn does: no address-space copy, which is costly under
  * gVisor's ptrace platform) and, before execve, only makes raw system calls:
- * new session, stdio onto our pipes and the read-only stdin, rlimits, then
- * no_new_privs + the seccomp filter compiled once by the parent. Every fd of
- * init is O_CLOEXEC, so the program inherits exactly fds 0, 1, 2. The
+ * new session, the read-only stdin onto fd 0, rlimits, uid drop, then the
+ * seccomp filter compiled once by the parent (no_new_privs, RLIMIT_CORE 0,
+ * no groups and an empty bounding set it inherits from init, which set them
+ * once at start). Every fd of init is O_CLOEXEC but 1 and 2, which are the
+ * program's stdout and stderr pipes, so the program inherits exactly fds 0,
+ * 1, 2. The
  * environment is built from scratch. Leftover processes are killed with
  * kill(-1, SIGKILL), from which init (PID 1) is exempt, repeated until
  * wait4 says no child is left: orphans re-parent to init, so ECHILD means
- * nothing of the run survives. */
+ * nothing of the run survives.
+ *
+ * Cost: under gVisor's ptrace platform every system call of init or of the
+ * child costs ~25 us, so a trivial test's overhead is counted in system
+ * calls; each one made here is needed (tests/bench/README.md). */
 #include "executor/init/run.h"
 
 #include <errno.h>
@@ -76,11 +83,21 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* Moves *fd to target, without O_CLOEXEC. */
+static int install_fd(int *fd, int target)
+{
+	if (dup3(*fd, target, 0) < 0)
+		return -1;
+	close(*fd);
+	*fd = target;
+	return 0;
+}
+
 int init_runner_open(struct init_runner *r, struct gv_err *err)
 {
 	memset(r, 0, sizeof(*r));
 	gpu_env_init();
-	r->out_r = r->out_w = r->err_r = r->err_w = r->exec_r = r->exec_w = -1;
+	r->out_r = r->out_w = r->err_r = r->err_w = -1;
 	r->sigfd = r->in_rw = r->in_ro = -1;
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -89,9 +106,6 @@ int init_runner_open(struct init_runner *r, struct gv_err *err)
 	if (pipe2(p, O_CLOEXEC) < 0)
 		goto fail_errno;
 	r->err_r = p[0], r->err_w = p[1];
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
-		goto fail_errno;
-	r->exec_r = p[0], r->exec_w = p[1];
 	if (fcntl(r->out_r, F_SETFL, O_NONBLOCK) < 0 || fcntl(r->err_r, F_SETFL, O_NONBLOCK) < 0)
 		goto fail_errno;
 	sigset_t set;
@@ -112,6 +126,15 @@ int init_runner_open(struct init_runner *r, struct gv_err *err)
 	r->in_ro = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->in_ro < 0)
 		goto fail_errno;
+	/* The program's stdout and stderr pipes live at 1 and 2 in init
+	 * itself, the only fds of init without O_CLOEXEC: every child inherits
+	 * them in place and needs no dup2 for them (two system calls less per
+	 * run). Through /proc/1/fd they give the program nothing it does not
+	 * have (its own pipes; opening them again is refused). Stdin stays
+	 * O_CLOEXEC and dup2-ed per run: a memfd may be reopened for writing
+	 * through /proc, and init's fd 0 is the host's command pipe. */
+	if (install_fd(&r->out_w, 1) < 0 || install_fd(&r->err_w, 2) < 0)
+		goto fail_errno;
 	return 0;
 fail_errno:
 	gv_err_errno(err, "runner setup");
@@ -122,7 +145,7 @@ fail_errno:
 void init_runner_close(struct init_runner *r)
 {
 	close_fd(&r->out_r), close_fd(&r->out_w), close_fd(&r->err_r), close_fd(&r->err_w);
-	close_fd(&r->exec_r), close_fd(&r->exec_w), close_fd(&r->sigfd);
+	close_fd(&r->sigfd);
 	close_fd(&r->in_rw), close_fd(&r->in_ro);
 	free(r->out.buf);
 	free(r->err.buf);
@@ -153,26 +176,30 @@ int init_runner_input_append(struct init_runner *r, const char *data, size_t len
 
 /* ---- the child ---------------------------------------------------------- */
 
+/* What failed in the child before (or at) execve. The child shares our
+ * memory until execve (CLONE_VM) and CLONE_VFORK holds us until it has
+ * exec'd or exited, so it leaves its report here rather than in a pipe
+ * (what posix_spawn does too): no pipe read after every spawn. */
+struct child_report {
+	int stage;   /* what failed; 0: nothing */
+	int err;     /* errno */
+};
+
 struct child_args {
 	const struct init_runner *r;
 	const struct init_run_spec *spec;
 	char paths[PATH_CANDIDATES][4096];
 	int npaths;
 	struct rlimit rl_cpu, rl_as;
-};
-
-struct child_report {
-	int stage;   /* what failed */
-	int err;     /* errno */
+	volatile struct child_report report;
 };
 
 enum { STAGE_SETUP = 1, STAGE_RLIMIT, STAGE_SETUID, STAGE_SECCOMP, STAGE_EXEC };
 
-static _Noreturn void child_fail(const struct child_args *a, int stage, int e)
+static _Noreturn void child_fail(struct child_args *a, int stage, int e)
 {
-	struct child_report rep = { stage, e };
-	ssize_t w = write(a->r->exec_w, &rep, sizeof(rep));
-	(void)w;
+	a->report.err = e;
+	a->report.stage = stage;
 	_exit(127);
 }
 
@@ -184,33 +211,32 @@ static int set_limit(int res, uint64_t v)
 
 static int child_main(void *arg)
 {
-	const struct child_args *a = arg;
-	const struct init_runner *r = a->r;
+	struct child_args *a = arg;
 	const struct init_limits *lim = a->spec->lim;
 	sigset_t none;
 	sigemptyset(&none);
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	if (sigaction(SIGPIPE, &dfl, NULL) < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
-	    setsid() < 0)
+	/* Every disposition is already the default (init blocks signals, it
+	 * ignores none): unblocking is all that is left to do. */
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || setsid() < 0)
 		child_fail(a, STAGE_SETUP, errno);
-	int in = a->spec->stream ? a->spec->stream->stdin_fd : r->in_ro;
-	if (dup2(in, 0) < 0 || dup2(r->out_w, 1) < 0 || dup2(r->err_w, 2) < 0)
+	/* Stdout and stderr are already fds 1 and 2 (init_runner_open). */
+	if (dup2(a->spec->stream ? a->spec->stream->stdin_fd : a->r->in_ro, 0) < 0)
 		child_fail(a, STAGE_SETUP, errno);
-	if (setrlimit(RLIMIT_CPU, &a->rl_cpu) < 0 || set_limit(RLIMIT_CORE, 0) < 0 ||
+	if (setrlimit(RLIMIT_CPU, &a->rl_cpu) < 0 ||
 	    set_limit(RLIMIT_NOFILE, lim->open_files) < 0 ||
 	    set_limit(RLIMIT_NPROC, lim->procs) < 0 ||
 	    set_limit(RLIMIT_FSIZE, lim->fsize_kb * 1024) < 0 ||
 	    (lim->stack_kb && set_limit(RLIMIT_STACK, lim->stack_kb * 1024) < 0) ||
 	    (lim->rlimit_as && setrlimit(RLIMIT_AS, &a->rl_as) < 0))
 		child_fail(a, STAGE_RLIMIT, errno);
-	/* Privilege drop in the fixed order: groups, gid, uid, then verify.
-	 * Raw syscalls: they must change this task only, not every thread of
-	 * the address space as glibc's setxid broadcast would. */
+	/* Privilege drop in the fixed order: gid, uid, then verify. Raw
+	 * syscalls: they must change this task only, not every thread of the
+	 * address space as glibc's setxid broadcast would. */
 	if (a->spec->drop_to_sandbox_uid) {
-		/* The bounding set is already empty: init emptied its own
-		 * (init_empty_bounding_set) and clone copied it here. */
-		if (syscall(SYS_setgroups, 0, NULL) < 0 ||
-		    syscall(SYS_setresgid, INIT_SANDBOX_GID, INIT_SANDBOX_GID, INIT_SANDBOX_GID) < 0 ||
+		/* The bounding set is already empty and the supplementary groups
+		 * too: init emptied its own (init_empty_bounding_set,
+		 * init_drop_groups) and clone copied them here. */
+		if (syscall(SYS_setresgid, INIT_SANDBOX_GID, INIT_SANDBOX_GID, INIT_SANDBOX_GID) < 0 ||
 		    syscall(SYS_setresuid, INIT_SANDBOX_UID, INIT_SANDBOX_UID, INIT_SANDBOX_UID) < 0)
 			child_fail(a, STAGE_SETUID, errno);
 		uid_t ru, eu, su;
@@ -219,7 +245,7 @@ static int child_main(void *arg)
 		    ru == 0 || eu == 0 || su == 0 || rg == 0 || eg == 0 || sg == 0)
 			child_fail(a, STAGE_SETUID, EPERM);
 	}
-	int rc = init_seccomp_apply(a->spec->bpf);
+	int rc = init_seccomp_load(a->spec->bpf);
 	if (rc < 0)
 		child_fail(a, STAGE_SECCOMP, -rc);
 	int e = ENOENT;
@@ -248,6 +274,20 @@ int init_empty_bounding_set(struct gv_err *err)
 	for (int cap = 0; cap <= 63; cap++)
 		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1)
 			return gv_err_set(err, GV_ESANDBOX, "capability %d still in the bounding set", cap);
+	return 0;
+}
+
+/* Once in init rather than in every child (one system call less per run):
+ * children inherit the empty list, and once they have dropped to 65534
+ * they hold no CAP_SETGID to get any group back. Verified after. */
+int init_drop_groups(struct gv_err *err)
+{
+	if (syscall(SYS_setgroups, 0, NULL) < 0)
+		return gv_err_errno(err, "setgroups(0)");
+	int n = getgroups(0, NULL);
+	if (n != 0)
+		return n < 0 ? gv_err_errno(err, "getgroups")
+			     : gv_err_set(err, GV_ESANDBOX, "%d supplementary groups left", n);
 	return 0;
 }
 
@@ -348,20 +388,38 @@ static int stream_drain(int fd, struct init_capture *c, const struct init_stream
 	}
 }
 
+/* Empties the signalfd. SIGCHLD is a standard signal, pending at most once:
+ * a read that did not fill the buffer took everything, no second read. */
 static void flush_sigfd(int sigfd)
 {
 	struct signalfd_siginfo si[8];
-	while (read(sigfd, si, sizeof(si)) > 0)
+	while (read(sigfd, si, sizeof(si)) == (ssize_t)sizeof(si))
 		;
 }
 
 int init_kill_all(struct init_runner *r, struct gv_err *err)
 {
+	/* The common case first: the program left nothing. Every process
+	 * inside descends from init and orphans re-parent to it, so ECHILD
+	 * from wait4 means none is left, alive or zombie, and none can appear
+	 * (only init spawns): no kill(-1), no signalfd read. __WALL: children
+	 * whatever their exit signal (a child with another than SIGCHLD is
+	 * invisible to a plain wait4, which would say ECHILD). */
+	for (;;) {
+		pid_t p = wait4(-1, NULL, WNOHANG | __WALL, NULL);
+		if (p > 0 || (p < 0 && errno == EINTR))
+			continue;
+		if (p < 0 && errno == ECHILD)
+			return 0;
+		if (p < 0)
+			return gv_err_errno(err, "wait4");
+		break;
+	}
 	for (int round = 0;; round++) {
 		if (kill(-1, SIGKILL) < 0 && errno != ESRCH)
 			return gv_err_errno(err, "kill(-1)");
 		for (;;) {
-			pid_t p = wait4(-1, NULL, WNOHANG, NULL);
+			pid_t p = wait4(-1, NULL, WNOHANG | __WALL, NULL);
 			if (p > 0)
 				continue;
 			if (p < 0 && errno == EINTR)
@@ -447,6 +505,7 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 	memset(&args, 0, sizeof(args));
 	args.r = r;
 	args.spec = spec;
+	args.report.stage = 0;
 	if (resolve_paths(&args, spec->argv[0], err) < 0)
 		return -1;
 	rlim_t cpu_s = (rlim_t)((lim->cpu_ms + 999) / 1000) + 1;
@@ -468,9 +527,8 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 	if (pid < 0)
 		return gv_err_errno(err, "clone");
 	/* CLONE_VFORK: the child has exec'd or died; a report is already here. */
-	struct child_report rep;
-	ssize_t rn = read(r->exec_r, &rep, sizeof(rep));
-	if (rn == (ssize_t)sizeof(rep)) {
+	struct child_report rep = { args.report.stage, args.report.err };
+	if (rep.stage != 0) {
 		if (rep.stage == STAGE_EXEC && spec->lim->rlimit_as &&
 		    (rep.err == ENOMEM || rep.err == E2BIG)) {
 			o->exec_enomem = 1;
@@ -578,7 +636,9 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 			}
 		}
 	}
-	o->wall_ms = (now_ns() - start) / 1000000ull;
+	uint64_t wall_ns = now_ns() - start;
+	o->wall_ms = wall_ns / 1000000ull;
+	o->wall_us = wall_ns / 1000ull;
 	if (memfd >= 0)
 		close(memfd);
 	if (cpufd >= 0)

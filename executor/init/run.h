@@ -23,7 +23,6 @@ struct init_capture {
 struct init_runner {
 	int out_r, out_w;        /* stdout pipe, reused */
 	int err_r, err_w;        /* stderr pipe, reused */
-	int exec_r, exec_w;      /* child -> parent exec-failure report */
 	int sigfd;               /* SIGCHLD */
 	int in_rw, in_ro;        /* stdin: a memfd and a read-only reopening of it */
 	struct init_capture out, err;
@@ -66,6 +65,9 @@ struct init_run_spec {
 	const struct init_stream *stream; /* interactive runs only; NULL: memfd stdin, captured stdout */
 };
 
+/* Puts the program's stdout and stderr pipes at fds 1 and 2 of the caller,
+ * replacing what is there: the caller has moved its own fds 1 and 2
+ * elsewhere first. */
 int init_runner_open(struct init_runner *r, struct gv_err *err) GV_MUST_CHECK;
 void init_runner_close(struct init_runner *r);
 
@@ -83,6 +85,10 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
  * that nothing is left in it; children inherit the empty set. Only when
  * init runs as root inside the sandbox. */
 int init_empty_bounding_set(struct gv_err *err) GV_MUST_CHECK;
+
+/* Empties init's supplementary groups (needs CAP_SETGID) and checks that
+ * none is left; children inherit the empty list. Only as root. */
+int init_drop_groups(struct gv_err *err) GV_MUST_CHECK;
 
 /* Kills every process but init and reaps all children. */
 int init_kill_all(struct init_runner *r, struct gv_err *err) GV_MUST_CHECK;

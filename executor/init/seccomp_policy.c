@@ -345,13 +345,27 @@ void init_bpf_free(struct init_bpf *bpf)
 	bpf->len = 0;
 }
 
-int init_seccomp_apply(const struct init_bpf *bpf)
+int init_seccomp_load(const struct init_bpf *bpf)
 {
 	struct sock_fprog prog = { .len = bpf->len, .filter = bpf->insns };
-	if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0)
-		return -errno;
 	if (syscall(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0L, 0L) != 0)
 		return -errno;
+	return 0;
+}
+
+int init_seccomp_apply(const struct init_bpf *bpf)
+{
+	if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0)
+		return -errno;
+	return init_seccomp_load(bpf);
+}
+
+int init_no_new_privs(struct gv_err *err)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0)
+		return gv_err_errno(err, "prctl(PR_SET_NO_NEW_PRIVS)");
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0L, 0L, 0L, 0L) != 1)
+		return gv_err_set(err, GV_ESANDBOX, "no_new_privs did not stick");
 	return 0;
 }
 

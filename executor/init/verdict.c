@@ -39,6 +39,8 @@ void init_decide(const struct init_outcome *o, const struct init_limits *lim,
 {
 	rec->time_ms = o->cpu_ms;
 	rec->wall_ms = o->wall_ms;
+	rec->wall_us = o->wall_us;
+	rec->present |= EXEC_REC_WALL_US;
 	rec->memory_kb = o->maxrss_kb > o->hwm_kb ? o->maxrss_kb : o->hwm_kb;
 	rec->stdout_bytes = o->stdout_bytes;
 	rec->stderr_bytes = o->stderr_bytes;

@@ -16,6 +16,7 @@ struct init_outcome {
 	int term_signal;
 	uint64_t cpu_ms;       /* utime + stime from wait4 */
 	uint64_t wall_ms;
+	uint64_t wall_us;   /* the same, finer: what a trivial run costs */
 	uint64_t maxrss_kb;    /* ru_maxrss */
 	uint64_t hwm_kb;       /* largest VmHWM sampled from /proc (0: none) */
 	uint64_t vmpeak_kb;    /* largest VmPeak sampled from /proc (0: none) */

@@ -4,6 +4,12 @@
  *
  *  1. per-test overhead inside one sandbox: (time of 100 tests - time of 1
  *     test) / 99 for a trivial program, against a fresh sandbox per test;
+ *     for (a) `int main(void){return 0;}` compiled as languages/c.yaml does
+ *     (glibc, static) and (b) a libc-free static program (its own _start,
+ *     exit at once) run as a prebuilt job file, without a compile step. Each
+ *     is split into the program's own run as gavel-init measures it (clone
+ *     to reap, the record's wall_us) and the rest: the engine's per-test
+ *     cost. (a) - (b) is glibc's start-up (README.md: CPUID under ptrace);
  *  2. the engine's fixed cost per submission (open, one run of /usr/bin/true,
  *     close) divided by a bare `runsc run` of /usr/bin/true with a bundle
  *     built by the same code; also with the background tear-down that
@@ -102,9 +108,10 @@ static struct exec_job c_job(const struct exec_file *src)
 	return job;
 }
 
-/* Sum of the wall times gavel-init reported for the tests of the last
- * run_tests call: the program's own run (clone to reap) inside, so that
- * the per-test figure can be split into the program and the rest. */
+/* Sum of the wall times (ms, from the record's wall_us) gavel-init
+ * reported for the tests of the last run_tests call: the program's own run
+ * (clone to reap) inside, so that the per-test figure can be split into the
+ * program and the rest. */
 static double reported_wall_sum;
 
 /* Opens a session, checks that compile worked, runs n tests; returns the
@@ -132,7 +139,7 @@ static double run_tests(struct exec_engine *e, const struct exec_job *job, int n
 			fprintf(stderr, "bench: test %d: %s %s\n", i, last->status, last->message);
 			exit(1);
 		}
-		reported_wall_sum += (double)last->wall_ms;
+		reported_wall_sum += last->wall_us ? (double)last->wall_us / 1e3 : (double)last->wall_ms;
 	}
 	double t = now_ms() - t0;
 	exec_session_close(s);
@@ -155,6 +162,62 @@ static void write_file(const char *path, const char *text)
 	FILE *f = fopen(path, "w");
 	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
 		die(path, NULL);
+}
+
+/* Reads a whole (small) file into a malloc'd buffer. */
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		die(path, NULL);
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	size_t k;
+	while (buf && (k = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += k;
+		if (n == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	if (!buf || ferror(f))
+		die(path, NULL);
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+/* The libc-free trivial program: its own _start makes exit_group(0), the
+ * only system call; nothing runs before it (no libc start-up, no CPUID). */
+static const char *const nolibc_c =
+	"void _start(void){\n"
+	"#if defined(__x86_64__)\n"
+	"  __asm__ volatile(\"mov $231, %eax\\n xor %edi, %edi\\n syscall\");\n"
+	"#elif defined(__aarch64__)\n"
+	"  __asm__ volatile(\"mov x8, #94\\n mov x0, #0\\n svc #0\");\n"
+	"#else\n"
+	"#error no exit_group for this architecture\n"
+	"#endif\n"
+	"  for (;;) ;\n"
+	"}\n";
+
+/* Per-test figure of one job: median over reps of (100 tests - 1 test)/99,
+ * and the program's own part (mean reported wall time per test). */
+struct per_test {
+	double per_test, t1, t100, prog;
+};
+
+static struct per_test measure_per_test(struct exec_engine *e, const struct exec_job *job, int reps,
+					struct exec_phase_result *last)
+{
+	double t1s[3], t100s[3], prog_wall[3];
+	for (int r = 0; r < reps; r++) {
+		t1s[r] = run_tests(e, job, 1, last);
+		t100s[r] = run_tests(e, job, 100, last);
+		prog_wall[r] = reported_wall_sum / 100;
+	}
+	struct per_test pt = { .t1 = median(t1s, reps), .t100 = median(t100s, reps),
+			       .prog = median(prog_wall, reps) };
+	pt.per_test = (pt.t100 - pt.t1) / 99.0;
+	return pt;
 }
 
 /* Bare `runsc run` of /usr/bin/true with a bundle built by the engine's
@@ -233,8 +296,11 @@ int main(int argc, char **argv)
 	mkdir(root_runsc, 0700);
 	mkdir(root_bare, 0700);
 	mkdir(root_work, 0700);
+	/* GAVEL_BENCH_RUNSC: another runsc binary (or a wrapper that adds
+	 * --debug --strace to look at what gavel-init does per test). */
+	const char *runsc = getenv("GAVEL_BENCH_RUNSC");
 	struct exec_engine_config cfg = {
-		.runsc_path = "/usr/bin/runsc", .runsc_root = root_runsc, .work_root = root_work,
+		.runsc_path = runsc && *runsc ? runsc : "/usr/bin/runsc", .runsc_root = root_runsc, .work_root = root_work,
 		.init_path = abs, .cgroup_parent = cg_parent,
 	};
 	struct exec_engine e;
@@ -242,20 +308,35 @@ int main(int argc, char **argv)
 	if (exec_engine_init(&e, &cfg, &err) != 0)
 		die("engine", &err);
 
-	/* 1. Per-test overhead inside one sandbox. */
+	/* 1. Per-test overhead inside one sandbox: (a) glibc, as c.yaml. */
 	struct exec_file trivial = { .name = "main.c", .data = trivial_c, .len = strlen(trivial_c) };
 	struct exec_job job = c_job(&trivial);
 	struct exec_phase_result last = { 0 };
 	int reps = quick ? 1 : 3;
-	double t1s[3], t100s[3], prog_wall[3];
-	for (int r = 0; r < reps; r++) {
-		t1s[r] = run_tests(&e, &job, 1, &last);
-		t100s[r] = run_tests(&e, &job, 100, &last);
-		prog_wall[r] = reported_wall_sum / 100;
-	}
-	double prog_ms = median(prog_wall, reps);
-	double t1 = median(t1s, reps), t100 = median(t100s, reps);
-	double per_test = (t100 - t1) / 99.0;
+	struct per_test pa = measure_per_test(&e, &job, reps, &last);
+
+	/* (b) libc-free, built here and sent as an executable job file. */
+	char ndir[] = "/tmp/gavel-bench-nolibc.XXXXXX";
+	if (!mkdtemp(ndir))
+		die("mkdtemp", NULL);
+	char nsrc[256], nbin[256];
+	snprintf(nsrc, sizeof(nsrc), "%s/nolibc.c", ndir);
+	snprintf(nbin, sizeof(nbin), "%s/nolibc", ndir);
+	write_file(nsrc, nolibc_c);
+	const char *ncc[] = { "/usr/bin/gcc", "-O2", "-static", "-nostdlib", "-fno-stack-protector",
+			      "-o", nbin, nsrc, NULL };
+	if (spawn_wait(ncc, -1, NULL) != 0)
+		die("gcc -nostdlib", NULL);
+	size_t nlen = 0;
+	char *nbytes = read_file(nbin, &nlen);
+	struct exec_file nolibc = { .name = "main", .data = nbytes, .len = nlen, .executable = true };
+	struct exec_job njob = c_job(&nolibc);
+	njob.compile_argv = NULL;
+	struct per_test pb = measure_per_test(&e, &njob, reps, &last);
+	free(nbytes);
+	unlink(nsrc);
+	unlink(nbin);
+	rmdir(ndir);
 
 	/* 2. Fixed cost per submission vs a bare runsc run. */
 	struct exec_job tjob = {
@@ -351,12 +432,19 @@ int main(int argc, char **argv)
 	double box_kb = (double)last.memory_kb;
 	close(devnull);
 
-	printf("per-test overhead in one sandbox: %.2f ms (1 test %.1f ms, 100 tests %.1f ms); "
-	       "fresh sandbox per test (bare runsc run) %.1f ms: %.1fx less; target <= 5 ms\n",
-	       per_test, t1, t100, bare_ms, bare_ms / (per_test > 0.01 ? per_test : 0.01));
-	printf("  of which the program's own run as gavel-init measures it (clone to reap, 1 ms "
-	       "granularity): %.2f ms; protocol, limits and wipe: %.2f ms\n",
-	       prog_ms, per_test - prog_ms);
+	printf("per-test overhead in one sandbox, C (glibc static, as c.yaml): %.2f ms (1 test %.1f ms, "
+	       "100 tests %.1f ms); fresh sandbox per test (bare runsc run) %.1f ms: %.1fx less; "
+	       "target <= 5 ms\n",
+	       pa.per_test, pa.t1, pa.t100, bare_ms, bare_ms / (pa.per_test > 0.01 ? pa.per_test : 0.01));
+	printf("  of which the program's own run as gavel-init measures it (clone to reap): %.2f ms; "
+	       "the engine (protocol, wipe, kill check, host): %.2f ms\n",
+	       pa.prog, pa.per_test - pa.prog);
+	printf("per-test overhead in one sandbox, libc-free static program: %.2f ms (1 test %.1f ms, "
+	       "100 tests %.1f ms); of which its own run: %.2f ms, the engine: %.2f ms\n",
+	       pb.per_test, pb.t1, pb.t100, pb.prog, pb.per_test - pb.prog);
+	printf("  glibc's own start-up (C - libc-free; CPUID traps under the ptrace platform, "
+	       "README.md): %.2f ms per test\n",
+	       pa.per_test - pb.per_test);
 	printf("fixed cost per submission: %.1f ms vs bare runsc run of /usr/bin/true %.1f ms: ratio %.2f; "
 	       "target <= 1.2 (with the background tear-down counted in: %.1f ms, ratio %.2f)\n",
 	       fixed_ms, bare_ms, fixed_ms / bare_ms, fixed_tput_ms, fixed_tput_ms / bare_ms);

@@ -45,7 +45,8 @@ static void check_record(const char *buf, size_t len)
 	if (exec_record_parse(out, (size_t)n, &back, &err) != 0)
 		abort();
 	if (back.phase != r.phase || back.status != r.status || back.index != r.index ||
-	    back.time_ms != r.time_ms || back.memory_kb != r.memory_kb || back.limit != r.limit)
+	    back.time_ms != r.time_ms || back.wall_us != r.wall_us || back.memory_kb != r.memory_kb ||
+	    back.limit != r.limit)
 		abort();
 }
 

@@ -48,6 +48,7 @@
 #include "executor/netpolicy.h"
 #include "executor/session.h"
 #include "tenants/egress.h"
+#include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"
 
 #define IP "/usr/sbin/ip"
@@ -63,7 +64,8 @@
 struct env {
 	struct exec_engine e;
 	struct exec_engine_config cfg;
-	char runsc_root[128], work_root[128], parent[64], init_path[4096];
+	struct test_engine_roots roots;
+	char init_path[PATH_MAX];
 	char world_ns[64], world_if[16], world_peer[16];
 	pid_t test_pid;
 	pid_t world_pid, host_pid, listener_pid;
@@ -73,13 +75,6 @@ struct env {
 };
 
 static struct env g;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int run(const char *a0, ...)
 {
@@ -110,7 +105,7 @@ static int listen_on(const char *addr, int port)
 
 static double mono_s(void)
 {
-	return now_ms() / 1e3;
+	return test_now_ms() / 1e3;
 }
 
 /* One bandwidth connection: 'D' sends for DOWNLOAD_SECONDS; 'U' receives
@@ -252,47 +247,15 @@ static bool tcp_reachable(const char *addr, int port)
 
 /* ---- set-up ---- */
 
-static const char *find_init(char *buf, size_t sz)
-{
-	const char *p = getenv("GAVEL_INIT");
-	if (p && *p)
-		return p;
-	const char *b = getenv("BUILD");
-	snprintf(buf, sz, "%s/gavel-init", b && *b ? b : "build");
-	return buf;
-}
-
-static bool can_run(char *why, size_t sz)
-{
-	char rel[4096];
-	const char *init = find_init(rel, sizeof(rel));
-	static const char *const tools[] = {"/usr/bin/runsc", IP, "/usr/sbin/tc", "/usr/sbin/nft", "/usr/bin/python3"};
-	if (geteuid() != 0)
-		return snprintf(why, sz, "not root"), false;
-	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
-		if (access(tools[i], X_OK) != 0)
-			return snprintf(why, sz, "no %s (deploy/deps.sh installs it)", tools[i]), false;
-	if (!realpath(init, g.init_path))
-		return snprintf(why, sz, "no gavel-init at %.200s (set GAVEL_INIT)", init), false;
-	return true;
-}
-
-static void engine_config(struct exec_engine_config *c, char *runsc_root, char *work_root, char *parent,
-			  size_t sz, const char *tag, char *prefix, uint32_t pool)
+static struct exec_engine_config engine_config(struct test_engine_roots *roots, const char *tag, const char *prefix,
+					       uint32_t pool)
 {
 	/* The test's pid, also in its executors' processes: a restarted
 	 * executor gets the same roots as the one it replaces. */
-	snprintf(runsc_root, sz, "/run/gavel-egress-%d-%s", (int)g.test_pid, tag);
-	snprintf(work_root, sz, "/var/tmp/gavel-egress-%d-%s", (int)g.test_pid, tag);
-	snprintf(parent, 64, "gavel-egress-%d-%s", (int)g.test_pid, tag);
-	*c = (struct exec_engine_config){
-		.runsc_path = "/usr/bin/runsc",
-		.runsc_root = runsc_root,
-		.work_root = work_root,
-		.init_path = g.init_path,
-		.cgroup_parent = parent,
-		.net = {.prefix = prefix, .pool = pool, .slots = 64},
-	};
+	test_engine_roots_name(roots, "gavel-egress-%d-%s", (int)g.test_pid, tag);
+	struct exec_engine_config c = test_engine_config(roots, g.init_path);
+	c.net = (struct exec_net_config){.prefix = prefix, .pool = pool, .slots = 64};
+	return c;
 }
 
 static char main_prefix[] = "egressm";
@@ -302,7 +265,8 @@ static int group_setup(void **state)
 	(void)state;
 	g.world_pid = g.host_pid = g.listener_pid = -1;
 	g.test_pid = getpid();
-	if (!can_run(g.why, sizeof(g.why)))
+	static const char *const tools[] = {IP, "/usr/sbin/tc", "/usr/sbin/nft", "/usr/bin/python3", NULL};
+	if (!test_engine_can_run(tools, g.init_path, g.why, sizeof(g.why)))
 		goto out;
 	/* The executor's "host" namespace: this process's own. */
 	if (unshare(CLONE_NEWNET) != 0) {
@@ -329,16 +293,15 @@ static int group_setup(void **state)
 	}
 	g.world_pid = start_world_server();
 	g.host_pid = start_host_services();
-	engine_config(&g.cfg, g.runsc_root, g.work_root, g.parent, sizeof(g.runsc_root), "m", main_prefix,
-		      0x0ad5c800u /* 10.213.200.0 */);
+	g.cfg = engine_config(&g.roots, "m", main_prefix, 0x0ad5c800u /* 10.213.200.0 */);
 	struct gv_err err;
-	double t = now_ms();
+	double t = test_now_ms();
 	if (exec_engine_init(&g.e, &g.cfg, &err) != 0) {
 		snprintf(g.why, sizeof(g.why), "engine init: %.200s", err.msg);
 		goto out;
 	}
 	g.engine_up = true;
-	fprintf(stderr, "# engine init %.1f ms\n", now_ms() - t);
+	fprintf(stderr, "# engine init %.1f ms\n", test_now_ms() - t);
 	/* Servers listening before any test. */
 	for (int i = 0; i < 100 && !(tcp_reachable(ALLOWED, BW_PORT) && tcp_reachable(WORLD_HOST_ADDR, 5432)); i++)
 		usleep(20000);
@@ -347,22 +310,6 @@ out:
 	if (!g.ready)
 		fprintf(stderr, "# cannot run: %s\n", g.why);
 	return 0;
-}
-
-static void remove_engine_dirs(struct exec_engine *e, const char *parent, const char *runsc_root,
-			       const char *work_root)
-{
-	struct gv_err err;
-	struct exec_cgroup cg = e->cg;
-	exec_engine_fini(e);
-	if (cg.ops) {
-		char tenant[128];
-		snprintf(tenant, sizeof(tenant), "%s/tenant-egress", parent);
-		(void)cg.ops->remove(&cg, tenant, &err);
-		(void)cg.ops->remove(&cg, parent, &err);
-	}
-	rmdir(work_root);
-	rmdir(runsc_root);
 }
 
 /* What the leak test's executors may have left outside the network (a
@@ -375,28 +322,27 @@ static void leak_cleanup(void)
 	if (!g.engine_up)
 		return;
 	for (int k = 0; k < LEAK_EXECUTORS; k++) {
-		char runsc_root[128], work_root[128], parent[64], tenant[128];
-		snprintf(runsc_root, sizeof(runsc_root), "/run/gavel-egress-%d-x%d", (int)getpid(), k);
-		snprintf(work_root, sizeof(work_root), "/var/tmp/gavel-egress-%d-x%d", (int)getpid(), k);
-		snprintf(parent, sizeof(parent), "gavel-egress-%d-x%d", (int)getpid(), k);
-		snprintf(tenant, sizeof(tenant), "%s/tenant-egress", parent);
+		struct test_engine_roots roots;
+		char tenant[128];
+		test_engine_roots_name(&roots, "gavel-egress-%d-x%d", (int)getpid(), k);
+		snprintf(tenant, sizeof(tenant), "%s/tenant-egress", roots.parent);
 		struct exec_reaper reaper = {0};
-		struct exec_runsc rs = {.path = "/usr/bin/runsc", .root = runsc_root, .reaper = &reaper};
+		struct exec_runsc rs = {.path = "/usr/bin/runsc", .root = roots.runsc_root, .reaper = &reaper};
 		struct gv_err err;
 		unsigned n = 0, c = 0;
-		if (access(runsc_root, F_OK) == 0 && exec_runsc_sweep(&rs, &n, &err) != 0)
+		if (access(roots.runsc_root, F_OK) == 0 && exec_runsc_sweep(&rs, &n, &err) != 0)
 			fprintf(stderr, "# leftover containers of executor %d: %s\n", k, err.msg);
 		exec_reaper_collect(&reaper);
 		if (exec_cgroup_sweep(&g.e.cg, tenant, &c, &err) != 0)
 			c = 0;
 		(void)g.e.cg.ops->remove(&g.e.cg, tenant, &err);
-		(void)g.e.cg.ops->remove(&g.e.cg, parent, &err);
+		(void)g.e.cg.ops->remove(&g.e.cg, roots.parent, &err);
 		if (n || c)
 			fprintf(stderr, "# removed %u container(s), %u cgroup(s) left by executor %d's runs\n", n, c, k);
-		test_rm_rf(work_root);
+		test_rm_rf(roots.work_root);
 		/* A runsc killed mid-create leaves a lock file that `runsc list`
 		 * does not show (and no sweep removes). */
-		test_rm_rf(runsc_root);
+		test_rm_rf(roots.runsc_root);
 	}
 }
 
@@ -405,7 +351,7 @@ static int group_teardown(void **state)
 	(void)state;
 	leak_cleanup();
 	if (g.engine_up)
-		remove_engine_dirs(&g.e, g.parent, g.runsc_root, g.work_root);
+		test_engine_remove(&g.e, &g.roots, "tenant-egress");
 	stop(&g.world_pid);
 	stop(&g.host_pid);
 	if (g.world_ns[0])
@@ -415,12 +361,7 @@ static int group_teardown(void **state)
 
 static void require_ready(void)
 {
-	if (g.ready)
-		return;
-	const char *allow = getenv("GAVEL_ALLOW_SKIP");
-	if (allow && strcmp(allow, "1") == 0)
-		skip();
-	fail_msg("egress tests cannot run (%s); GAVEL_ALLOW_SKIP=1 skips", g.why);
+	test_engine_require_ready(g.ready, "egress tests");
 }
 
 static int test_teardown(void **state)
@@ -510,10 +451,10 @@ static struct exec_session *open_job(struct exec_engine *e, const struct exec_jo
 	struct exec_session *s = NULL;
 	struct exec_phase_result r;
 	struct gv_err err;
-	double t = now_ms();
+	double t = test_now_ms();
 	if (exec_session_open(e, job, &s, &r, &err) != 0)
 		fail_msg("open: %s", err.msg);
-	fprintf(stderr, "# open %.0f ms%s\n", now_ms() - t, exec_session_net(s) ? " (with network)" : "");
+	fprintf(stderr, "# open %.0f ms%s\n", test_now_ms() - t, exec_session_net(s) ? " (with network)" : "");
 	assert_string_equal(r.status, "OK");
 	exec_phase_result_free(&r);
 	return s;
@@ -659,12 +600,12 @@ static void egress__no_policy__no_socket_reaches_anything(void **state)
  * one byte to progress_fd after each. Exits 0 when all went well. */
 static void leak_executor(int k, int n, int progress_fd)
 {
-	char runsc_root[128], work_root[128], parent[64], tag[8], prefix[16];
+	char tag[8], prefix[16];
 	snprintf(tag, sizeof(tag), "x%d", k);
 	snprintf(prefix, sizeof(prefix), "egress%d", k);
-	struct exec_engine_config cfg;
-	engine_config(&cfg, runsc_root, work_root, parent, sizeof(runsc_root), tag, prefix,
-		      0x0ad50000u + ((uint32_t)k << 8) /* 10.213.k.0/24 */);
+	struct test_engine_roots roots;
+	struct exec_engine_config cfg =
+		engine_config(&roots, tag, prefix, 0x0ad50000u + ((uint32_t)k << 8) /* 10.213.k.0/24 */);
 	struct exec_engine *e = calloc(1, sizeof(*e));
 	struct gv_err err;
 	if (!e || exec_engine_init(e, &cfg, &err) != 0) {
@@ -697,7 +638,7 @@ static void leak_executor(int k, int n, int progress_fd)
 		if (write(progress_fd, "x", 1) != 1)
 			failed++;
 	}
-	remove_engine_dirs(e, parent, runsc_root, work_root);
+	test_engine_remove(e, &roots, "tenant-egress");
 	_exit(failed ? 1 : 0);
 }
 
@@ -813,7 +754,7 @@ static void egress__100_sandboxes_and_a_killed_executor__leave_nothing(void **st
 {
 	(void)state;
 	require_ready();
-	double t0 = now_ms();
+	double t0 = test_now_ms();
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
 	int progress[LEAK_EXECUTORS];
 	for (int k = 0; k < LEAK_EXECUTORS; k++) {
@@ -852,7 +793,7 @@ static void egress__100_sandboxes_and_a_killed_executor__leave_nothing(void **st
 	}
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	fprintf(stderr, "# %d networked sandboxes in %d executors (one killed and restarted): %.1f s\n",
-		LEAK_EXECUTORS * LEAK_SANDBOXES, LEAK_EXECUTORS, (now_ms() - t0) / 1e3);
+		LEAK_EXECUTORS * LEAK_SANDBOXES, LEAK_EXECUTORS, (test_now_ms() - t0) / 1e3);
 	assert_int_equal(failures, 0);
 	/* Nothing of any executor is left: namespaces, links (their qdiscs go
 	 * with them), nft tables. */

@@ -139,24 +139,9 @@ setsid nsenter --net="/run/netns/$HOSTNS" -- env \
 PID_EXEC=$!
 PIDS+=("$PID_EXEC")
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_WAIT_TIMEOUT=120s GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	setsid "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
-PIDS+=("$!")
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-P=$(head -n1 "$TMP/port" 2>/dev/null)
-[ -n "$P" ] || bail "gavel-frontend did not start: $(tail -n5 "$TMP/frontend.log")"
-B=http://127.0.0.1:$P
-
-up=0
-for _ in $(seq 600); do
-	kill -0 "$PID_EXEC" 2>/dev/null || bail "executor exited: $(tail -n 10 "$TMP/executor.log" | tr '\n' '|')"
-	if [ "$(curl -s -m 5 "$B/v1/health" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("status"))' 2>/dev/null)" = ok ] &&
-		[ "$(rc EXISTS "gavel:exec:$NODE")" = 1 ]; then
-		up=1
-		break
-	fi
-	sleep 0.2
-done
-[ $up -eq 1 ] || bail "no healthy stack: $(tail -n 10 "$TMP/executor.log" | tr '\n' '|')"
+	stack_start_frontend
+# Healthy means a live executor: ours, the only one after the FLUSHDB.
+stack_wait_healthy 120 "$PID_EXEC"
 ok "stack up with the executor in its own network namespace"
 
 PROBE='import errno, socket

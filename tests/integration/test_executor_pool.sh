@@ -4,7 +4,9 @@
 # worker and a pool of one, Python submissions of one tenant end AC with
 # their own output and the worker's log counts pool hits; while idle the
 # worker holds exactly one created sandbox; a graceful stop destroys it
-# (no container, no work dir left); after a kill -9 of the executor a new
+# (no container, no work dir left); a finished job's sandbox is deleted
+# before the pool creates the next one, so it is no longer listed (in any
+# state) 2 s after the job's answer; after a kill -9 of the executor a new
 # one with executor.pool_size = 0 sweeps what was left and still judges.
 #
 # Uses the harness's PostgreSQL and Redis when set (tests/run.sh), else
@@ -15,7 +17,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..9"
+echo "1..10"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '# %s\n' "${2:0:600}"; return 0; }
@@ -44,21 +46,11 @@ W0=$RUNSC_ROOT/$NODE/w0
 start_executor() { # pool_size
 	GAVEL_EXECUTOR_NODE_NAME=$NODE GAVEL_EXECUTOR_MAX_PARALLEL=1 GAVEL_EXECUTOR_BURST_SLOTS=0 \
 		GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s GAVEL_EXECUTOR_POOL_SIZE=$1 \
-		GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
-		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
-		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-		setsid "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
-	PID_EXEC=$!
-	PIDS+=("$PID_EXEC")
+		stack_start_executor executor.log
 }
 start_executor 1
 GAVEL_FRONTEND_THREADS=1 GAVEL_FRONTEND_WAIT_TIMEOUT=60s GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	setsid "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
-PIDS+=($!)
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-P=$(head -n1 "$TMP/port" 2>/dev/null)
-[ -n "$P" ] || bail "gavel-frontend did not start: $(tail -n5 "$TMP/frontend.log")"
-B=http://127.0.0.1:$P
+	stack_start_frontend
 
 wait_node() { # the executor registered (SISMEMBER gavel:executors)
 	for _ in $(seq 300); do
@@ -79,11 +71,14 @@ submit() {
 		python3 -c 'import json,sys; d=json.load(sys.stdin); print("%s|%s" % (d.get("verdict"), ((d.get("result") or {}).get("stdout") or "").strip()))' 2>/dev/null
 }
 containers() { runsc --root "$W0" list --quiet 2>/dev/null | grep -c .; }
+listing() { runsc --root "$W0" list 2>/dev/null | awk 'NR > 1 {print $1, $3}' | tr '\n' ';'; }
+# The worker holds exactly one sandbox, the pool's, in state created.
+one_created() { [ "$(runsc --root "$W0" list 2>/dev/null | awk 'NR > 1 {print $3}' | tr '\n' ' ')" = "created " ]; }
+# No sandbox but the pool's (being created or created) is listed: the
+# finished job's own is gone, in any state.
+only_pool() { ! runsc --root "$W0" list 2>/dev/null | awk 'NR > 1 && $3 != "created" && $3 != "creating"' | grep -q .; }
+ms() { echo $(($(date +%s%N) / 1000000)); }
 work_dirs() { find "$WORK_ROOT" -mindepth 3 -maxdepth 3 -name 'gv-*' 2>/dev/null | grep -c .; }
-wait_containers() { # n: the worker holds n sandboxes while idle
-	for _ in $(seq 300); do [ "$(containers)" = "$1" ] && return 0; sleep 0.1; done
-	return 1
-}
 
 wait_node || bail "the executor did not register: $(tail -n5 "$TMP/executor.log")"
 # What /box holds for a Python job: its source, the job record and what
@@ -97,7 +92,8 @@ for i in 1 2 3 4; do
 	[ "$r" = "AC|job$i $BOX" ] || good=0
 done
 if [ $good = 1 ]; then ok "4 jobs through the pool: AC, each with its own output and files"; else notok "4 jobs through the pool" "$out"; fi
-if wait_containers 1; then ok "idle worker holds one created sandbox"; else notok "idle worker holds one created sandbox" "$(containers)"; fi
+for _ in $(seq 300); do one_created && break; sleep 0.1; done
+if one_created; then ok "idle worker holds one created sandbox"; else notok "idle worker holds one created sandbox" "$(listing)"; fi
 
 kill -TERM -- "-$PID_EXEC"
 for _ in $(seq 150); do kill -0 "$PID_EXEC" 2>/dev/null || break; sleep 0.1; done
@@ -114,11 +110,17 @@ fi
 start_executor 1
 wait_node || bail "the executor did not restart: $(tail -n5 "$TMP/executor.log")"
 r=$(submit crash)
-# The refill is a sandbox in state "created"; the finished job's own
-# sandbox may still be listed ("stopped") while its tear-down runs.
-created() { runsc --root "$W0" list 2>/dev/null | awk '$3 == "created"' | grep -c .; }
-for _ in $(seq 300); do [ "$(created)" = 1 ] && break; sleep 0.1; done
-if [ "$(created)" = 1 ]; then ok "pool refilled before the crash ($r)"; else notok "pool refilled before the crash" "$r; $(runsc --root "$W0" list 2>&1 | tail -n3)"; fi
+# The finished job's sandbox is deleted before the pool creates the next
+# one (executor/pool.h): within 2 s of the answer it is no longer listed.
+t_done=$(ms)
+while ! only_pool && [ $(($(ms) - t_done)) -lt 2000 ]; do sleep 0.05; done
+if only_pool; then
+	ok "the finished sandbox is gone $(($(ms) - t_done)) ms after the job's answer"
+else
+	notok "the finished sandbox is gone within 2 s of the job's answer" "$(listing)"
+fi
+for _ in $(seq 300); do one_created && break; sleep 0.1; done
+if one_created; then ok "pool refilled before the crash ($r)"; else notok "pool refilled before the crash" "$r; $(listing)"; fi
 {
 	kill -KILL -- "-$PID_EXEC"
 	wait "$PID_EXEC"

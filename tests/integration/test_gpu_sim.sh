@@ -97,12 +97,8 @@ env $(exec_env "$NODE" 0,1 true) setsid "$BUILD/gavel-executor" >>"$TMP/executor
 PID_EXEC=$!
 PIDS+=("$PID_EXEC")
 GAVEL_FRONTEND_THREADS=1 GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	setsid "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
-PIDS+=($!)
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-P=$(head -n1 "$TMP/port" 2>/dev/null)
-[ -n "$P" ] || bail "gavel-frontend did not start: $(tail -n5 "$TMP/frontend.log")"
-API=http://127.0.0.1:$P
+	stack_start_frontend
+API=$B
 for i in $(seq 600); do
 	kill -0 "$PID_EXEC" 2>/dev/null || { tail -n 20 "$TMP/executor.log" | sed 's/^/# /'; bail "the executor exited"; }
 	[ "$(rc SISMEMBER gavel:executors "$NODE")" = 1 ] && break

@@ -36,44 +36,21 @@
 #include "executor/problem_import.h"
 #include "executor/session.h"
 #include "languages/lang.h"
+#include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"
 
 struct env {
 	struct exec_engine e;
 	struct exec_engine_config cfg;
 	struct lang_registry langs;
-	char runsc_root[128], work_root[128], parent[64], init_path[4096], root[PATH_MAX];
+	struct test_engine_roots roots;
+	char init_path[PATH_MAX], root[PATH_MAX];
 	char scratch[128]; /* each import's dest_dir goes in a fresh folder below */
 	bool ready, langs_ready;
 	unsigned seq;
 };
 
 static struct env g;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static bool can_run(char *why, size_t sz)
-{
-	char rel[4096];
-	const char *p = getenv("GAVEL_INIT");
-	if (!p || !*p) {
-		const char *b = getenv("BUILD");
-		snprintf(rel, sizeof(rel), "%s/gavel-init", b && *b ? b : "build");
-		p = rel;
-	}
-	if (geteuid() != 0)
-		return snprintf(why, sz, "not root"), false;
-	if (access("/usr/bin/runsc", X_OK) != 0)
-		return snprintf(why, sz, "no /usr/bin/runsc"), false;
-	if (!realpath(p, g.init_path))
-		return snprintf(why, sz, "no gavel-init at %.200s (set GAVEL_INIT)", p), false;
-	return true;
-}
 
 static int group_setup(void **state)
 {
@@ -89,25 +66,17 @@ static int group_setup(void **state)
 	}
 	g.langs_ready = true;
 	char why[256];
-	if (!can_run(why, sizeof(why))) {
+	if (!test_engine_can_run(NULL, g.init_path, why, sizeof(why))) {
 		fprintf(stderr, "# cannot run: %s\n", why);
 		return 0;
 	}
-	snprintf(g.runsc_root, sizeof(g.runsc_root), "/run/gavel-unpack-test-%d", (int)getpid());
-	snprintf(g.work_root, sizeof(g.work_root), "/var/tmp/gavel-unpack-test-%d", (int)getpid());
-	snprintf(g.parent, sizeof(g.parent), "gavel-unpack-test-%d", (int)getpid());
+	test_engine_roots_name(&g.roots, "gavel-unpack-test-%d", (int)getpid());
 	snprintf(g.scratch, sizeof(g.scratch), "/var/tmp/gavel-unpack-test-%d-dest", (int)getpid());
 	if (mkdir(g.scratch, 0700) != 0) {
 		fprintf(stderr, "# cannot run: mkdir %s: %s\n", g.scratch, strerror(errno));
 		return 0;
 	}
-	g.cfg = (struct exec_engine_config){
-		.runsc_path = "/usr/bin/runsc",
-		.runsc_root = g.runsc_root,
-		.work_root = g.work_root,
-		.init_path = g.init_path,
-		.cgroup_parent = g.parent,
-	};
+	g.cfg = test_engine_config(&g.roots, g.init_path);
 	if (exec_engine_init(&g.e, &g.cfg, &err) != 0) {
 		fprintf(stderr, "# cannot run: engine init: %s\n", err.msg);
 		return 0;
@@ -123,24 +92,14 @@ static int group_teardown(void **state)
 		lang_registry_free(&g.langs);
 	if (!g.ready)
 		return 0;
-	struct gv_err err;
-	struct exec_cgroup cg = g.e.cg;
-	exec_engine_fini(&g.e);
-	(void)cg.ops->remove(&cg, g.parent, &err);
-	rmdir(g.work_root);
-	rmdir(g.runsc_root);
+	test_engine_remove(&g.e, &g.roots, NULL);
 	test_rm_rf(g.scratch);
 	return 0;
 }
 
 static void require_ready(void)
 {
-	if (g.ready)
-		return;
-	const char *allow = getenv("GAVEL_ALLOW_SKIP");
-	if (allow && strcmp(allow, "1") == 0)
-		skip();
-	fail_msg("import tests cannot run (see the '# cannot run' line); GAVEL_ALLOW_SKIP=1 skips");
+	test_engine_require_ready(g.ready, "import tests");
 }
 
 /* ---- archives built in memory ----------------------------------------- */
@@ -277,9 +236,9 @@ static void import_with(const void *archive, size_t len, const struct exec_impor
 	assert_int_equal(mkdir(im->parent, 0700), 0);
 	snprintf(im->dest, sizeof(im->dest), "%s/pkg", im->parent);
 	struct gv_err err;
-	double t = now_ms();
+	double t = test_now_ms();
 	int rc = exec_problem_import(&g.e, &g.langs, archive, len, im->dest, lim, &im->rep, &err);
-	im->ms = now_ms() - t;
+	im->ms = test_now_ms() - t;
 	if (rc != 0)
 		fail_msg("import could not run: %s", err.msg);
 	fprintf(stderr, "# import of %zu bytes: %s in %.0f ms%s%s\n", len,
@@ -610,13 +569,13 @@ static void import__zip_bomb_10gb__stopped_by_the_unpacked_size_limit(void **sta
 	(void)state;
 	require_ready();
 	struct membuf mb = {0};
-	double t = now_ms();
+	double t = test_now_ms();
 	zip_bomb(&mb);
-	fprintf(stderr, "# zip bomb: %zu bytes built in %.0f ms\n", mb.len, now_ms() - t);
-	t = now_ms();
+	fprintf(stderr, "# zip bomb: %zu bytes built in %.0f ms\n", mb.len, test_now_ms() - t);
+	t = test_now_ms();
 	/* The default limits: 1 GiB unpacked. */
 	expect_rejected(mb.p, mb.len, NULL, "data/secret/bomb.in", "unpacks to more than 1073741824 bytes", NULL);
-	assert_true(now_ms() - t < 30000);
+	assert_true(test_now_ms() - t < 30000);
 	free(mb.p);
 }
 
@@ -652,7 +611,7 @@ static void import__100000_tiny_files__refused_by_the_file_count(void **state)
 	(void)state;
 	require_ready();
 	struct membuf mb = {0};
-	double t = now_ms();
+	double t = test_now_ms();
 	struct archive *a = aw_new(FMT_ZIP, &mb);
 	char p[64];
 	for (int i = 0; i < 100000; i++) {
@@ -660,7 +619,7 @@ static void import__100000_tiny_files__refused_by_the_file_count(void **state)
 		aw_add(a, p, AE_IFREG, "1", 1, NULL);
 	}
 	aw_close(a);
-	fprintf(stderr, "# 100000 files: %zu bytes built in %.0f ms\n", mb.len, now_ms() - t);
+	fprintf(stderr, "# 100000 files: %zu bytes built in %.0f ms\n", mb.len, test_now_ms() - t);
 	expect_rejected(mb.p, mb.len, NULL, "more than 20000 files", "data/secret/020000.in", NULL);
 	free(mb.p);
 }

@@ -63,21 +63,11 @@ GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 	setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PIDS+=($!)
 GAVEL_EXECUTOR_NODE_NAME=node-$TAG GAVEL_EXECUTOR_MAX_PARALLEL=2 GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s \
-	GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
-	GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
-	GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_TESTDATA_CACHE_DIR="$WORK_ROOT/testdata" \
-	GAVEL_EXECUTOR_IMPORT_POLL_INTERVAL=200ms \
-	setsid "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
-PID_EXEC=$!
-PIDS+=("$PID_EXEC")
+	GAVEL_EXECUTOR_TESTDATA_CACHE_DIR="$WORK_ROOT/testdata" GAVEL_EXECUTOR_IMPORT_POLL_INTERVAL=200ms \
+	stack_start_executor executor.log
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_WAIT_TIMEOUT=120s GAVEL_FRONTEND_MAX_PROBLEM_SIZE=2m \
 	GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	setsid "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
-PIDS+=($!)
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-P=$(head -n1 "$TMP/port" 2>/dev/null)
-[ -n "$P" ] || bail "gavel-frontend did not start: $(tail -n5 "$TMP/frontend.log")"
-B=http://127.0.0.1:$P
+	stack_start_frontend
 
 req() { # METHOD PATH [curl args...]: sets last_code, last_body
 	local m=$1 p=$2
@@ -92,14 +82,7 @@ A=(-H "X-Auth-Token: $KA")
 BK=(-H "X-Auth-Token: $KB")
 J=(-H 'Content-Type: application/json')
 
-healthy=0
-for _ in $(seq 300); do
-	kill -0 "$PID_EXEC" 2>/dev/null || { tail -n 20 "$TMP/executor.log" | sed 's/^/# /'; bail "executor exited"; }
-	req GET /v1/health
-	if [ "$last_code" = 200 ] && [ "$(pj 'd["status"]')" = ok ]; then healthy=1; break; fi
-	sleep 0.2
-done
-[ $healthy -eq 1 ] || bail "no healthy stack: $last_code $last_body"
+stack_wait_healthy 60 "$PID_EXEC"
 ok "stack up"
 
 # --- a. push the fixtures ---------------------------------------------------

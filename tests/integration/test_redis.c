@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/queue.h"
 #include "common/redis.h"
 
 static const char *need_env(const char *name)
@@ -160,6 +161,53 @@ static void redis__closed_port__bounded_failure(void **state)
 	assert_int_equal(err.code, GV_EINVAL);
 }
 
+/* The scheduler's wake-ups: an enqueue wakes it while a slot is free, a
+ * completion always; each list holds at most one element. */
+static void queue__wake__enqueue_and_complete_wake_the_scheduler(void **state)
+{
+	(void)state;
+	struct gv_redis *r = open_url(need_env("GAVEL_REDIS_URL"), 2000);
+	struct gv_err err;
+	char tid[64], sid[64];
+	snprintf(tid, sizeof(tid), "wake-%d", (int)getpid());
+	snprintf(sid, sizeof(sid), "wakesubmission%d", (int)getpid());
+	const char *del[] = { "DEL", GV_QUEUE_WAKE_QUEUED, GV_QUEUE_WAKE_FREED };
+	gv_redis_reply_free(gv_redis_commandv(r, 3, del, NULL, &err));
+
+	assert_int_equal(gv_queue_wait_wake(r, true, 0.05, &err), 0); /* nothing yet */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(gv_queue_enqueue(r, tid, sid, false, &err), 0);
+	const char *len[] = { "LLEN", GV_QUEUE_WAKE_QUEUED };
+	redisReply *rep = gv_redis_commandv(r, 2, len, NULL, &err);
+	assert_non_null(rep);
+	assert_int_equal(rep->integer, 1); /* three enqueues, one wake-up */
+	gv_redis_reply_free(rep);
+	/* No free slot: a queued job is no reason to wake. */
+	long t0 = now_ms();
+	assert_int_equal(gv_queue_wait_wake(r, false, 0.2, &err), 0);
+	assert_true(now_ms() - t0 >= 150);
+	t0 = now_ms();
+	assert_int_equal(gv_queue_wait_wake(r, true, 2.0, &err), 1);
+	assert_true(now_ms() - t0 < 1000);
+	assert_int_equal(gv_queue_wait_wake(r, true, 0.05, &err), 0); /* consumed */
+
+	struct gv_queue_token t = { .gpus = 0 };
+	snprintf(t.tid, sizeof(t.tid), "%s", tid);
+	snprintf(t.sid, sizeof(t.sid), "%s", sid);
+	assert_int_equal(gv_queue_complete(r, "wake-node", &t, &err), 0);
+	t0 = now_ms();
+	assert_int_equal(gv_queue_wait_wake(r, false, 2.0, &err), 1); /* a slot freed */
+	assert_true(now_ms() - t0 < 1000);
+
+	char tq[GV_QUEUE_KEY_MAX];
+	assert_int_equal(gv_queue_key_tenant(tq, sizeof(tq), tid, &err), 0);
+	const char *cleanup[] = { "DEL", tq, GV_QUEUE_WAKE_QUEUED, GV_QUEUE_WAKE_FREED };
+	gv_redis_reply_free(gv_redis_commandv(r, 4, cleanup, NULL, &err));
+	const char *srem[] = { "SREM", GV_QUEUE_BACKLOG, tid };
+	gv_redis_reply_free(gv_redis_commandv(r, 3, srem, NULL, &err));
+	gv_redis_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +217,7 @@ int main(void)
 		cmocka_unit_test(redis__command_timeout__fails_fast_then_recovers),
 		cmocka_unit_test(redis__unix_socket_and_db__connects),
 		cmocka_unit_test(redis__closed_port__bounded_failure),
+		cmocka_unit_test(queue__wake__enqueue_and_complete_wake_the_scheduler),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

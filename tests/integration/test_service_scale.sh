@@ -94,12 +94,8 @@ NODE1=n1-$TAG
 NODE2=n2-$TAG
 start_exec() { # log-name node slots
 	GAVEL_EXECUTOR_NODE_NAME=$2 GAVEL_EXECUTOR_MAX_PARALLEL=$3 GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=500ms \
-		GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
-		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
-		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-		setsid "$BUILD/gavel-executor" >>"$TMP/$1.log" 2>&1 </dev/null &
-	PIDS+=($!)
-	eval "PID_$1=$!"
+		stack_start_executor "$1.log"
+	eval "PID_$1=$PID_EXEC"
 }
 start_sched schedA
 sleep 0.3
@@ -107,13 +103,7 @@ start_sched schedB
 start_exec n1 "$NODE1" 2
 start_exec n2 "$NODE2" 2
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_WAIT_TIMEOUT=90s GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	setsid "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
-PID_FE=$!
-PIDS+=("$PID_FE")
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-P=$(head -n1 "$TMP/port" 2>/dev/null)
-[ -n "$P" ] || bail "gavel-frontend did not start: $(tail -n5 "$TMP/frontend.log")"
-B=http://127.0.0.1:$P
+	stack_start_frontend
 
 registered() { [ "$(rc SISMEMBER gavel:executors "$1")" = 1 ]; }
 wait_for() { # seconds command...

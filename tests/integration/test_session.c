@@ -25,73 +25,37 @@
 #include <cmocka.h>
 
 #include "executor/session.h"
+#include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"
 
 struct env {
 	struct exec_engine e;
 	struct exec_engine_config cfg;
-	char runsc_root[128], work_root[128], parent[64], init_path[4096];
+	struct test_engine_roots roots;
+	char init_path[PATH_MAX];
 	bool ready;
 	struct exec_session *cur; /* closed by the teardown if a test failed */
 };
 
 static struct env g;
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static const char *find_init(char *buf, size_t sz)
-{
-	const char *p = getenv("GAVEL_INIT");
-	if (p && *p)
-		return p;
-	const char *b = getenv("BUILD");
-	snprintf(buf, sz, "%s/gavel-init", b && *b ? b : "build");
-	return buf;
-}
-
-static bool can_run(char *why, size_t sz)
-{
-	char rel[4096];
-	const char *init = find_init(rel, sizeof(rel));
-	if (geteuid() != 0)
-		return snprintf(why, sz, "not root"), false;
-	if (access("/usr/bin/runsc", X_OK) != 0)
-		return snprintf(why, sz, "no /usr/bin/runsc"), false;
-	if (!realpath(init, g.init_path))
-		return snprintf(why, sz, "no gavel-init at %.200s (set GAVEL_INIT)", init), false;
-	return true;
-}
-
 static int group_setup(void **state)
 {
 	(void)state;
 	char why[256];
-	if (!can_run(why, sizeof(why))) {
+	if (!test_engine_can_run(NULL, g.init_path, why, sizeof(why))) {
 		fprintf(stderr, "# cannot run: %s\n", why);
 		return 0;
 	}
-	snprintf(g.runsc_root, sizeof(g.runsc_root), "/run/gavel-test-%d", (int)getpid());
-	snprintf(g.work_root, sizeof(g.work_root), "/var/tmp/gavel-test-%d", (int)getpid());
-	snprintf(g.parent, sizeof(g.parent), "gavel-test-%d", (int)getpid());
-	g.cfg = (struct exec_engine_config){
-		.runsc_path = "/usr/bin/runsc",
-		.runsc_root = g.runsc_root,
-		.work_root = g.work_root,
-		.init_path = g.init_path,
-		.cgroup_parent = g.parent,
-	};
+	test_engine_roots_name(&g.roots, "gavel-test-%d", (int)getpid());
+	g.cfg = test_engine_config(&g.roots, g.init_path);
 	struct gv_err err;
-	double t = now_ms();
+	double t = test_now_ms();
 	if (exec_engine_init(&g.e, &g.cfg, &err) != 0) {
 		fprintf(stderr, "# engine init: %s\n", err.msg);
 		return 0;
 	}
-	fprintf(stderr, "# engine init %.1f ms (cgroup %s)\n", now_ms() - t, g.e.cg.ops->name);
+	fprintf(stderr, "# engine init %.1f ms (cgroup %s)\n", test_now_ms() - t, g.e.cg.ops->name);
 	g.ready = true;
 	return 0;
 }
@@ -99,30 +63,14 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (!g.ready)
-		return 0;
-	struct gv_err err;
-	/* fini first: it finishes the tear-down of closed sessions, whose
-	 * cgroups live under the parent. */
-	struct exec_cgroup cg = g.e.cg;
-	exec_engine_fini(&g.e);
-	(void)cg.ops->remove(&cg, g.parent, &err);
-	rmdir(g.work_root);
-	char p[256];
-	/* runsc's own state root: empty once every container was deleted. */
-	snprintf(p, sizeof(p), "%s", g.runsc_root);
-	rmdir(p);
+	if (g.ready)
+		test_engine_remove(&g.e, &g.roots, NULL);
 	return 0;
 }
 
 static void require_ready(void)
 {
-	if (g.ready)
-		return;
-	const char *allow = getenv("GAVEL_ALLOW_SKIP");
-	if (allow && strcmp(allow, "1") == 0)
-		skip();
-	fail_msg("sandbox tests cannot run (see the '# cannot run' line); GAVEL_ALLOW_SKIP=1 skips");
+	test_engine_require_ready(g.ready, "sandbox tests");
 }
 
 static const char *const gcc_argv[] = {"/usr/bin/gcc", "-O2", "-o", "/box/main", "/box/main.c", NULL};
@@ -151,11 +99,11 @@ static struct exec_session *open_c(struct exec_job *job)
 	struct exec_session *s = NULL;
 	struct exec_phase_result r;
 	struct gv_err err;
-	double t = now_ms();
+	double t = test_now_ms();
 	int rc = exec_session_open(&g.e, job, &s, &r, &err);
 	if (rc != 0)
 		fail_msg("open: %s", err.msg);
-	fprintf(stderr, "# open + compile %.0f ms (compile cpu %llu ms)\n", now_ms() - t,
+	fprintf(stderr, "# open + compile %.0f ms (compile cpu %llu ms)\n", test_now_ms() - t,
 		(unsigned long long)r.time_ms);
 	if (strcmp(r.status, "OK") != 0)
 		fail_msg("compile: %s %s: %.*s", r.status, r.message, (int)r.err_len,
@@ -206,9 +154,9 @@ static void session__hello_world__ok(void **state)
 	assert_non_null(r.out);
 	assert_string_equal(r.out, "hello world\n");
 	exec_phase_result_free(&r);
-	double t = now_ms();
+	double t = test_now_ms();
 	close_cur(s);
-	fprintf(stderr, "# close %.0f ms\n", now_ms() - t);
+	fprintf(stderr, "# close %.0f ms\n", test_now_ms() - t);
 }
 
 /* gavel-init empties its bounding set once and the program inherits it:
@@ -271,12 +219,12 @@ static void session__sleep__wle(void **state)
 	struct exec_job job = c_job("#include <unistd.h>\nint main(void){sleep(30);return 0;}\n", &f);
 	struct exec_session *s = open_c(&job);
 	struct exec_phase_result r;
-	double t = now_ms();
+	double t = test_now_ms();
 	run_one(s, "", &r);
 	assert_string_equal(r.status, "WLE");
 	assert_string_equal(r.limit, "wall");
 	/* init's own limit (3 s) answered, not the host backstop. */
-	assert_true(now_ms() - t < 3000 + 4000);
+	assert_true(test_now_ms() - t < 3000 + 4000);
 	assert_true(exec_session_alive(s));
 	exec_phase_result_free(&r);
 	close_cur(s);
@@ -424,10 +372,10 @@ static void session__interactive__relays_both_ways(void **state)
 		struct exec_phase_result rs, ri;
 		struct exec_interaction ia;
 		struct gv_err err;
-		double t = now_ms();
+		double t = test_now_ms();
 		if (exec_session_interact(sub, itr, files, 1, &rs, &ri, &ia, &err) != 0)
 			fail_msg("interact: %s", err.msg);
-		double wall = now_ms() - t;
+		double wall = test_now_ms() - t;
 		if (strcmp(rs.status, "OK") != 0)
 			fail_msg("submission %s exit %d: %s / %.*s", rs.status, rs.exit_code, rs.message,
 				 (int)rs.err_len, rs.err_out ? rs.err_out : "");
@@ -493,7 +441,7 @@ static void session__hundred_tests__one_session(void **state)
 				    "int main(void){long a,b;if(scanf(\"%ld %ld\",&a,&b)!=2)return 1;"
 				    "printf(\"%ld\\n\",a+b);return 0;}\n", &f);
 	struct exec_session *s = open_c(&job);
-	double t = now_ms();
+	double t = test_now_ms();
 	for (int i = 0; i < 100; i++) {
 		char in[64], want[32];
 		snprintf(in, sizeof(in), "%d %d\n", i, 1000 * i);
@@ -504,7 +452,47 @@ static void session__hundred_tests__one_session(void **state)
 		assert_string_equal(r.out, want);
 		exec_phase_result_free(&r);
 	}
-	fprintf(stderr, "# 100 tests: %.1f ms per test\n", (now_ms() - t) / 100);
+	fprintf(stderr, "# 100 tests: %.1f ms per test\n", (test_now_ms() - t) / 100);
+	close_cur(s);
+}
+
+/* Processes a test leaves behind are gone before the next test: a
+ * detached daemon (fork + setsid) and a child created with CLONE_PARENT and
+ * no exit signal, which makes it a child of init that wait4 reports only
+ * with __WALL. The next test looks for any process but itself and init. */
+static void session__leftover_processes__gone_before_next_test(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f;
+	struct exec_job job = c_job(
+		"#define _GNU_SOURCE\n#include <dirent.h>\n#include <sched.h>\n#include <stdio.h>\n"
+		"#include <stdlib.h>\n#include <string.h>\n#include <sys/syscall.h>\n#include <unistd.h>\n"
+		"int main(void){char cmd[16];if(scanf(\"%15s\",cmd)!=1)return 9;\n"
+		" if(!strcmp(cmd,\"daemon\")){pid_t d=fork(); if(d==0){setsid(); sleep(30); _exit(0);}\n"
+		"  printf(\"planted %d\\n\",d>0); return 0;}\n"
+		" if(!strcmp(cmd,\"clone\")){long c=syscall(SYS_clone,(unsigned long)CLONE_PARENT,0L,0L,0L,0L);\n"
+		"  if(c==0){sleep(30); _exit(0);}\n"
+		"  printf(\"planted %d\\n\",c>0); return 0;}\n"
+		" int n=0; DIR*p=opendir(\"/proc\"); struct dirent*e; if(!p)return 8;\n"
+		" while((e=readdir(p))){int pid=atoi(e->d_name); if(pid>1&&pid!=getpid())n++;}\n"
+		" printf(\"left %d\\n\",n); return 0;}\n",
+		&f);
+	struct exec_session *s = open_c(&job);
+	static const char *const plants[] = { "clone\n", "daemon\n", "clone\n" };
+	for (size_t i = 0; i < sizeof(plants) / sizeof(plants[0]); i++) {
+		struct exec_phase_result r;
+		run_one(s, plants[i], &r);
+		assert_string_equal(r.status, "OK");
+		assert_non_null(r.out);
+		assert_string_equal(r.out, "planted 1\n");
+		exec_phase_result_free(&r);
+		run_one(s, "check\n", &r);
+		assert_string_equal(r.status, "OK");
+		assert_non_null(r.out);
+		assert_string_equal(r.out, "left 0\n");
+		exec_phase_result_free(&r);
+	}
 	close_cur(s);
 }
 
@@ -571,7 +559,7 @@ static void session__close__leaves_nothing(void **state)
 	char id[64], cg[256], dir[512];
 	snprintf(id, sizeof(id), "%s", exec_session_id(s));
 	snprintf(cg, sizeof(cg), "%s", exec_session_cgroup(s));
-	snprintf(dir, sizeof(dir), "%s/%s", g.work_root, id);
+	snprintf(dir, sizeof(dir), "%s/%s", g.roots.work_root, id);
 	unsigned n = 0;
 	struct gv_err err;
 	assert_int_equal(exec_runsc_list(&g.e.runsc, count_id, &n, &err), 0);
@@ -581,9 +569,9 @@ static void session__close__leaves_nothing(void **state)
 	run_one(s, "", &r);
 	assert_string_equal(r.status, "OK");
 	exec_phase_result_free(&r);
-	double t = now_ms();
+	double t = test_now_ms();
 	close_cur(s);
-	fprintf(stderr, "# close returned after %.1f ms\n", now_ms() - t);
+	fprintf(stderr, "# close returned after %.1f ms\n", test_now_ms() - t);
 	/* Nothing runs any more; the rest of the tear-down completes in the
 	 * background, here by polling as an idle daemon would. */
 	assert_true(g.e.n_pending >= 1);
@@ -592,7 +580,7 @@ static void session__close__leaves_nothing(void **state)
 		usleep(10000);
 	}
 	assert_int_equal(g.e.n_pending, 0);
-	fprintf(stderr, "# tear-down finished %.1f ms after close\n", now_ms() - t);
+	fprintf(stderr, "# tear-down finished %.1f ms after close\n", test_now_ms() - t);
 
 	n = 0;
 	assert_int_equal(exec_runsc_list(&g.e.runsc, count_id, &n, &err), 0);
@@ -724,9 +712,9 @@ static void hostile_init(const char *mode, struct exec_phase_result *r, struct g
 	if (exec_session_open(&e2, &job, &s, &c, err) != 0)
 		fail_msg("open: %s", err->msg);
 	exec_phase_result_free(&c);
-	double t = now_ms();
+	double t = test_now_ms();
 	*rc = exec_session_run_test(s, "x", 1, r, err);
-	*ms = now_ms() - t;
+	*ms = test_now_ms() - t;
 	assert_false(exec_session_alive(s));
 	char cg[256];
 	snprintf(cg, sizeof(cg), "%s", exec_session_cgroup(s));
@@ -784,6 +772,7 @@ int main(void)
 		cmocka_unit_test_teardown(session__exit_3__re, test_teardown),
 		cmocka_unit_test_teardown(session__test_files_and_feedback__bounded_and_wiped, test_teardown),
 		cmocka_unit_test_teardown(session__hundred_tests__one_session, test_teardown),
+		cmocka_unit_test_teardown(session__leftover_processes__gone_before_next_test, test_teardown),
 		cmocka_unit_test_teardown(session__interactive__relays_both_ways, test_teardown),
 		cmocka_unit_test_teardown(session__interactive__stalled_submission_ends_on_its_wall, test_teardown),
 		cmocka_unit_test_teardown(session__whole_sandbox_oom__mle_then_dead, test_teardown),

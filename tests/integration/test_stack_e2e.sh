@@ -29,7 +29,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..64"
+echo "1..65"
 n=0
 fails=0
 T_START=$(date +%s)
@@ -74,23 +74,11 @@ GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 PID_SCHED=$!
 PIDS+=("$PID_SCHED")
 NODE=node-$TAG
-GAVEL_EXECUTOR_NODE_NAME=$NODE GAVEL_EXECUTOR_MAX_PARALLEL=2 GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s \
-	GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
-	GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
-	GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-	setsid "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
-PID_EXEC=$!
-PIDS+=("$PID_EXEC")
+GAVEL_EXECUTOR_NODE_NAME=$NODE GAVEL_EXECUTOR_MAX_PARALLEL=2 GAVEL_EXECUTOR_BURST_SLOTS=1 \
+	GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s stack_start_executor executor.log
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_MAX_BODY_SIZE=64k GAVEL_FRONTEND_WAIT_TIMEOUT=90s \
 	GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	setsid "$FRONTEND_BIN" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
-PID_FE=$!
-PIDS+=("$PID_FE")
-
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-P=$(head -n1 "$TMP/port" 2>/dev/null)
-[ -n "$P" ] || bail "gavel-frontend did not start: $(tail -n5 "$TMP/frontend.log")"
-B=http://127.0.0.1:$P
+	stack_start_frontend "$FRONTEND_BIN"
 
 fe_alive() { # the frontend process still runs (no crash)
 	local st
@@ -123,21 +111,14 @@ A=(-H "X-Auth-Token: $KA")
 Bk=(-H "Authorization: Bearer $KB")
 J=(-H 'Content-Type: application/json')
 
-healthy=0
-for _ in $(seq 600); do
-	if ! kill -0 "$PID_EXEC" 2>/dev/null || ! kill -0 "$PID_SCHED" 2>/dev/null; then
-		tail -n 20 "$TMP/executor.log" "$TMP/scheduler.log" | sed 's/^/# /'
-		bail "scheduler or executor exited"
-	fi
-	req GET /v1/health
-	if code_is 200 && [ "$(pj 'd["status"]')" = ok ]; then
-		healthy=1
-		break
-	fi
-	sleep 0.2
-done
-[ $healthy -eq 1 ] || bail "no healthy stack: $last_code $last_body"
+stack_wait_healthy 120 "$PID_EXEC" "$PID_SCHED"
 ok "stack up, /v1/health ok with an executor alive in $(($(date +%s) - T_START)) s"
+req GET /v1/health
+# The executor's slots as it registered them: 2 regular (max_parallel), 1 burst.
+slots=$(pj '"%d %d %d %d" % (d["executors"]["alive"], d["executors"]["capacity"], d["executors"]["burst"], d["executors"]["running"])')
+req GET /metrics
+mslots=$(grep -E '^gavel_executor_(slots\{state="capacity"\}|burst_slots) ' <<<"$last_body" | awk '{print $2}' | tr '\n' ' ')
+check "health and metrics report the executor's regular and burst slots" eq "$slots|$mslots" "1 2 1 0|2 1 "
 
 # ------------------------------------------ (a) native API, wait=true
 

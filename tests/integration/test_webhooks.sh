@@ -26,7 +26,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..17"
+echo "1..20"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - $*"; }
@@ -249,6 +249,53 @@ check "a webhook whose Redis item was lost is recorded failed (500), then delive
 check "the executor logged that it rescheduled it from the outbox" \
 	grep -q "missing from Redis; scheduled again from the outbox" "$TMP/exec.log"
 check "the outbox is empty once every webhook is done with" [ "$(sql -c "SELECT count(*) FROM webhook_outbox")" = 0 ]
+
+# ---- a job the scheduler finishes as IE (attempts exhausted) ----
+# Three lost attempts, as an executor killed three times under the job
+# leaves them: the scheduler finishes it as IE at the head of the queue,
+# without an executor, and its callback goes out like an executor's.
+S8=$(sid 8)
+rc HSET gavel:attempts "$S8" 3 >/dev/null
+submit "$S8" "http://127.0.0.1:$HPORT/ie/8"
+S9=$(sid 9)
+rc HSET gavel:attempts "$S9" 3 >/dev/null
+submit "$S9" "http://127.0.0.1:$HPORT/ie-j0/9" "'judge0'"
+wait_for 60 has_attempts "$S8" 1
+wait_for 30 has_attempts "$S9" 1
+cat >"$TMP/ieverify.py" <<'EOF2'
+import base64, hashlib, hmac, json, sys
+reqs_file, secret, path, sid, flavour = sys.argv[1:6]
+reqs = [r for r in (json.loads(l) for l in open(reqs_file) if l.strip()) if r["path"] == path]
+if len(reqs) != 1:
+    sys.exit("%d requests on %s" % (len(reqs), path))
+r = reqs[0]
+body = base64.b64decode(r["body"])
+want = "sha256=" + hmac.new(bytes.fromhex(secret), body, hashlib.sha256).hexdigest()
+if not hmac.compare_digest(want, r["sig"] or ""):
+    sys.exit("bad signature")
+b = json.loads(body)
+if flavour == "native":
+    if r["method"] != "POST" or sorted(b) != ["created_at", "finished_at", "id", "language", "result", "status", "verdict"]:
+        sys.exit("method %r fields %r" % (r["method"], sorted(b)))
+    if b["id"] != sid or b["status"] != "done" or b["verdict"] != "IE" or "3 attempts" not in b["result"]["message"]:
+        sys.exit("body %r" % b)
+else:
+    if r["method"] != "PUT" or sorted(b) != ["compile_output", "memory", "message", "status", "stderr", "stdout", "time", "token"]:
+        sys.exit("method %r fields %r" % (r["method"], sorted(b)))
+    if b["token"] != sid or b["status"] != {"id": 13, "description": "Internal Error"}:
+        sys.exit("body %r" % b)
+EOF2
+ie_ok() { python3 "$TMP/ieverify.py" "$TMP/requests.jsonl" "$SECRET" "$@" >>"$TMP/ieverify.log" 2>&1 || { sed 's/^/# /' "$TMP/ieverify.log"; return 1; }; }
+check "a job the scheduler finishes as IE (3 attempts) is called back once: signed POST of the native body, verdict IE" \
+	ie_ok "/ie/8" "$S8" native
+check "... and through the Judge0 API: signed PUT of Judge0's body, status 13 Internal Error" \
+	ie_ok "/ie-j0/9" "$S9" judge0
+ie_by_scheduler() {
+	[ "$(grep -c "finished as IE: the job failed 3 attempts" "$TMP/sched.log")" = 2 ] &&
+		[ "$(sql -c "SELECT count(*) FROM audit_log WHERE object IN ('$S8', '$S9') AND action = 'sandbox.finished'")" = 0 ] &&
+		[ "$(sql -c "SELECT string_agg(attempt || ':' || outcome, ',') FROM webhook_deliveries WHERE submission_id IN ('$S8', '$S9')")" = "1:delivered,1:delivered" ]
+}
+check "the scheduler finished both (no sandbox ran them); each delivered at the first attempt" ie_by_scheduler
 
 # ---- without the test flag: loopback and the like are refused ----
 kill -TERM -- "-$EXEC_PID"

@@ -1,10 +1,12 @@
 # shellcheck shell=bash
-# What the whole-stack tests (test_stack_e2e.sh, test_service_scale.sh)
-# share: private runsc/work/cgroup roots named after the test, PostgreSQL and
-# Redis from the harness (or started here when run alone), migrations, an
-# empty Redis, and a tear-down on any exit that stops every daemon started
-# into PIDS (process groups), deletes sandboxes a killed executor left, and
-# removes the roots and cgroups. Needs ROOT, BUILD and bail() from the test.
+# What the whole-stack tests (the tests/integration/*.sh that start the
+# daemons) share: private runsc/work/cgroup roots named after the test,
+# PostgreSQL and Redis from the harness (or started here when run alone),
+# migrations, an empty Redis, a tear-down on any exit that stops every
+# daemon started into PIDS (process groups), deletes sandboxes a killed
+# executor left, and removes the roots and cgroups; starting an executor
+# and the frontend, and waiting for a healthy stack. Needs ROOT, BUILD and
+# bail() from the test.
 
 # stack_setup NAME [KEEP_LOGS_DIR]: sets TAG, TMP, RUNSC_ROOT, WORK_ROOT,
 # CG_PARENT and PIDS (append daemon pids to it).
@@ -72,6 +74,60 @@ stack_cleanup() {
 		[ -d "$cg" ] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
 	return 0
+}
+
+# [VAR=value...] stack_start_executor LOG: starts gavel-executor on the
+# stack's roots (RUNSC_ROOT, WORK_ROOT, CG_PARENT) with the built gavel-init
+# and the repository's languages, plus the caller's environment assignments
+# (node name, slots...), in its own process group in PIDS, logging to
+# $TMP/LOG; sets PID_EXEC.
+stack_start_executor() {
+	GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
+		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
+		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
+		setsid "$BUILD/gavel-executor" >>"$TMP/$1" 2>&1 </dev/null &
+	PID_EXEC=$!
+	PIDS+=("$PID_EXEC")
+}
+
+# [VAR=value...] stack_start_frontend [BINARY]: starts gavel-frontend
+# (BINARY, default $BUILD/gavel-frontend) with the caller's environment
+# assignments, on a free port, in its own process group in PIDS, logging to
+# $TMP/frontend.log; sets PID_FE, P (its port) and B (its base URL). Bails
+# when it has not said its port within 10 s.
+stack_start_frontend() {
+	setsid "${1:-$BUILD/gavel-frontend}" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
+	PID_FE=$!
+	PIDS+=("$PID_FE")
+	local _
+	for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+	P=$(head -n1 "$TMP/port" 2>/dev/null)
+	[ -n "$P" ] || bail "gavel-frontend did not start: $(tail -n5 "$TMP/frontend.log")"
+	B=http://127.0.0.1:$P
+}
+
+# stack_wait_healthy SECONDS [PID...]: waits until $B/v1/health answers 200
+# with status "ok" (PostgreSQL, Redis and a live executor). Bails, showing
+# the tail of the daemons' logs, when one of the PIDs exits first, or when
+# the stack is not healthy in time.
+stack_wait_healthy() {
+	local limit=$1 i p health=""
+	shift
+	for ((i = 0; i < limit * 5; i++)); do
+		for p in "$@"; do
+			if ! kill -0 "$p" 2>/dev/null; then
+				tail -n 20 "$TMP"/*.log | sed 's/^/# /'
+				bail "a daemon exited (pid $p) before the stack was healthy"
+			fi
+		done
+		health=$(curl -s -m 5 -w '\n%{http_code}' "$B/v1/health")
+		if [ "${health##*$'\n'}" = 200 ] &&
+			[ "$(python3 -c 'import json,sys; print(json.load(sys.stdin).get("status"))' <<<"${health%$'\n'*}" 2>/dev/null)" = ok ]; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	bail "no healthy stack after $limit s: $(tr '\n' ' ' <<<"$health")"
 }
 
 sql() { psql "$GAVEL_DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }

@@ -1,5 +1,5 @@
-/* Test helpers without a shell: tree removal and counting with nftw, and
- * fork/execve of an argv vector. */
+/* Test helpers without a shell: tree removal and counting with nftw,
+ * fork/execve of an argv vector, and the monotonic clock. */
 #include "tests/support/testutil.h"
 
 #include <errno.h>
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -71,4 +72,11 @@ int test_run(const char *const argv[])
 		if (errno != EINTR)
 			return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+double test_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }

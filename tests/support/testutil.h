@@ -1,6 +1,7 @@
 /* Helpers the tests share: removing a tree, counting its entries and
  * running a program, all without a shell (the project's rule holds for the
- * tests too: argv vectors, no system()). Linked into every test binary. */
+ * tests too: argv vectors, no system()), and a monotonic clock. Linked into
+ * every test binary. */
 #pragma once
 
 /* Removes path and everything below it, never following a symlink; makes
@@ -16,3 +17,6 @@ int test_count_entries(const char *dir);
  * PATH=/usr/bin:/bin, waits, and returns its exit status, or -1 when it
  * could not run or died of a signal. */
 int test_run(const char *const argv[]);
+
+/* Milliseconds on the monotonic clock, for timing what a test does. */
+double test_now_ms(void);

@@ -46,6 +46,9 @@ static const struct parse_case parse_cases[] = {
 	{ "line without colon", "phase:compile\nstatus OK\n", 0, 0, 0 },
 	{ "uppercase key", "phase:compile\nStatus:OK\n", 0, 0, 0 },
 	{ "key too long", "phase:compile\nstatus:OK\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:1\n", 0, 0, 0 },
+	{ "wall_us", "phase:test\nindex:1\nstatus:OK\nwall_ms:4\nwall_us:4321\n", 1, EXEC_STATUS_OK, 0 },
+	{ "wall_us above maximum", "phase:compile\nstatus:OK\nwall_us:8640000000000001\n", 0, 0, 0 },
+	{ "wall_us negative", "phase:compile\nstatus:OK\nwall_us:-1\n", 0, 0, 0 },
 };
 
 static void record__parse_table__matches_expectations(void **state)
@@ -111,6 +114,34 @@ static void record__format_then_parse__round_trips(void **state)
 	assert_int_equal(b.limit, EXEC_LIMIT_WALL);
 	assert_string_equal(b.message, "line break");
 	assert_int_equal(exec_record_format(&a, buf, 10, &err), -1);
+}
+
+/* wall_us is optional: written only when set, absent (0) from an older
+ * init's record, and kept exactly through format and parse. */
+static void record__wall_us__optional_and_round_trips(void **state)
+{
+	(void)state;
+	struct exec_record a = { .phase = EXEC_PHASE_TEST, .index = 2, .status = EXEC_STATUS_OK,
+				 .wall_ms = 4, .limit = EXEC_LIMIT_NONE };
+	char buf[1024];
+	struct gv_err err;
+	int n = exec_record_format(&a, buf, sizeof(buf), &err);
+	assert_true(n > 0);
+	assert_null(memmem(buf, (size_t)n, "wall_us", 7));
+	struct exec_record b;
+	assert_int_equal(exec_record_parse(buf, (size_t)n, &b, &err), 0);
+	assert_false(b.present & EXEC_REC_WALL_US);
+	assert_int_equal(b.wall_us, 0);
+
+	a.wall_us = 4321;
+	a.present |= EXEC_REC_WALL_US;
+	n = exec_record_format(&a, buf, sizeof(buf), &err);
+	assert_true(n > 0);
+	assert_non_null(memmem(buf, (size_t)n, "\nwall_us:4321\n", 14));
+	assert_int_equal(exec_record_parse(buf, (size_t)n, &b, &err), 0);
+	assert_true(b.present & EXEC_REC_WALL_US);
+	assert_int_equal(b.wall_us, 4321);
+	assert_int_equal(b.wall_ms, 4);
 }
 
 static const struct exec_frame_cap caps[] = {
@@ -394,6 +425,7 @@ int main(void)
 		cmocka_unit_test(record__nul_byte__is_rejected),
 		cmocka_unit_test(record__long_message__is_truncated),
 		cmocka_unit_test(record__format_then_parse__round_trips),
+		cmocka_unit_test(record__wall_us__optional_and_round_trips),
 		cmocka_unit_test(frame__decoder_table__any_split_gives_same_frames),
 		cmocka_unit_test(frame__after_error__decoder_stays_failed),
 		cmocka_unit_test(frame__header__rejects_bad_kind_and_length),
