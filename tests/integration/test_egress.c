@@ -432,9 +432,7 @@ static const char allow_policy[] =
 static struct exec_job py_job(const char *name, const char *src, const char *const *argv, struct exec_file *f,
 			      const struct tenant_egress_policy *egress)
 {
-	f->name = name;
-	f->data = src;
-	f->len = strlen(src);
+	*f = (struct exec_file){ .name = name, .data = src, .len = strlen(src) };
 	return (struct exec_job){
 		.tenant = "tenant-egress",
 		.run_argv = argv,
