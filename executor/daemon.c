@@ -664,6 +664,20 @@ static void worker_on_term(int sig)
 }
 
 /* The worker process: never returns. */
+/* Whether this node has capacity to spare for creating sandboxes ahead
+ * (executor/pool.h): at least half of its workers idle, counting from the
+ * other workers' slots in shared memory (a racy read: a wrong answer only
+ * moves one creation). */
+static bool node_has_spare(void *arg)
+{
+	const struct worker *w = arg;
+	int busy = 0;
+	for (int k = 0; k < w->d->workers; k++)
+		if (k != w->index && ((const volatile char *)w->d->slots[k].token)[0])
+			busy++;
+	return busy * 2 < w->d->workers;
+}
+
 static void worker_main(struct daemon *d, int k)
 {
 	struct worker_slot *slot = &d->slots[k];
@@ -718,7 +732,8 @@ static void worker_main(struct daemon *d, int k)
 	/* Refilled from the engine's poll: at each job's close, and below
 	 * while no work comes (executor/pool.h). */
 	struct exec_pool pool;
-	struct exec_pool_config pool_cfg = { .size = (unsigned)c->pool_size, .idle_ms = c->pool_idle_ms };
+	struct exec_pool_config pool_cfg = { .size = (unsigned)c->pool_size, .idle_ms = c->pool_idle_ms,
+					     .has_spare = node_has_spare, .spare_arg = &w };
 	if (exec_pool_attach(&pool, &w.engine, &pool_cfg, &err) != 0) {
 		snprintf(slot->error, sizeof(slot->error), "%s", err.msg);
 		slot->state = 2;

@@ -151,7 +151,8 @@ void exec_pool_tick(struct exec_pool *p)
 	 * the last one should find its sandbox (being) created, and the
 	 * finished sandbox's `runsc delete` was already started by its close
 	 * (exec_session_close). */
-	if (!creating && p->e->n_open == 0 && now >= p->retry_after && p->n_held < p->cfg.size)
+	if (!creating && p->e->n_open == 0 && now >= p->retry_after && p->n_held < p->cfg.size &&
+	    (!p->cfg.has_spare || p->cfg.has_spare(p->cfg.spare_arg)))
 		refill(p, now);
 	p->ticking = false;
 }

@@ -369,6 +369,42 @@ static void pool__size_zero__no_pool_and_jobs_run(void **state)
 	assert_int_equal(containers(&g.e), 0);
 }
 
+static bool spare_answer;
+
+static bool spare(void *arg)
+{
+	(void)arg;
+	return spare_answer;
+}
+
+/* A busy node creates nothing ahead; it does again once it has spare. */
+static void pool__no_spare_capacity__nothing_created_ahead(void **state)
+{
+	(void)state;
+	require_ready();
+	struct gv_err err;
+	struct exec_pool_config pc = {.size = 1, .idle_ms = 60000, .has_spare = spare};
+	spare_answer = false;
+	if (exec_pool_attach(&g.pool, &g.e, &pc, &err) != 0)
+		fail_msg("attach: %s", err.msg);
+	struct exec_file f[2];
+	char id[64];
+	struct exec_job j = py_job("tenant-a", "busy", f, 1);
+	run_job(&j, "['job', 'main.py']\nbusy\n", id);
+	for (int i = 0; i < 20; i++) {
+		exec_engine_poll(&g.e);
+		usleep(10000);
+	}
+	assert_int_equal(g.pool.n_held, 0);
+	assert_int_equal(g.pool.stats.created, 0);
+	spare_answer = true;
+	wait_filled(1);
+	assert_int_equal(g.pool.stats.created, 1);
+	struct exec_job j2 = py_job("tenant-a", "idle", f, 1);
+	run_job(&j2, "['job', 'main.py']\nidle\n", id);
+	assert_int_equal(g.pool.stats.hits, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +413,7 @@ int main(void)
 		cmocka_unit_test_teardown(pool__detach__destroys_every_pooled_sandbox, test_teardown),
 		cmocka_unit_test_teardown(pool__executor_crash__swept_by_next_engine, test_teardown),
 		cmocka_unit_test_teardown(pool__size_zero__no_pool_and_jobs_run, test_teardown),
+		cmocka_unit_test_teardown(pool__no_spare_capacity__nothing_created_ahead, test_teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
