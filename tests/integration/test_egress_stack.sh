@@ -16,10 +16,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
 echo "1..6"
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '# %s\n' "${2:0:800}"; return 0; }
-bail() { echo "Bail out! $*"; exit 1; }
+. tests/lib/tap.sh
 
 [ "$(id -u)" -eq 0 ] || bail "needs root (runsc, cgroups, network namespaces)"
 for b in gavel gavel-scheduler gavel-executor gavel-frontend gavel-init; do

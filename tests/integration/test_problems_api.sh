@@ -29,16 +29,8 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
 echo "1..43"
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '# %s\n' "${2:0:800}"; return 0; }
-check() {
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else notok "$d" "last: ${last_code:-} ${last_body:-}"; fi
-}
-bail() { echo "Bail out! $*"; exit 1; }
+. tests/lib/tap.sh
+check_detail() { echo "last: ${last_code:-} ${last_body:-}"; }
 say() { printf '# %s\n' "$*"; }
 
 [ "$(id -u)" -eq 0 ] || bail "needs root (runsc and cgroups)"

@@ -34,17 +34,8 @@ N2=${GAVEL_SCALE_N2:-60}  # fault run size
 
 PLAN=19
 echo "1..$PLAN"
-n=0
-fails=0
+. tests/lib/tap.sh
 T_START=$(date +%s)
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '# %s\n' "${2:0:1500}"; return 0; }
-check() {
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else notok "$d"; fi
-}
-bail() { echo "Bail out! $*"; exit 1; }
 say() { printf '# %s\n' "$*"; }
 now_s() { date +%s.%N; }
 since() { python3 -c "import sys; print('%.1f' % ($(now_s) - float(sys.argv[1])))" "$1"; }

@@ -30,18 +30,10 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
 echo "1..65"
-n=0
-fails=0
+. tests/lib/tap.sh
 T_START=$(date +%s)
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && printf '# %s\n' "${2:0:600}"; return 0; }
-# check NAME COMMAND...: on failure prints the last HTTP answer.
-check() {
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else notok "$d" "last: ${last_code:-} ${last_body:-}"; fi
-}
-bail() { echo "Bail out! $*"; exit 1; }
+# A failed check prints the last HTTP answer.
+check_detail() { echo "last: ${last_code:-} ${last_body:-}"; }
 say() { printf '# %s\n' "$*"; }
 
 [ "$(id -u)" -eq 0 ] || bail "needs root (runsc and cgroups)"

@@ -27,15 +27,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
 echo "1..20"
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { # description command...
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else notok "$d"; fi
-}
-bail() { echo "Bail out! $*"; exit 1; }
+. tests/lib/tap.sh
 
 [ "$(id -u)" -eq 0 ] || bail "needs root (runsc and cgroups)"
 for b in gavel gavel-scheduler gavel-executor gavel-init; do
