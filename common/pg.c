@@ -187,6 +187,96 @@ int gv_pg_exec(PGconn *conn, const char *sql, int nparams, const char *const *pa
 	return 0;
 }
 
+/* Reads one pipelined statement's results up to the NULL that ends them.
+ * Returns its result when it succeeded; NULL after recording the first
+ * failure in err (*failed tells whether one was recorded before). */
+static PGresult *pipeline_result(PGconn *conn, bool *failed, struct gv_err *err)
+{
+	PGresult *ok = NULL, *res;
+	while ((res = PQgetResult(conn)) != NULL) {
+		ExecStatusType st = PQresultStatus(res);
+		if (!ok && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)) {
+			ok = res;
+			continue;
+		}
+		if (!*failed) {
+			if (st == PGRES_PIPELINE_ABORTED)
+				gv_err_set(err, GV_EDB, "pipeline aborted");
+			else
+				set_result_err(err, res);
+			*failed = true;
+		}
+		PQclear(res);
+		if (PQstatus(conn) != CONNECTION_OK)
+			break;
+	}
+	return ok;
+}
+
+PGresult *gv_pg_pipeline(PGconn *conn, const struct gv_pg_stmt *stmts, size_t n, size_t keep,
+			 struct gv_err *err)
+{
+	if (!conn) {
+		gv_err_set(err, GV_EDB, "no database connection");
+		return NULL;
+	}
+	if (n == 0 || keep >= n) {
+		gv_err_set(err, GV_EINVAL, "pipeline: no statement to keep");
+		return NULL;
+	}
+	if (!PQenterPipelineMode(conn)) {
+		set_conn_err(err, conn, "pipeline");
+		return NULL;
+	}
+	bool failed = false;
+	size_t sent = 0;
+	while (sent < n && PQsendQueryParams(conn, stmts[sent].sql, stmts[sent].nparams, NULL, stmts[sent].params,
+					     NULL, NULL, 0))
+		sent++;
+	if (sent < n) {
+		set_conn_err(err, conn, "send query");
+		failed = true;
+	}
+	bool synced = PQpipelineSync(conn) == 1;
+	if (!synced && !failed) {
+		set_conn_err(err, conn, "pipeline sync");
+		failed = true;
+	}
+	PGresult *kept = NULL;
+	for (size_t i = 0; i < sent && PQstatus(conn) == CONNECTION_OK; i++) {
+		PGresult *res = pipeline_result(conn, &failed, err);
+		if (!res && !failed) {
+			gv_err_set(err, GV_EDB, "query returned no result");
+			failed = true;
+		}
+		if (i == keep)
+			kept = res;
+		else
+			PQclear(res);
+	}
+	/* The Sync's own result, then the pipeline is empty. */
+	PGresult *res;
+	while (synced && PQstatus(conn) == CONNECTION_OK && (res = PQgetResult(conn)) != NULL) {
+		ExecStatusType st = PQresultStatus(res);
+		PQclear(res);
+		if (st == PGRES_PIPELINE_SYNC)
+			break;
+	}
+	if (!PQexitPipelineMode(conn) && !failed) {
+		set_conn_err(err, conn, "pipeline end");
+		failed = true;
+	}
+	if (PQstatus(conn) != CONNECTION_OK && !failed) {
+		set_conn_err(err, conn, "query");
+		failed = true;
+	}
+	if (failed) {
+		PQclear(kept);
+		return NULL;
+	}
+	return kept;
+}
+
 int gv_pg_exec_script(PGconn *conn, const char *sql, int *err_position, struct gv_err *err)
 {
 	if (err_position)

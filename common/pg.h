@@ -37,6 +37,23 @@ int gv_pg_exec(PGconn *conn, const char *sql, int nparams, const char *const *pa
 PGresult *gv_pg_query(PGconn *conn, const char *sql, int nparams, const char *const *params,
 		      struct gv_err *err) GV_MUST_CHECK;
 
+/* One statement of a pipeline: text parameters as in gv_pg_query. */
+struct gv_pg_stmt {
+	const char *sql;
+	int nparams;
+	const char *const *params;
+};
+
+/* Sends n statements as one libpq pipeline (one network round trip for all
+ * of them, where gv_pg_query makes one each) and reads every result.
+ * Returns the result of stmts[keep] (caller owns it) when every statement
+ * succeeded; NULL with err naming the first failure otherwise (the server
+ * skips the statements after it). The connection is out of pipeline mode
+ * and idle on return; a transaction that the statements opened and a
+ * failure aborted stays open for the caller to roll back. */
+PGresult *gv_pg_pipeline(PGconn *conn, const struct gv_pg_stmt *stmts, size_t n, size_t keep,
+			 struct gv_err *err) GV_MUST_CHECK;
+
 /* Runs a trusted script of several statements (simple query protocol, no
  * parameters), stopping at the first error. COPY is refused. On a server
  * error, *err_position (when not NULL) receives PostgreSQL's 1-based

@@ -472,18 +472,3 @@ int gv_queue_wait_wake(struct gv_redis *r, bool any_free, double timeout_s, stru
 	gv_redis_reply_free(rep);
 	return rc;
 }
-
-int gv_queue_now_ms(struct gv_redis *r, int64_t *out, struct gv_err *err)
-{
-	redisReply *rep = gv_redis_command(r, err, "TIME");
-	if (!rep)
-		return -1;
-	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING ||
-	    rep->element[1]->type != REDIS_REPLY_STRING) {
-		gv_redis_reply_free(rep);
-		return gv_err_set(err, GV_EPROTO, "TIME: unexpected reply");
-	}
-	*out = strtoll(rep->element[0]->str, NULL, 10) * 1000 + strtoll(rep->element[1]->str, NULL, 10) / 1000;
-	gv_redis_reply_free(rep);
-	return 0;
-}

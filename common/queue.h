@@ -203,5 +203,3 @@ int gv_queue_complete(struct gv_redis *r, const char *node, const struct gv_queu
  * only. 1: woken; 0: timed out; -1: Redis failed. */
 int gv_queue_wait_wake(struct gv_redis *r, bool any_free, double timeout_s, struct gv_err *err) GV_MUST_CHECK;
 
-/* Redis server time in milliseconds. */
-int gv_queue_now_ms(struct gv_redis *r, int64_t *out, struct gv_err *err) GV_MUST_CHECK;

@@ -332,53 +332,40 @@ static void on_sandbox_started(const char *sandbox_id, const struct exec_limits 
 }
 
 /* Marks the row running and returns its request text (caller frees), or
- * NULL with *gone set when there is nothing to run (finished, missing). */
+ * NULL with *gone set when there is nothing to run (finished, missing).
+ * One statement in one pipelined transaction: the claim is on the path of
+ * every job, so it costs one round trip to PostgreSQL, not five. */
 static char *claim(struct worker *w, const struct gv_queue_token *t, char *status, size_t stsz, bool *gone,
 		   struct gv_err *err)
 {
 	*gone = false;
 	if (gv_pg_ensure(w->pg, err) != 0)
 		return NULL;
-	PGconn *c = gv_pg_conn(w->pg);
-	if (tenant_tx_begin(c, t->tid, err) != 0)
-		return NULL;
 	const char *p[] = { t->sid, w->d->node };
-	PGresult *res = gv_pg_query(c,
-				    "UPDATE submissions SET status = 'running', started_at = now(), node = $2, "
-				    "attempts = attempts + 1 WHERE id = $1 AND status IN ('queued', 'running') "
-				    "RETURNING request::text, language",
-				    2, p, err);
-	if (!res) {
-		tenant_tx_rollback(c);
+	/* The second branch reads the row as it was before the UPDATE: the
+	 * status that kept it from being claimed. */
+	PGresult *res = tenant_tx_query(gv_pg_conn(w->pg), t->tid,
+					"WITH claimed AS (UPDATE submissions SET status = 'running', started_at = now(), "
+					"node = $2, attempts = attempts + 1 WHERE id = $1 AND status IN ('queued', "
+					"'running') RETURNING request::text AS request) "
+					"SELECT true, request, NULL FROM claimed UNION ALL "
+					"SELECT false, NULL, status FROM submissions WHERE id = $1 "
+					"AND NOT EXISTS (SELECT 1 FROM claimed)",
+					2, p, err);
+	if (!res)
 		return NULL;
-	}
 	char *req = NULL;
-	if (PQntuples(res) == 1) {
-		if (PQgetisnull(res, 0, 0)) {
-			/* A row without a request (an old frontend): a plain run of
-			 * source in language. Not expected; IE with a reason. */
-			req = strdup("");
-		} else {
-			req = strdup(PQgetvalue(res, 0, 0));
-		}
+	if (PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't') {
+		/* A row without a request (an old frontend) is run as nothing:
+		 * not expected; IE with a reason. */
+		req = strdup(PQgetisnull(res, 0, 1) ? "" : PQgetvalue(res, 0, 1));
 		if (!req)
 			gv_err_set(err, ENOMEM, "out of memory");
 	} else {
 		*gone = true;
+		snprintf(status, stsz, "%s", PQntuples(res) == 1 ? PQgetvalue(res, 0, 2) : "missing");
 	}
 	PQclear(res);
-	if (*gone) {
-		const char *q[] = { t->sid };
-		res = gv_pg_query(c, "SELECT status FROM submissions WHERE id = $1", 1, q, err);
-		snprintf(status, stsz, "%s", res && PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "missing");
-		PQclear(res);
-	}
-	if (tenant_tx_commit(c, err) != 0) {
-		free(req);
-		return NULL;
-	}
-	if (!*gone && !req)
-		return NULL;
 	return req;
 }
 

@@ -86,6 +86,10 @@ struct tenant {
 	long max_gpus; /* -1: no cap */
 	unsigned gpus_used;
 	bool blocked, backlogged;
+	/* The queue's head and its attempts as the pass's snapshot read them
+	 * ("": not read, or used already: ask Redis). */
+	char head[GV_QUEUE_SID_MAX + 1];
+	long head_attempts;
 };
 
 struct sched {
@@ -280,14 +284,10 @@ static int node_dead(struct sched *s, const char *name, struct gv_err *err)
 }
 
 /* Counts the tokens of one node list into the node and tenant figures. */
-static int count_list(struct sched *s, struct node *n, const char *key, struct gv_err *err)
+static void count_tokens(struct sched *s, struct node *n, const redisReply *list)
 {
-	const char *argv[] = { "LRANGE", key, "0", "-1" };
-	redisReply *rep = cmd(s, err, 4, argv);
-	if (!rep)
-		return -1;
-	for (size_t i = 0; i < rep->elements; i++) {
-		redisReply *e = rep->element[i];
+	for (size_t i = 0; i < list->elements; i++) {
+		const redisReply *e = list->element[i];
 		struct gv_queue_token t;
 		struct gv_err terr;
 		n->used++;
@@ -300,17 +300,12 @@ static int count_list(struct sched *s, struct node *n, const char *key, struct g
 			tn->gpus_used += t.gpus;
 		}
 	}
-	gv_redis_reply_free(rep);
-	return 0;
 }
 
-static const char *hash_field(const redisReply *h, const char *name)
+/* A bulk string element of a script reply, or NULL (nil or any other type). */
+static const char *reply_str(const redisReply *r)
 {
-	for (size_t i = 0; i + 1 < h->elements; i += 2)
-		if (h->element[i]->type == REDIS_REPLY_STRING && strcmp(h->element[i]->str, name) == 0 &&
-		    h->element[i + 1]->type == REDIS_REPLY_STRING)
-			return h->element[i + 1]->str;
-	return NULL;
+	return r->type == REDIS_REPLY_STRING ? r->str : NULL;
 }
 
 static unsigned to_uint(const char *s, unsigned dflt, unsigned max)
@@ -325,60 +320,6 @@ static unsigned to_uint(const char *s, unsigned dflt, unsigned max)
 	return (unsigned)v;
 }
 
-/* Executors: live ones into s->nodes, dead ones' work back to the queues. */
-static int scan_executors(struct sched *s, int64_t now, struct gv_err *err)
-{
-	s->n_nodes = 0;
-	const char *argv[] = { "SMEMBERS", GV_QUEUE_EXECUTORS };
-	redisReply *members = cmd(s, err, 2, argv);
-	if (!members)
-		return -1;
-	int rc = 0;
-	for (size_t i = 0; i < members->elements && rc == 0; i++) {
-		const char *name = members->element[i]->str;
-		if (members->element[i]->type != REDIS_REPLY_STRING)
-			continue;
-		char k[GV_QUEUE_KEY_MAX];
-		if (gv_queue_key_exec(k, sizeof(k), name, err) != 0) {
-			rc = node_dead(s, name, err);
-			continue;
-		}
-		const char *hg[] = { "HGETALL", k };
-		redisReply *h = cmd(s, err, 2, hg);
-		if (!h) {
-			rc = -1;
-			break;
-		}
-		const char *hb = h->type == REDIS_REPLY_ARRAY ? hash_field(h, "heartbeat_ms") : NULL;
-		int64_t hbms = hb ? strtoll(hb, NULL, 10) : 0;
-		if (!hb || now - hbms > (int64_t)s->cfg->node_heartbeat_timeout_ms) {
-			gv_redis_reply_free(h);
-			rc = node_dead(s, name, err);
-			continue;
-		}
-		if (s->n_nodes >= SCHED_MAX_NODES) {
-			gv_redis_reply_free(h);
-			continue;
-		}
-		struct node *n = &s->nodes[s->n_nodes++];
-		memset(n, 0, sizeof(*n));
-		snprintf(n->name, sizeof(n->name), "%s", name);
-		n->capacity = to_uint(hash_field(h, "capacity"), 0, 100000);
-		n->burst = to_uint(hash_field(h, "burst"), 0, 1000);
-		n->gpus = to_uint(hash_field(h, "gpus"), 0, 1024);
-		const char *langs = hash_field(h, "languages");
-		snprintf(n->languages, sizeof(n->languages), "%s", langs ? langs : "");
-		gv_redis_reply_free(h);
-		char nq[GV_QUEUE_KEY_MAX], inf[GV_QUEUE_KEY_MAX];
-		if (gv_queue_key_node(nq, sizeof(nq), name, err) != 0 ||
-		    gv_queue_key_inflight(inf, sizeof(inf), name, err) != 0 || count_list(s, n, nq, err) != 0 ||
-		    count_list(s, n, inf, err) != 0)
-			rc = -1;
-	}
-	gv_redis_reply_free(members);
-	return rc;
-}
-
 /* A backlogged tenant's gavel:tenantcfg hash is gone (a Redis flush or
  * loss; the CLI publishes it only on create/update/sync): publish it again
  * from PostgreSQL, the truth, so that the tenant's weight and caps keep
@@ -388,18 +329,13 @@ static int restore_tenant_cfg(struct sched *s, struct tenant *t, struct gv_err *
 {
 	if (gv_pg_ensure(s->pg, err) != 0)
 		return -1;
-	PGconn *c = gv_pg_conn(s->pg);
-	if (tenant_tx_begin(c, t->tid, err) != 0)
-		return -1;
 	const char *p[] = { t->tid };
-	PGresult *res = gv_pg_query(c,
-				    "SELECT t.disabled, " TENANT_QUOTA_COLUMNS
-				    " FROM tenants t JOIN tenant_quotas q ON q.tenant_id = t.id WHERE t.id = $1::uuid",
-				    1, p, err);
-	if (!res) {
-		tenant_tx_rollback(c);
+	PGresult *res = tenant_tx_query(gv_pg_conn(s->pg), t->tid,
+					"SELECT t.disabled, " TENANT_QUOTA_COLUMNS
+					" FROM tenants t JOIN tenant_quotas q ON q.tenant_id = t.id WHERE t.id = $1::uuid",
+					1, p, err);
+	if (!res)
 		return -1;
-	}
 	struct tenant_quota q;
 	bool found = PQntuples(res) == 1, disabled = false;
 	int rc = 0;
@@ -408,11 +344,7 @@ static int restore_tenant_cfg(struct sched *s, struct tenant *t, struct gv_err *
 		rc = tenant_quota_from_pg(res, 0, 1, &q, err);
 	}
 	PQclear(res);
-	if (rc != 0) {
-		tenant_tx_rollback(c);
-		return -1;
-	}
-	if (tenant_tx_commit(c, err) != 0)
+	if (rc != 0)
 		return -1;
 	if (!found)
 		return 0;
@@ -428,59 +360,141 @@ static int restore_tenant_cfg(struct sched *s, struct tenant *t, struct gv_err *
 	return 1;
 }
 
-static int scan_backlog(struct sched *s, struct gv_err *err)
+/* Everything a pass reads, in one script, so that a pass costs one round
+ * trip to Redis before its first placement, not a dozen (on a host whose
+ * CPUs are busy with sandboxes each round trip waits for a core; this is
+ * what a job of an idle tenant waits for while another has a backlog).
+ * Reply: {now_ms (Redis server time),
+ *         {{node, heartbeat_ms, capacity, burst, gpus, languages,
+ *           {nq tokens}, {inflight tokens}}, ...},
+ *         {{tid, queued, weight, max_running, max_gpus, head sid,
+ *           head's attempts}, ...}}
+ * with nil for a missing field. Keys as in common/queue.h. */
+static const char SNAPSHOT_LUA[] =
+	"local t = redis.call('TIME') "
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+	"local nodes, tenants = {}, {} "
+	"for _, n in ipairs(redis.call('SMEMBERS', '" GV_QUEUE_EXECUTORS "')) do "
+	"  local h = redis.call('HMGET', 'gavel:exec:' .. n, 'heartbeat_ms', 'capacity', 'burst', 'gpus', "
+	"    'languages') "
+	"  nodes[#nodes + 1] = {n, h[1], h[2], h[3], h[4], h[5], redis.call('LRANGE', 'gavel:nq:' .. n, 0, -1), "
+	"    redis.call('LRANGE', 'gavel:inflight:' .. n, 0, -1)} "
+	"end "
+	"for _, tid in ipairs(redis.call('SMEMBERS', '" GV_QUEUE_BACKLOG "')) do "
+	"  local len = redis.call('LLEN', 'gavel:tq:' .. tid) "
+	"  local c = redis.call('HMGET', 'gavel:tenantcfg:' .. tid, 'weight', 'max_running', 'max_gpus') "
+	"  local head = redis.call('LINDEX', 'gavel:tq:' .. tid, 0) "
+	"  local attempts = false "
+	"  if head then attempts = redis.call('HGET', '" GV_QUEUE_ATTEMPTS "', head) end "
+	"  tenants[#tenants + 1] = {tid, len, c[1], c[2], c[3], head, attempts} "
+	"end "
+	"return {now, nodes, tenants}";
+
+static bool snapshot_shape_ok(const redisReply *rep)
 {
-	const char *argv[] = { "SMEMBERS", GV_QUEUE_BACKLOG };
-	redisReply *members = cmd(s, err, 2, argv);
-	if (!members)
-		return -1;
-	for (size_t i = 0; i < members->elements; i++) {
-		if (members->element[i]->type != REDIS_REPLY_STRING)
-			continue;
-		struct tenant *t = tenant_get(s, members->element[i]->str);
-		if (t)
-			t->backlogged = true;
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 || rep->element[0]->type != REDIS_REPLY_INTEGER ||
+	    rep->element[1]->type != REDIS_REPLY_ARRAY || rep->element[2]->type != REDIS_REPLY_ARRAY)
+		return false;
+	for (size_t i = 0; i < rep->element[1]->elements; i++) {
+		const redisReply *n = rep->element[1]->element[i];
+		if (n->type != REDIS_REPLY_ARRAY || n->elements != 8 || n->element[0]->type != REDIS_REPLY_STRING ||
+		    n->element[6]->type != REDIS_REPLY_ARRAY || n->element[7]->type != REDIS_REPLY_ARRAY)
+			return false;
 	}
-	gv_redis_reply_free(members);
-	for (size_t i = 0; i < s->n_tenants; i++) {
-		struct tenant *t = &s->tenants[i];
-		if (!t->backlogged)
-			continue;
-		char tq[GV_QUEUE_KEY_MAX], cfgk[GV_QUEUE_KEY_MAX];
-		if (gv_queue_key_tenant(tq, sizeof(tq), t->tid, err) != 0 ||
-		    gv_queue_key_tenantcfg(cfgk, sizeof(cfgk), t->tid, err) != 0)
-			return -1;
-		const char *ll[] = { "LLEN", tq };
-		redisReply *rep = cmd(s, err, 2, ll);
-		if (!rep)
-			return -1;
-		t->queued = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0 ? (unsigned)rep->integer : 0;
-		gv_redis_reply_free(rep);
-		const char *hm[] = { "HMGET", cfgk, "weight", "max_running", "max_gpus" };
-		rep = cmd(s, err, 5, hm);
-		if (!rep)
-			return -1;
-		if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 3) {
-			const char *w = rep->element[0]->type == REDIS_REPLY_STRING ? rep->element[0]->str : NULL;
-			const char *m = rep->element[1]->type == REDIS_REPLY_STRING ? rep->element[1]->str : NULL;
-			const char *g = rep->element[2]->type == REDIS_REPLY_STRING ? rep->element[2]->str : NULL;
-			t->weight = to_uint(w, GV_QUEUE_DEFAULT_WEIGHT, 1000000);
-			if (t->weight == 0)
-				t->weight = 1;
-			t->max_running = to_uint(m, GV_QUEUE_DEFAULT_MAX_RUNNING, 1000000);
-			/* Fail closed: without a published GPU quota a tenant holds
-			 * none (tenant_quota_defaults' max_gpus is 0 as well). */
-			t->max_gpus = g ? (long)to_uint(g, 0, 1024) : 0;
-			if (!w && !m && !g) {
-				struct gv_err rerr;
-				if (restore_tenant_cfg(s, t, &rerr) < 0)
-					gv_warn(&s->log, "tenant %s: scheduling config missing from Redis and not "
-						"restored (%s); defaults apply", t->tid, rerr.msg);
-			}
-		}
-		gv_redis_reply_free(rep);
+	for (size_t i = 0; i < rep->element[2]->elements; i++) {
+		const redisReply *t = rep->element[2]->element[i];
+		if (t->type != REDIS_REPLY_ARRAY || t->elements != 7 || t->element[0]->type != REDIS_REPLY_STRING ||
+		    t->element[1]->type != REDIS_REPLY_INTEGER)
+			return false;
 	}
+	return true;
+}
+
+/* One executor of the snapshot: a live one into s->nodes; a silent one's
+ * work back to the queues (*died set). */
+static int scan_node(struct sched *s, int64_t now, const redisReply *e, bool *died, struct gv_err *err)
+{
+	const char *name = e->element[0]->str;
+	const char *hb = reply_str(e->element[1]);
+	if (!gv_queue_node_ok(name) || !hb || now - strtoll(hb, NULL, 10) > (int64_t)s->cfg->node_heartbeat_timeout_ms) {
+		*died = true;
+		return node_dead(s, name, err);
+	}
+	if (s->n_nodes >= SCHED_MAX_NODES)
+		return 0;
+	struct node *n = &s->nodes[s->n_nodes++];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->capacity = to_uint(reply_str(e->element[2]), 0, 100000);
+	n->burst = to_uint(reply_str(e->element[3]), 0, 1000);
+	n->gpus = to_uint(reply_str(e->element[4]), 0, 1024);
+	const char *langs = reply_str(e->element[5]);
+	snprintf(n->languages, sizeof(n->languages), "%s", langs ? langs : "");
+	count_tokens(s, n, e->element[6]);
+	count_tokens(s, n, e->element[7]);
 	return 0;
+}
+
+/* One backlogged tenant of the snapshot: its queue length, scheduling
+ * config (published again from PostgreSQL when Redis lost it) and head. */
+static void scan_tenant(struct sched *s, const redisReply *e)
+{
+	struct tenant *t = tenant_get(s, e->element[0]->str);
+	if (!t)
+		return;
+	t->backlogged = true;
+	t->queued = e->element[1]->integer > 0 ? (unsigned)e->element[1]->integer : 0;
+	const char *w = reply_str(e->element[2]), *m = reply_str(e->element[3]), *g = reply_str(e->element[4]);
+	t->weight = to_uint(w, GV_QUEUE_DEFAULT_WEIGHT, 1000000);
+	if (t->weight == 0)
+		t->weight = 1;
+	t->max_running = to_uint(m, GV_QUEUE_DEFAULT_MAX_RUNNING, 1000000);
+	/* Fail closed: without a published GPU quota a tenant holds none
+	 * (tenant_quota_defaults' max_gpus is 0 as well). */
+	t->max_gpus = g ? (long)to_uint(g, 0, 1024) : 0;
+	if (!w && !m && !g) {
+		struct gv_err rerr;
+		if (restore_tenant_cfg(s, t, &rerr) < 0)
+			gv_warn(&s->log, "tenant %s: scheduling config missing from Redis and not restored (%s); "
+				"defaults apply", t->tid, rerr.msg);
+	}
+	/* A malformed head is left to gv_queue_peek, which reports and drops it. */
+	const char *head = reply_str(e->element[5]);
+	if (head && gv_queue_sid_ok(head)) {
+		snprintf(t->head, sizeof(t->head), "%s", head);
+		const char *a = reply_str(e->element[6]);
+		t->head_attempts = a ? strtol(a, NULL, 10) : 0;
+	}
+}
+
+/* Fills s->nodes and s->tenants for a pass from one snapshot. A node found
+ * dead has its jobs put back at the front of their queues, which changes
+ * the heads and lengths just read: then the snapshot is taken again. */
+static int scan(struct sched *s, struct gv_err *err)
+{
+	for (int round = 0;; round++) {
+		const char *argv[] = { "EVAL", SNAPSHOT_LUA, "0" };
+		redisReply *rep = cmd(s, err, 3, argv);
+		if (!rep)
+			return -1;
+		if (!snapshot_shape_ok(rep)) {
+			gv_redis_reply_free(rep);
+			return gv_err_set(err, GV_EPROTO, "scheduler snapshot: unexpected reply shape");
+		}
+		s->n_nodes = 0;
+		s->n_tenants = 0;
+		bool died = false;
+		int rc = 0;
+		const redisReply *nodes = rep->element[1], *tenants = rep->element[2];
+		for (size_t i = 0; i < nodes->elements && rc == 0; i++)
+			rc = scan_node(s, rep->element[0]->integer, nodes->element[i], &died, err);
+		if (rc == 0 && (!died || round > 0))
+			for (size_t i = 0; i < tenants->elements; i++)
+				scan_tenant(s, tenants->element[i]);
+		gv_redis_reply_free(rep);
+		if (rc != 0 || !died || round > 0)
+			return rc;
+	}
 }
 
 /* ---- PostgreSQL ---- */
@@ -498,19 +512,14 @@ static int load_meta(struct sched *s, const char *tid, const char *sid, struct j
 	memset(m, 0, sizeof(*m));
 	if (gv_pg_ensure(s->pg, err) != 0)
 		return -1;
-	PGconn *c = gv_pg_conn(s->pg);
-	if (tenant_tx_begin(c, tid, err) != 0)
-		return -1;
 	const char *p[] = { sid };
-	PGresult *res = gv_pg_query(c,
-				    "SELECT status, language, COALESCE((request->>'gpus')::int, 0), "
-				    "COALESCE(jsonb_typeof(request->'tests') = 'array', false) "
-				    "FROM submissions WHERE id = $1",
-				    1, p, err);
-	if (!res) {
-		tenant_tx_rollback(c);
+	PGresult *res = tenant_tx_query(gv_pg_conn(s->pg), tid,
+					"SELECT status, language, COALESCE((request->>'gpus')::int, 0), "
+					"COALESCE(jsonb_typeof(request->'tests') = 'array', false) "
+					"FROM submissions WHERE id = $1",
+					1, p, err);
+	if (!res)
 		return -1;
-	}
 	if (PQntuples(res) == 1) {
 		m->found = true;
 		snprintf(m->status, sizeof(m->status), "%s", PQgetvalue(res, 0, 0));
@@ -519,7 +528,7 @@ static int load_meta(struct sched *s, const char *tid, const char *sid, struct j
 		m->judged = PQgetvalue(res, 0, 3)[0] == 't';
 	}
 	PQclear(res);
-	return tenant_tx_commit(c, err);
+	return 0;
 }
 
 /* Finishes a submission as IE (attempts exhausted, nothing can run it).
@@ -713,7 +722,17 @@ static int place(struct sched *s, struct gv_err *err)
 		struct tenant *t = &s->tenants[i];
 		struct gv_log_ctx ctx = { .tenant = t->tid, .node = s->instance };
 		char sid[GV_QUEUE_SID_MAX + 1];
-		int got = gv_queue_peek(s->r, t->tid, sid, sizeof(sid), err);
+		long attempts = -1;
+		int got;
+		if (t->head[0]) {
+			/* Once: whatever happens to it, the tenant's next pick asks. */
+			memcpy(sid, t->head, sizeof(sid));
+			attempts = t->head_attempts;
+			t->head[0] = '\0';
+			got = 1;
+		} else {
+			got = gv_queue_peek(s->r, t->tid, sid, sizeof(sid), err);
+		}
 		if (got < 0) {
 			rc = -1;
 			break;
@@ -749,7 +768,8 @@ static int place(struct sched *s, struct gv_err *err)
 				continue;
 			}
 		}
-		long attempts = get_attempts(s, sid, err);
+		if (attempts < 0)
+			attempts = get_attempts(s, sid, err);
 		if (attempts < 0) {
 			rc = -1;
 			break;
@@ -989,12 +1009,7 @@ static int retention_step(struct sched *s, uint64_t budget_ms, struct gv_err *er
 
 int sched_tick(struct sched *s, struct gv_err *err)
 {
-	int64_t now;
-	if (gv_queue_now_ms(s->r, &now, err) != 0)
-		return -1;
-	s->n_tenants = 0;
-	if (scan_executors(s, now, err) != 0 || scan_backlog(s, err) != 0 || place(s, err) != 0 ||
-	    publish_running(s, err) != 0)
+	if (scan(s, err) != 0 || place(s, err) != 0 || publish_running(s, err) != 0)
 		return -1;
 	uint64_t m = mono_ms();
 	if (m >= s->next_reconcile_ms) {

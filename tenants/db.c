@@ -35,6 +35,25 @@ int tenant_tx_begin(PGconn *conn, const char *tenant_id, struct gv_err *err)
 	return 0;
 }
 
+PGresult *tenant_tx_query(PGconn *conn, const char *tenant_id, const char *sql, int nparams,
+			  const char *const *params, struct gv_err *err)
+{
+	if (!tenant_uuid_valid(tenant_id)) {
+		gv_err_set(err, GV_EINVAL, "tenant id is not a uuid");
+		return NULL;
+	}
+	const struct gv_pg_stmt stmts[] = {
+		{ "BEGIN", 0, NULL },
+		{ TENANT_SQL_SET_TENANT, 1, &tenant_id },
+		{ sql, nparams, params },
+		{ "COMMIT", 0, NULL },
+	};
+	PGresult *res = gv_pg_pipeline(conn, stmts, sizeof(stmts) / sizeof(stmts[0]), 2, err);
+	if (!res)
+		tenant_tx_rollback(conn);
+	return res;
+}
+
 int tenant_tx_commit(PGconn *conn, struct gv_err *err)
 {
 	PGresult *res = gv_pg_query(conn, "COMMIT", 0, NULL, err);

@@ -26,6 +26,15 @@ int tenant_tx_commit(PGconn *conn, struct gv_err *err) GV_MUST_CHECK;
  * loudly: for error paths. */
 void tenant_tx_rollback(PGconn *conn);
 
+/* One statement in its own transaction for tenant_id: BEGIN,
+ * TENANT_SQL_SET_TENANT, sql and COMMIT go as one pipeline, one round trip
+ * to the server where tenant_tx_begin, a query and tenant_tx_commit take
+ * four (each a wait for a CPU on a busy host). Returns sql's result,
+ * committed (caller PQclear()s it), or NULL with err filled and the
+ * connection idle, nothing committed. */
+PGresult *tenant_tx_query(PGconn *conn, const char *tenant_id, const char *sql, int nparams,
+			  const char *const *params, struct gv_err *err) GV_MUST_CHECK;
+
 /* True when s is a canonical-looking uuid text (36 chars, hex and dashes
  * at 8-4-4-4-12). Pure. */
 int tenant_uuid_valid(const char *s);

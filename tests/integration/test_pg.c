@@ -1,6 +1,6 @@
 /* Integration tests of common/pg.c against the real PostgreSQL of
  * tests/run.sh (GAVEL_DATABASE_URL): parameterised queries, results
- * drained after errors, statement timeouts, bounded connect retries and
+ * drained after errors, pipelines, statement timeouts, bounded connect retries and
  * reconnecting after the server dropped the session. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,6 +81,70 @@ static void pg__server_error__sqlstate_and_idle_after(void **state)
 	PQfinish(c);
 }
 
+static void pg__pipeline__kept_result_one_transaction_idle_after(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *c = gv_pg_connect(need_env("GAVEL_DATABASE_URL"), 5, 0, &err);
+	if (!c)
+		fail_msg("connect: %s", err.msg);
+	const char *bang[] = { "!" };
+	const struct gv_pg_stmt stmts[] = {
+		{ "BEGIN", 0, NULL },
+		{ "SELECT set_config('gavel.pipeline_test', 'set', true)", 0, NULL },
+		{ "SELECT current_setting('gavel.pipeline_test') || $1", 1, bang },
+		{ "COMMIT", 0, NULL },
+	};
+	PGresult *res = gv_pg_pipeline(c, stmts, 4, 2, &err);
+	if (!res)
+		fail_msg("pipeline: %s", err.msg);
+	/* The local setting of statement 2 was visible to statement 3: one
+	 * transaction, committed, and nothing left behind. */
+	assert_string_equal(PQgetvalue(res, 0, 0), "set!");
+	PQclear(res);
+	assert_int_equal(PQpipelineStatus(c), PQ_PIPELINE_OFF);
+	assert_int_equal(PQtransactionStatus(c), PQTRANS_IDLE);
+	res = gv_pg_query(c, "SELECT coalesce(current_setting('gavel.pipeline_test', true), '')", 0, NULL, &err);
+	assert_non_null(res);
+	assert_string_equal(PQgetvalue(res, 0, 0), "");
+	PQclear(res);
+	assert_null(gv_pg_pipeline(c, stmts, 4, 4, &err));
+	assert_int_equal(err.code, GV_EINVAL);
+	PQfinish(c);
+}
+
+static void pg__pipeline_error__first_failure_rest_skipped(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *c = gv_pg_connect(need_env("GAVEL_DATABASE_URL"), 5, 0, &err);
+	if (!c)
+		fail_msg("connect: %s", err.msg);
+	assert_int_equal(gv_pg_exec(c, "CREATE TEMP TABLE pipeline_t (v int)", 0, NULL, &err), 0);
+	const struct gv_pg_stmt stmts[] = {
+		{ "BEGIN", 0, NULL },
+		{ "INSERT INTO pipeline_t VALUES (1)", 0, NULL },
+		{ "SELECT 1/0", 0, NULL },
+		{ "INSERT INTO pipeline_t VALUES (2)", 0, NULL },
+		{ "COMMIT", 0, NULL },
+	};
+	assert_null(gv_pg_pipeline(c, stmts, 5, 1, &err));
+	assert_int_equal(err.code, GV_EDB);
+	assert_non_null(strstr(err.msg, "22012"));
+	/* The transaction the pipeline opened is the caller's to roll back;
+	 * the connection takes queries again. */
+	assert_int_equal(PQpipelineStatus(c), PQ_PIPELINE_OFF);
+	assert_int_equal(PQtransactionStatus(c), PQTRANS_INERROR);
+	assert_int_equal(gv_pg_exec(c, "ROLLBACK", 0, NULL, &err), 0);
+	assert_int_equal(query_long(c, "SELECT count(*) FROM pipeline_t", 0, NULL), 0);
+	/* Without BEGIN the statements up to the sync are one implicit
+	 * transaction: the failure undoes the first insert as well. */
+	assert_null(gv_pg_pipeline(c, stmts + 1, 3, 0, &err));
+	assert_int_equal(PQtransactionStatus(c), PQTRANS_IDLE);
+	assert_int_equal(query_long(c, "SELECT count(*) FROM pipeline_t", 0, NULL), 0);
+	PQfinish(c);
+}
+
 static void pg__statement_timeout__cancels_and_conn_survives(void **state)
 {
 	(void)state;
@@ -155,6 +219,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pg__params__roundtrip_and_null),
 		cmocka_unit_test(pg__server_error__sqlstate_and_idle_after),
+		cmocka_unit_test(pg__pipeline__kept_result_one_transaction_idle_after),
+		cmocka_unit_test(pg__pipeline_error__first_failure_rest_skipped),
 		cmocka_unit_test(pg__statement_timeout__cancels_and_conn_survives),
 		cmocka_unit_test(pg__closed_port__bounded_retries_no_password),
 		cmocka_unit_test(pg__terminated_backend__reconnects),

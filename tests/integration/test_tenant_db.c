@@ -179,6 +179,53 @@ static void rls__service_without_where__sees_only_its_tenant(void **state)
 	PQfinish(o);
 }
 
+static void tx_query__one_round_trip__scoped_committed_or_rolled_back(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	PGconn *o = owner(), *s = service();
+	struct tenant_info a, b;
+	new_tenant(o, "txq-a", &a);
+	new_tenant(o, "txq-b", &b);
+	add_submission(o, a.id, "queued", "0");
+	add_submission(o, b.id, "queued", "0");
+	add_submission(o, b.id, "done", "0");
+	PGresult *res = tenant_tx_query(s, b.id, "SELECT count(*), count(DISTINCT tenant_id) FROM submissions", 0,
+					NULL, &err);
+	if (!res)
+		fail_msg("tenant_tx_query: %s", err.msg);
+	assert_string_equal(PQgetvalue(res, 0, 0), "2");
+	assert_string_equal(PQgetvalue(res, 0, 1), "1");
+	PQclear(res);
+	assert_int_equal(PQtransactionStatus(s), PQTRANS_IDLE);
+	/* The tenant setting ended with the transaction. */
+	assert_int_equal(q_ll(s, "SELECT count(*) FROM submissions", 0, NULL), 0);
+	/* A write is committed; another tenant's row is out of reach. */
+	const char *pa[] = { a.id };
+	res = tenant_tx_query(s, b.id, "UPDATE submissions SET status = 'cancelled' WHERE tenant_id = $1::uuid", 1,
+			      pa, &err);
+	assert_non_null(res);
+	assert_string_equal(PQcmdTuples(res), "0");
+	PQclear(res);
+	res = tenant_tx_query(s, a.id, "UPDATE submissions SET status = 'cancelled' WHERE tenant_id = $1::uuid", 1,
+			      pa, &err);
+	assert_non_null(res);
+	assert_string_equal(PQcmdTuples(res), "1");
+	PQclear(res);
+	assert_int_equal(q_ll(o, "SELECT count(*) FROM submissions WHERE tenant_id = $1::uuid AND status = 'cancelled'",
+			      1, pa),
+			 1);
+	/* A failing statement: nothing committed, the connection idle. */
+	assert_null(tenant_tx_query(s, a.id, "UPDATE submissions SET status = 'queued' WHERE 1/0 = 1", 0, NULL, &err));
+	assert_non_null(strstr(err.msg, "22012"));
+	assert_int_equal(PQtransactionStatus(s), PQTRANS_IDLE);
+	assert_null(tenant_tx_query(s, "not-a-uuid", "SELECT 1", 0, NULL, &err));
+	assert_int_equal(err.code, GV_EINVAL);
+	assert_int_equal(q_ll(s, "SELECT 5", 0, NULL), 5);
+	PQfinish(s);
+	PQfinish(o);
+}
+
 static void audit__tamper_as_owner__verify_names_the_row(void **state)
 {
 	(void)state;
@@ -704,6 +751,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rls__service_without_where__sees_only_its_tenant),
+		cmocka_unit_test(tx_query__one_round_trip__scoped_committed_or_rolled_back),
 		cmocka_unit_test(audit__tamper_as_owner__verify_names_the_row),
 		cmocka_unit_test(audit__service_role__cannot_update_or_delete),
 		cmocka_unit_test(audit__concurrent_appends__one_intact_chain),
