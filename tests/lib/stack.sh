@@ -70,6 +70,12 @@ stack_cleanup() {
 	fi
 	rm -rf "$TMP" "$RUNSC_ROOT" "$WORK_ROOT"
 	local cg
+	# What runsc no longer lists (a sandbox whose state went with a killed
+	# executor, e.g. one its pool had created) is still in our cgroups.
+	for cg in /sys/fs/cgroup/*/"$CG_PARENT" /sys/fs/cgroup/"$CG_PARENT"; do
+		[ -n "$CG_PARENT" ] && [ -d "$cg" ] && find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | xargs -r kill -KILL 2>/dev/null
+	done
+	sleep 0.2
 	for cg in /sys/fs/cgroup/*/"$CG_PARENT" /sys/fs/cgroup/"$CG_PARENT"; do
 		[ -d "$cg" ] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
