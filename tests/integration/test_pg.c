@@ -42,13 +42,33 @@ static long query_long(PGconn *conn, const char *sql, int nparams, const char *c
 	return v;
 }
 
+/* A connection to the test database, or the test fails. */
+static PGconn *connect_db(int statement_timeout_ms)
+{
+	struct gv_err err;
+	PGconn *c = gv_pg_connect(need_env("GAVEL_DATABASE_URL"), 5, statement_timeout_ms, &err);
+	if (!c)
+		fail_msg("connect: %s", err.msg);
+	return c;
+}
+
+/* Ends conn's session from another one, as an administrator or a
+ * failover would; conn's libpq notices at its next query. */
+static void terminate_backend(PGconn *conn)
+{
+	char pid[32];
+	snprintf(pid, sizeof(pid), "%d", PQbackendPID(conn));
+	PGconn *killer = connect_db(0);
+	const char *p[] = { pid };
+	assert_int_equal(query_long(killer, "SELECT pg_terminate_backend($1::int, 5000)::int", 1, p), 1);
+	PQfinish(killer);
+}
+
 static void pg__params__roundtrip_and_null(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *c = gv_pg_connect(need_env("GAVEL_DATABASE_URL"), 5, 0, &err);
-	if (!c)
-		fail_msg("connect: %s", err.msg);
+	PGconn *c = connect_db(0);
 	const char *p[] = { "41", "x'; DROP TABLE y; --" };
 	assert_int_equal(query_long(c, "SELECT $1::int + 1", 1, p), 42);
 	PGresult *res = gv_pg_query(c, "SELECT $2::text, $1::int IS NULL", 2, (const char *const[]){ NULL, p[1] }, &err);
@@ -63,9 +83,7 @@ static void pg__server_error__sqlstate_and_idle_after(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *c = gv_pg_connect(need_env("GAVEL_DATABASE_URL"), 5, 0, &err);
-	if (!c)
-		fail_msg("connect: %s", err.msg);
+	PGconn *c = connect_db(0);
 	assert_null(gv_pg_query(c, "SELECT 1/0", 0, NULL, &err));
 	assert_int_equal(err.code, GV_EDB);
 	assert_non_null(strstr(err.msg, "22012"));
@@ -85,9 +103,7 @@ static void pg__pipeline__kept_result_one_transaction_idle_after(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *c = gv_pg_connect(need_env("GAVEL_DATABASE_URL"), 5, 0, &err);
-	if (!c)
-		fail_msg("connect: %s", err.msg);
+	PGconn *c = connect_db(0);
 	const char *bang[] = { "!" };
 	const struct gv_pg_stmt stmts[] = {
 		{ "BEGIN", 0, NULL },
@@ -117,9 +133,7 @@ static void pg__pipeline_error__first_failure_rest_skipped(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *c = gv_pg_connect(need_env("GAVEL_DATABASE_URL"), 5, 0, &err);
-	if (!c)
-		fail_msg("connect: %s", err.msg);
+	PGconn *c = connect_db(0);
 	assert_int_equal(gv_pg_exec(c, "CREATE TEMP TABLE pipeline_t (v int)", 0, NULL, &err), 0);
 	const struct gv_pg_stmt stmts[] = {
 		{ "BEGIN", 0, NULL },
@@ -145,13 +159,37 @@ static void pg__pipeline_error__first_failure_rest_skipped(void **state)
 	PQfinish(c);
 }
 
+static void pg__pipeline_dead_session__fails_fast_and_reconnects(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	struct gv_pg_opts o = { .url = need_env("GAVEL_DATABASE_URL"), .backoff_initial_ms = 20, .backoff_max_ms = 200 };
+	struct gv_pg *pg = gv_pg_new(&o, &err);
+	if (!pg)
+		fail_msg("gv_pg_new: %s", err.msg);
+	terminate_backend(gv_pg_conn(pg));
+	const struct gv_pg_stmt stmts[] = { { "BEGIN", 0, NULL }, { "SELECT 1", 0, NULL }, { "COMMIT", 0, NULL } };
+	long t0 = now_ms();
+	assert_null(gv_pg_pipeline(gv_pg_conn(pg), stmts, 3, 1, &err));
+	assert_true(now_ms() - t0 < 3000);
+	assert_int_equal(err.code, GV_EDB);
+	assert_false(gv_pg_conn_ok(gv_pg_conn(pg)));
+	/* The broken session is replaced and the same pipeline goes through. */
+	assert_int_equal(gv_pg_ensure(pg, &err), 0);
+	PGresult *res = gv_pg_pipeline(gv_pg_conn(pg), stmts, 3, 1, &err);
+	if (!res)
+		fail_msg("pipeline after reconnect: %s", err.msg);
+	assert_string_equal(PQgetvalue(res, 0, 0), "1");
+	PQclear(res);
+	assert_int_equal(gv_pg_reconnects(pg), 1);
+	gv_pg_free(pg);
+}
+
 static void pg__statement_timeout__cancels_and_conn_survives(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *c = gv_pg_connect(need_env("GAVEL_DATABASE_URL"), 5, 200, &err);
-	if (!c)
-		fail_msg("connect: %s", err.msg);
+	PGconn *c = connect_db(200);
 	long t0 = now_ms();
 	assert_int_equal(gv_pg_exec(c, "SELECT pg_sleep(5)", 0, NULL, &err), -1);
 	assert_true(now_ms() - t0 < 3000);
@@ -191,14 +229,7 @@ static void pg__terminated_backend__reconnects(void **state)
 	if (!pg)
 		fail_msg("gv_pg_new: %s", err.msg);
 	long pid1 = query_long(gv_pg_conn(pg), "SELECT pg_backend_pid()", 0, NULL);
-
-	PGconn *killer = gv_pg_connect(url, 5, 0, &err);
-	assert_non_null(killer);
-	char pidtxt[32];
-	snprintf(pidtxt, sizeof(pidtxt), "%ld", pid1);
-	const char *p[] = { pidtxt };
-	assert_int_equal(query_long(killer, "SELECT pg_terminate_backend($1::int, 5000)::int", 1, p), 1);
-	PQfinish(killer);
+	terminate_backend(gv_pg_conn(pg));
 
 	/* The next query finds the session gone... */
 	assert_int_equal(gv_pg_ensure(pg, &err), 0); /* libpq has not noticed yet */
@@ -221,6 +252,7 @@ int main(void)
 		cmocka_unit_test(pg__server_error__sqlstate_and_idle_after),
 		cmocka_unit_test(pg__pipeline__kept_result_one_transaction_idle_after),
 		cmocka_unit_test(pg__pipeline_error__first_failure_rest_skipped),
+		cmocka_unit_test(pg__pipeline_dead_session__fails_fast_and_reconnects),
 		cmocka_unit_test(pg__statement_timeout__cancels_and_conn_survives),
 		cmocka_unit_test(pg__closed_port__bounded_retries_no_password),
 		cmocka_unit_test(pg__terminated_backend__reconnects),

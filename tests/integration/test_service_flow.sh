@@ -11,6 +11,9 @@
 #      held.
 #   3. kill -9 of the leader scheduler: the standby takes the lock and work
 #      keeps flowing.
+#   Between 1 and 2: a token for a finished and for a missing submission in
+#   a node queue (a late duplicate) is acknowledged without running
+#   anything or touching the finished row.
 #
 # Uses GAVEL_DATABASE_URL / GAVEL_SERVICE_DATABASE_URL / GAVEL_REDIS_URL from
 # tests/lib/services.sh when set (tests/run.sh), else starts its own. Needs
@@ -22,7 +25,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..13"
+echo "1..14"
 . tests/lib/tap.sh
 
 [ "$(id -u)" -eq 0 ] || bail "needs root (runsc and cgroups)"
@@ -192,6 +195,21 @@ drained() {
 	[ "$(redis-cli -p "$RPORT" EVAL "return #redis.call('KEYS','gavel:tq:*') + redis.call('LLEN','gavel:inflight:n1') + redis.call('LLEN','gavel:inflight:n2') + redis.call('HLEN','gavel:attempts')" 0)" = 0 ]
 }
 check "queues drained, nothing in flight" wait_for 10 drained
+
+# ---- a late duplicate token: nothing runs, the finished row stays ----
+SID0=${PHASE1[0]}
+row0() { sql -c "SELECT status, verdict, attempts, finished_at, node FROM submissions WHERE id = '$SID0'"; }
+before=$(row0)
+T0=$(sql -c "SELECT tenant_id FROM submissions WHERE id = '$SID0'")
+rc RPUSH gavel:nq:n2 "$T0:$SID0:0" "$T0:missingsubmission0001:0" >/dev/null
+stale_acked() {
+	[ "$(redis-cli -p "$RPORT" EVAL "return redis.call('LLEN','gavel:nq:n2') + redis.call('LLEN','gavel:inflight:n2')" 0)" = 0 ] &&
+		grep -q 'nothing to run (status done)' "$TMP/n2.log" && grep -q 'nothing to run (status missing)' "$TMP/n2.log"
+}
+check_detail() { printf 'before: %s / after: %s / %s' "$before" "$(row0)" "$(tail -n 3 "$TMP/n2.log" | tr '\n' ' ')"; }
+check "stale tokens acknowledged without a run; the finished row unchanged" \
+	eval 'wait_for 15 stale_acked && [ "$(row0)" = "$before" ]'
+unset -f check_detail
 
 # ---- kill -9 an executor in the middle of jobs ----
 for ((i = 0; i < 10; i++)); do
