@@ -13,6 +13,12 @@ PKGS     := libevent libevent_pthreads libpq hiredis libseccomp jansson libsodiu
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+# The flags above are read once, when make parses this file: on a new
+# machine that is before `make deps` has installed the -dev packages. So
+# every goal that installs first (run, test, asan, bench) builds in a
+# sub-make started after deps, and a build that would compile with empty
+# flags stops with what to do instead of a missing-header error.
+PKGS_FOUND := $(if $(PKG_LIBS),yes)
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wpointer-arith -Wundef -Werror
@@ -62,7 +68,7 @@ INIT_TESTABLE_SRCS := $(filter-out executor/init/main.c executor/init/run.c,$(IN
 ifneq ($(INIT_OWN_SRCS),)
 BINS += $(BUILD)/gavel-init
 INIT_CFLAGS := -std=gnu17 -O2 -g $(WARN) -D_FORTIFY_SOURCE=2 -fstack-protector-strong -I. -D_GNU_SOURCE
-$(BUILD)/init-obj/%.o: %.c
+$(BUILD)/init-obj/%.o: %.c | pkgs-found
 	@mkdir -p $(@D)
 	@$(if $(filter 1,$(V)),,echo "  CC      $@")
 	$(Q)$(CC) $(INIT_CFLAGS) -MMD -MP -c -o $@ $<
@@ -82,7 +88,7 @@ ifneq ($(UNPACK_OWN_SRCS),)
 BINS += $(BUILD)/gavel-unpack
 UNPACK_CFLAGS := -std=gnu17 -O2 -g $(WARN) -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE -I. -D_GNU_SOURCE \
                  $(shell pkg-config --cflags libarchive 2>/dev/null)
-$(BUILD)/unpack-obj/%.o: %.c
+$(BUILD)/unpack-obj/%.o: %.c | pkgs-found
 	@mkdir -p $(@D)
 	@$(if $(filter 1,$(V)),,echo "  CC      $@")
 	$(Q)$(CC) $(UNPACK_CFLAGS) -MMD -MP -c -o $@ $<
@@ -112,12 +118,12 @@ $(BUILD)/tests/unit/test_import_unpack: $(BUILD)/obj/tests/unit/test_import_unpa
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | pkgs-found
 	@mkdir -p $(@D)
 	@$(if $(filter 1,$(V)),,echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
-.PHONY: all deps test asan run stop clean tests-build bench
+.PHONY: all deps test asan run stop clean tests-build bench bench-build pkgs-found
 .DEFAULT_GOAL := all
 # Keep test objects: they are intermediates of the test link rules.
 .SECONDARY:
@@ -126,6 +132,13 @@ tests-build: all $(TEST_BINS)
 
 deps:
 	$(Q)deploy/deps.sh
+
+pkgs-found:
+ifneq ($(PKGS_FOUND),yes)
+	@echo "make: pkg-config does not know the libraries Gavel builds against ($(PKGS))." >&2
+	@echo "make: install them first with 'make deps' (as root), or use 'make run' / 'make test', which do." >&2
+	@exit 1
+endif
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory tests-build
@@ -140,10 +153,14 @@ asan: deps
 # Benchmarks print their figures as ratios against baselines measured in
 # the same run; they are not part of `make test` (timing is noisy).
 BENCH_BINS := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/bench/bench_*.c))
-bench: deps all $(BENCH_BINS)
+bench: deps
+	$(Q)$(MAKE) --no-print-directory bench-build
 	$(Q)for b in $(BENCH_BINS); do GAVEL_INIT=$(BUILD)/gavel-init $$b || exit 1; done
 
-run: deps all
+bench-build: all $(BENCH_BINS)
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)deploy/local/gavel-local start
 
 stop:
