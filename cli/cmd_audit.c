@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/local_stack.h"
 #include "common/pg.h"
 #include "tenants/admin.h"
 #include "tenants/audit.h"
@@ -18,7 +19,7 @@ static void audit_usage(FILE *out)
 		"\n"
 		"Recomputes every record's hash and link in seq order and names the first\n"
 		"record that does not hold. Exit status 0: intact, 1: broken or error.\n"
-		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL]\n");
+		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL, else make run's]\n");
 }
 
 int cli_cmd_audit(int argc, char **argv)
@@ -34,7 +35,7 @@ int cli_cmd_audit(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("GAVEL_DATABASE_URL"), *tenant = NULL;
+	const char *url = cli_setting(CLI_DATABASE_URL), *tenant = NULL;
 	int c;
 	optind = 0;
 	while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
@@ -58,13 +59,14 @@ int cli_cmd_audit(int argc, char **argv)
 		return 2;
 	}
 	if (!url || !url[0]) {
-		fprintf(stderr, "gavel audit: no database URL: pass --database-url or set GAVEL_DATABASE_URL\n");
+		cli_setting_missing("gavel audit", "no database URL", "--database-url", CLI_DATABASE_URL);
 		return 2;
 	}
 	struct gv_err err;
 	PGconn *conn = gv_pg_connect(url, 10, 0, &err);
 	if (!conn) {
 		fprintf(stderr, "gavel audit: %s\n", err.msg);
+		cli_setting_hint("gavel audit", CLI_DATABASE_URL);
 		return 1;
 	}
 	int rc = 1;

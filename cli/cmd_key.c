@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/local_stack.h"
 #include "common/pg.h"
 #include "tenants/admin.h"
 #include "tenants/key.h"
@@ -21,7 +22,7 @@ static void key_usage(FILE *out)
 		"  list --tenant NAME                                   id, label, dates, state\n"
 		"  revoke ID                                            stops working within 1 s\n"
 		"\n"
-		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL]\n"
+		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL, else make run's]\n"
 		"Keys are hashed with the pepper in env " TENANT_KEY_PEPPER_ENV " when set\n"
 		"(it must match the frontends' auth.key_pepper).\n");
 }
@@ -38,7 +39,7 @@ int cli_cmd_key(int argc, char **argv)
 		{ "label", required_argument, NULL, 'l' },	  { "expires", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },		  { NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("GAVEL_DATABASE_URL"), *tenant = NULL, *label = NULL, *expires = NULL;
+	const char *url = cli_setting(CLI_DATABASE_URL), *tenant = NULL, *label = NULL, *expires = NULL;
 	int c;
 	optind = 0;
 	while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
@@ -78,7 +79,7 @@ int cli_cmd_key(int argc, char **argv)
 		return 2;
 	}
 	if (!url || !url[0]) {
-		fprintf(stderr, "gavel key: no database URL: pass --database-url or set GAVEL_DATABASE_URL\n");
+		cli_setting_missing("gavel key", "no database URL", "--database-url", CLI_DATABASE_URL);
 		return 2;
 	}
 	struct gv_err err;
@@ -90,6 +91,7 @@ int cli_cmd_key(int argc, char **argv)
 	PGconn *conn = gv_pg_connect(url, 10, 0, &err);
 	if (!conn) {
 		fprintf(stderr, "gavel key: %s\n", err.msg);
+		cli_setting_hint("gavel key", CLI_DATABASE_URL);
 		return 1;
 	}
 	int rc = 1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli/local_stack.h"
 #include "common/migrate.h"
 #include "common/pg.h"
 
@@ -18,7 +19,7 @@ static void migrate_usage(FILE *out)
 		"transaction, and records them in schema_migrations. Safe to run again and\n"
 		"from several processes at once.\n"
 		"\n"
-		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL]\n"
+		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL, else make run's]\n"
 		"  --dir DIR           migrations folder [$GAVEL_ROOT/deploy/sql, else deploy/sql]\n");
 }
 
@@ -30,7 +31,7 @@ int cli_cmd_migrate(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("GAVEL_DATABASE_URL");
+	const char *url = cli_setting(CLI_DATABASE_URL);
 	const char *dir = NULL;
 	int c;
 	optind = 0; /* glibc: restart scanning; argv[0] is "migrate" */
@@ -56,7 +57,7 @@ int cli_cmd_migrate(int argc, char **argv)
 		return 2;
 	}
 	if (!url || !url[0]) {
-		fprintf(stderr, "gavel migrate: no database URL: pass --database-url or set GAVEL_DATABASE_URL\n");
+		cli_setting_missing("gavel migrate", "no database URL", "--database-url", CLI_DATABASE_URL);
 		return 2;
 	}
 	char dirbuf[4096];
@@ -81,6 +82,7 @@ int cli_cmd_migrate(int argc, char **argv)
 	PGconn *conn = gv_pg_connect(url, 10, 0, &err);
 	if (!conn) {
 		fprintf(stderr, "gavel migrate: %s (database %s)\n", err.msg, shown);
+		cli_setting_hint("gavel migrate", CLI_DATABASE_URL);
 		return 1;
 	}
 	struct gv_migrate_report rep;

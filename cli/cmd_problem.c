@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/local_stack.h"
+
 #define PUSH_MAX_BYTES (1024u * 1024u * 1024u)
 #define PUSH_DEPTH_MAX 32
 #define REPLY_MAX (4u * 1024u * 1024u)
@@ -33,8 +35,8 @@ static void problem_usage(FILE *out)
 	fprintf(out,
 		"usage: gavel problem push DIR [--problem ID] [--wait] [--feedback-sample LIST]\n"
 		"                              [--feedback-secret LIST] [--json]\n"
-		"  --url URL     frontend base URL [env GAVEL_URL, default http://127.0.0.1:2358]\n"
-		"  --key KEY     tenant API key [env GAVEL_API_KEY]\n"
+		"  --url URL     frontend base URL [env GAVEL_URL, else make run's, else http://127.0.0.1:2358]\n"
+		"  --key KEY     tenant API key [env GAVEL_API_KEY, else make run's demo key]\n"
 		"  --problem ID  upload a new version of problem ID (PUT) instead of a new problem\n"
 		"  --wait        wait for the import's verdict (exit 1 when rejected)\n"
 		"  LIST          comma list of input, expected, output, diff, or none\n");
@@ -186,7 +188,7 @@ static int push(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("GAVEL_URL"), *key = getenv("GAVEL_API_KEY"), *problem = NULL;
+	const char *url = cli_setting(CLI_API_URL), *key = cli_setting(CLI_API_KEY), *problem = NULL;
 	const char *fsample = NULL, *fsecret = NULL;
 	int wait = 0, as_json = 0, c;
 	optind = 0;
@@ -210,7 +212,7 @@ static int push(int argc, char **argv)
 	if (!url || !*url)
 		url = "http://127.0.0.1:2358";
 	if (!key || !*key) {
-		fprintf(stderr, "gavel problem push: no key: pass --key or set GAVEL_API_KEY\n");
+		cli_setting_missing("gavel problem push", "no API key", "--key", CLI_API_KEY);
 		return 2;
 	}
 	struct membuf arc = { 0 }, reply = { .max = REPLY_MAX };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/local_stack.h"
 #include "common/json.h"
 #include "common/pg.h"
 #include "common/redis.h"
@@ -51,8 +52,8 @@ static void tenant_usage(FILE *out)
 		"  --egress-none                  no network at all\n"
 		"Private, loopback, link-local and metadata addresses are always refused.\n"
 		"\n"
-		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL]\n"
-		"  --redis-url URL     Redis for the scheduler config [env GAVEL_REDIS_URL]\n");
+		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL, else make run's]\n"
+		"  --redis-url URL     Redis for the scheduler config [env GAVEL_REDIS_URL, else make run's]\n");
 }
 
 struct opts {
@@ -129,13 +130,15 @@ static int parse_kbit(const char *name, const char *arg, long *out)
 static PGconn *connect_db(const struct opts *o)
 {
 	if (!o->db_url || !o->db_url[0]) {
-		fprintf(stderr, "gavel tenant: no database URL: pass --database-url or set GAVEL_DATABASE_URL\n");
+		cli_setting_missing("gavel tenant", "no database URL", "--database-url", CLI_DATABASE_URL);
 		return NULL;
 	}
 	struct gv_err err;
 	PGconn *c = gv_pg_connect(o->db_url, 10, 0, &err);
-	if (!c)
+	if (!c) {
 		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+		cli_setting_hint("gavel tenant", CLI_DATABASE_URL);
+	}
 	return c;
 }
 
@@ -273,7 +276,7 @@ static int do_set_disabled(PGconn *c, const struct opts *o, const struct tenant_
 static int do_sync(PGconn *c, const struct opts *o)
 {
 	if (!o->redis_url || !o->redis_url[0]) {
-		fprintf(stderr, "gavel tenant sync: no Redis URL: pass --redis-url or set GAVEL_REDIS_URL\n");
+		cli_setting_missing("gavel tenant sync", "no Redis URL", "--redis-url", CLI_REDIS_URL);
 		return 2;
 	}
 	struct gv_err err;
@@ -320,7 +323,7 @@ int cli_cmd_tenant(int argc, char **argv)
 		{ "egress-none", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .db_url = getenv("GAVEL_DATABASE_URL"), .redis_url = getenv("GAVEL_REDIS_URL") };
+	struct opts o = { .db_url = cli_setting(CLI_DATABASE_URL), .redis_url = cli_setting(CLI_REDIS_URL) };
 	int c;
 	optind = 0;
 	while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {

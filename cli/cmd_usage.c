@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/local_stack.h"
 #include "common/json.h"
 #include "common/pg.h"
 #include "tenants/admin.h"
@@ -16,7 +17,7 @@ static void usage_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: gavel usage [--tenant NAME|ID] [--since YYYY-MM-DD] [--json]\n"
-		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL]\n");
+		"  --database-url URL  owner role's URL [env GAVEL_DATABASE_URL, else make run's]\n");
 }
 
 int cli_cmd_usage(int argc, char **argv)
@@ -26,7 +27,7 @@ int cli_cmd_usage(int argc, char **argv)
 		{ "since", required_argument, NULL, 's' },	  { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },		  { NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("GAVEL_DATABASE_URL"), *tenant = NULL, *since = NULL;
+	const char *url = cli_setting(CLI_DATABASE_URL), *tenant = NULL, *since = NULL;
 	int as_json = 0, c;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -56,13 +57,14 @@ int cli_cmd_usage(int argc, char **argv)
 		return 2;
 	}
 	if (!url || !url[0]) {
-		fprintf(stderr, "gavel usage: no database URL: pass --database-url or set GAVEL_DATABASE_URL\n");
+		cli_setting_missing("gavel usage", "no database URL", "--database-url", CLI_DATABASE_URL);
 		return 2;
 	}
 	struct gv_err err;
 	PGconn *conn = gv_pg_connect(url, 10, 0, &err);
 	if (!conn) {
 		fprintf(stderr, "gavel usage: %s\n", err.msg);
+		cli_setting_hint("gavel usage", CLI_DATABASE_URL);
 		return 1;
 	}
 	int rc = 1;
