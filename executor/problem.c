@@ -181,12 +181,6 @@ const struct exec_problem_node *exec_problem_case_group(const struct exec_proble
 
 /* ---- freeing ----------------------------------------------------------- */
 
-static void grading_free(struct exec_problem_grading *g)
-{
-	free(g->grader_flags);
-	free(g->output_validator_flags);
-	free(g->input_validator_flags);
-}
 
 static void node_free(struct exec_problem_node *n)
 {
@@ -194,7 +188,7 @@ static void node_free(struct exec_problem_node *n)
 	free(n->in_path);
 	free(n->ans_path);
 	if (n->kind == EXEC_PROBLEM_GROUP) {
-		grading_free(&n->grading);
+		exec_problem_grading_free(&n->grading);
 		for (size_t i = 0; i < n->nchildren; i++)
 			node_free(&n->children[i]);
 		free(n->children);
@@ -236,6 +230,26 @@ struct ydoc {
 	bool loaded;
 };
 
+static int ydoc_parse(const char *rel, const char *text, size_t len, struct ydoc *y, struct gv_err *err)
+{
+	y->file = rel;
+	y->loaded = false;
+	if (len > EXEC_PROBLEM_YAML_MAX)
+		return gv_err_set(err, GV_ELIMIT, "%s: larger than %u bytes", rel, EXEC_PROBLEM_YAML_MAX);
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser))
+		return gv_err_set(err, GV_EINTERNAL, "yaml_parser_initialize failed");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	int rc = 0;
+	if (!yaml_parser_load(&parser, &y->doc))
+		rc = gv_err_set(err, GV_EINVAL, "%s:%zu: %s", rel, (size_t)parser.problem_mark.line + 1,
+				parser.problem ? parser.problem : "YAML error");
+	else
+		y->loaded = true;
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
 static int ydoc_load(struct exec_problem *p, const char *rel, struct ydoc *y, bool *present, struct gv_err *err)
 {
 	y->file = rel;
@@ -252,19 +266,7 @@ static int ydoc_load(struct exec_problem *p, const char *rel, struct ydoc *y, bo
 	size_t len;
 	if (exec_problem_read(p, rel, EXEC_PROBLEM_YAML_MAX, &text, &len, err) < 0)
 		return -1;
-	yaml_parser_t parser;
-	if (!yaml_parser_initialize(&parser)) {
-		free(text);
-		return gv_err_set(err, GV_EINTERNAL, "yaml_parser_initialize failed");
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	int rc = 0;
-	if (!yaml_parser_load(&parser, &y->doc))
-		rc = gv_err_set(err, GV_EINVAL, "%s:%zu: %s", rel, (size_t)parser.problem_mark.line + 1,
-				parser.problem ? parser.problem : "YAML error");
-	else
-		y->loaded = true;
-	yaml_parser_delete(&parser);
+	int rc = ydoc_parse(rel, text, len, y, err);
 	free(text);
 	return rc;
 }
@@ -355,9 +357,9 @@ static int parse_type_words(struct exec_problem *p, struct ydoc *y, yaml_node_t 
 static int parse_limits(struct exec_problem *p, struct ydoc *y, yaml_node_t *map, double *time_limit,
 			struct gv_err *err)
 {
-	static const char *const ignored[] = {"time_safety_margin", "code", "compilation_time", "compilation_memory",
+	static const char *const ignored[] = {"code", "compilation_time", "compilation_memory",
 					      "validation_time", "validation_memory", "validation_output",
-					      "validation_passes", "time_resolution", NULL};
+					      "validation_passes", NULL};
 	if (map->type != YAML_MAPPING_NODE)
 		return gv_err_set(err, GV_EINVAL, "%s:%zu: limits: expected a mapping", y->file, line_of(map));
 	FOR_PAIRS(y, map, k, v)
@@ -370,7 +372,13 @@ static int parse_limits(struct exec_problem *p, struct ydoc *y, yaml_node_t *map
 			if (ynum(y, v, "limits.time_limit", 0.001, 3600, time_limit, err) < 0)
 				return -1;
 		} else if (!strcmp(key, "time_multiplier")) {
-			if (ynum(y, v, "limits.time_multiplier", 0, 1000, &p->time_multiplier, err) < 0)
+			if (ynum(y, v, "limits.time_multiplier", 1, 1000, &p->time_multiplier, err) < 0)
+				return -1;
+		} else if (!strcmp(key, "time_safety_margin")) {
+			if (ynum(y, v, "limits.time_safety_margin", 1, 1000, &p->time_safety_margin, err) < 0)
+				return -1;
+		} else if (!strcmp(key, "time_resolution")) {
+			if (ynum(y, v, "limits.time_resolution", 0.001, 60, &p->time_resolution, err) < 0)
 				return -1;
 		} else if (!strcmp(key, "time_multipliers")) {
 			if (v->type != YAML_MAPPING_NODE)
@@ -380,10 +388,14 @@ static int parse_limits(struct exec_problem *p, struct ydoc *y, yaml_node_t *map
 			{
 				const char *key2 = yscalar(k2);
 				if (key2 && !strcmp(key2, "ac_to_time_limit")) {
-					if (ynum(y, v2, "limits.time_multipliers.ac_to_time_limit", 0, 1000,
+					if (ynum(y, v2, "limits.time_multipliers.ac_to_time_limit", 1, 1000,
 						 &p->time_multiplier, err) < 0)
 						return -1;
-				} else if (!key2 || strcmp(key2, "time_limit_to_tle") != 0) {
+				} else if (key2 && !strcmp(key2, "time_limit_to_tle")) {
+					if (ynum(y, v2, "limits.time_multipliers.time_limit_to_tle", 1, 1000,
+						 &p->time_safety_margin, err) < 0)
+						return -1;
+				} else {
 					warn(p, "%s:%zu: unknown key 'limits.time_multipliers.%.40s'", y->file, line_of(k2),
 					     key2 ? key2 : "?");
 				}
@@ -405,7 +417,7 @@ static int parse_limits(struct exec_problem *p, struct ydoc *y, yaml_node_t *map
 
 static int parse_problem_yaml(struct exec_problem *p, double *time_limit, struct gv_err *err)
 {
-	static const char *const ignored[] = {"problem_format_version", "uuid", "author", "source", "source_url",
+	static const char *const ignored[] = {"uuid", "author", "source", "source_url",
 					      "license", "rights_owner", "keywords", "languages", "credits",
 					      "constants", "version", "embargo_until", "show_test_data_groups",
 					      "allow_file_writing", "name_en", NULL};
@@ -434,7 +446,22 @@ static int parse_problem_yaml(struct exec_problem *p, double *time_limit, struct
 			gv_err_set(err, GV_EINVAL, "problem.yaml:%zu: bad key", line_of(k));
 			goto out;
 		}
-		if (!strcmp(key, "name")) {
+		if (!strcmp(key, "problem_format_version")) {
+			static const char *const legacy[] = {"legacy", "legacy-icpc", NULL};
+			static const char *const v2023[] = {"2023-07", "2023-07-draft", "draft", NULL};
+			const char *s = yscalar(v);
+			if (s && in_list(s, legacy)) {
+				p->format = EXEC_PROBLEM_FORMAT_LEGACY;
+			} else if (s && in_list(s, v2023)) {
+				p->format = EXEC_PROBLEM_FORMAT_2023_07;
+			} else {
+				gv_err_set(err, GV_EINVAL,
+					   "problem.yaml:%zu: problem_format_version: legacy, legacy-icpc, 2023-07 or "
+					   "2023-07-draft",
+					   line_of(v));
+				goto out;
+			}
+		} else if (!strcmp(key, "name")) {
 			if (v->type == YAML_MAPPING_NODE) {
 				/* Names per language: English if given, else the first. */
 				yaml_node_t *pick = NULL;
@@ -543,34 +570,6 @@ static int parse_timelimit_file(struct exec_problem *p, double *secs, struct gv_
 
 /* ---- testdata.yaml ----------------------------------------------------- */
 
-static int apply_grader_flags(struct exec_problem *p, struct exec_problem_grading *g, const char *where)
-{
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", g->grader_flags);
-	char *save = NULL;
-	for (char *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-		if (!strcmp(w, "sum"))
-			g->aggregation = EXEC_PROBLEM_AGG_SUM;
-		else if (!strcmp(w, "avg"))
-			g->aggregation = EXEC_PROBLEM_AGG_AVG;
-		else if (!strcmp(w, "min"))
-			g->aggregation = EXEC_PROBLEM_AGG_MIN;
-		else if (!strcmp(w, "max"))
-			g->aggregation = EXEC_PROBLEM_AGG_MAX;
-		else if (!strcmp(w, "first_error"))
-			g->on_reject = EXEC_PROBLEM_FIRST_ERROR;
-		else if (!strcmp(w, "worst_error"))
-			g->on_reject = EXEC_PROBLEM_WORST_ERROR;
-		else if (!strcmp(w, "accept_if_any_accepted"))
-			g->accept_if_any_accepted = true;
-		else if (!strcmp(w, "ignore_sample"))
-			g->ignore_sample = true;
-		else
-			warn(p, "%s: grader_flags: unknown flag '%.40s' ignored", where, w);
-	}
-	return 0;
-}
-
 static int join_flags(const char *a, const char *b, char **out, struct gv_err *err)
 {
 	size_t n = strlen(a) + strlen(b) + 2;
@@ -583,99 +582,511 @@ static int join_flags(const char *a, const char *b, char **out, struct gv_err *e
 	return 0;
 }
 
-/* g holds the inherited settings on entry (group flags in
- * g->output_validator_flags still without the problem's flags). */
-static int parse_testdata_yaml(struct exec_problem *p, const char *rel, struct exec_problem_grading *g,
-			       struct gv_err *err)
+/* A string, or a sequence of strings joined with single spaces (2023-07
+ * *_args); bounded like ystr. */
+static int ywords(struct ydoc *y, yaml_node_t *n, const char *key, char **out, struct gv_err *err)
 {
-	static const char *const ignored[] = {"range", "input_validator_args", "output_validator_args",
-					      "static_validation", "full_feedback", "args", NULL};
-	struct ydoc y;
-	bool present;
-	if (ydoc_load(p, rel, &y, &present, err) < 0)
+	if (n->type == YAML_SCALAR_NODE)
+		return ystr(y, n, key, out, err);
+	if (n->type != YAML_SEQUENCE_NODE)
+		return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: expected a string or a list of strings", y->file,
+				  line_of(n), key);
+	char buf[4097];
+	size_t o = 0;
+	buf[0] = '\0';
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		const char *w = yscalar(yaml_document_get_node(&y->doc, *it));
+		if (!w)
+			return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: expected a list of strings", y->file,
+					  line_of(n), key);
+		size_t l = strlen(w);
+		if (o + l + 2 > sizeof(buf))
+			return gv_err_set(err, GV_ELIMIT, "%s:%zu: %s: too long", y->file, line_of(n), key);
+		if (o)
+			buf[o++] = ' ';
+		memcpy(buf + o, w, l + 1);
+		o += l;
+	}
+	char *d = xstrdup(buf, err);
+	if (!d)
 		return -1;
-	if (!present)
+	free(*out);
+	*out = d;
+	return 0;
+}
+
+static int ybool(struct ydoc *y, yaml_node_t *n, const char *key, bool *out, struct gv_err *err)
+{
+	static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", NULL};
+	static const char *const no[] = {"false", "False", "FALSE", "no", "No", NULL};
+	const char *s = yscalar(n);
+	if (s && in_list(s, yes))
+		*out = true;
+	else if (s && in_list(s, no))
+		*out = false;
+	else
+		return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: expected true or false", y->file, line_of(n), key);
+	return 0;
+}
+
+/* One bound of `range`: a number, inf, +inf or -inf. */
+static bool range_bound(const char *w, double *out)
+{
+	if (!strcmp(w, "inf") || !strcmp(w, "+inf")) {
+		*out = INFINITY;
+		return true;
+	}
+	if (!strcmp(w, "-inf")) {
+		*out = -INFINITY;
+		return true;
+	}
+	char *end;
+	errno = 0;
+	double v = strtod(w, &end);
+	if (errno || end == w || *end || !isfinite(v))
+		return false;
+	*out = v;
+	return true;
+}
+
+static int parse_range(struct ydoc *y, yaml_node_t *n, struct exec_problem_grading *g, struct gv_err *err)
+{
+	const char *s = yscalar(n);
+	char buf[128], *save = NULL;
+	double lo = 0, hi = 0;
+	char *a = NULL, *b = NULL;
+	if (s && strlen(s) < sizeof(buf)) {
+		snprintf(buf, sizeof(buf), "%s", s);
+		a = strtok_r(buf, " \t", &save);
+		b = a ? strtok_r(NULL, " \t", &save) : NULL;
+	}
+	if (!a || !b || strtok_r(NULL, " \t", &save) || !range_bound(a, &lo) || !range_bound(b, &hi) || lo > hi)
+		return gv_err_set(err, GV_EINVAL, "%s:%zu: range: expected two numbers \"A B\" with A <= B (inf, -inf allowed)",
+				  y->file, line_of(n));
+	g->range_min = lo;
+	g->range_max = hi;
+	return 0;
+}
+
+/* A 2023-07 maximum score: a number >= 0 or `unbounded`. */
+static int parse_max_score(struct ydoc *y, yaml_node_t *n, const char *key, double *out, struct gv_err *err)
+{
+	const char *s = yscalar(n);
+	if (s && !strcmp(s, "unbounded")) {
+		*out = INFINITY;
 		return 0;
-	int rc = -1;
-	yaml_node_t *root = yaml_document_get_root_node(&y.doc);
-	if (!root) {
-		rc = 0;
-		goto out;
 	}
-	if (root->type != YAML_MAPPING_NODE) {
-		gv_err_set(err, GV_EINVAL, "%s:%zu: expected a mapping", rel, line_of(root));
-		goto out;
-	}
-	/* A testdata.yaml replaces what the group inherited. */
-	g->on_reject = EXEC_PROBLEM_FIRST_ERROR;
-	g->aggregation = EXEC_PROBLEM_AGG_SUM;
-	g->accept_if_any_accepted = false;
-	g->ignore_sample = false;
-	g->accept_score = 1;
-	g->reject_score = 0;
-	g->grader_flags[0] = '\0';
-	g->output_validator_flags[0] = '\0';
-	g->input_validator_flags[0] = '\0';
-	bool flags_seen = false;
-	FOR_PAIRS(&y, root, k, v)
+	if (!s || ynum(y, n, key, 0, 1e9, out, err) < 0)
+		return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: expected a number >= 0 or unbounded", y->file,
+				  line_of(n), key);
+	return 0;
+}
+
+static int parse_aggregation(struct ydoc *y, yaml_node_t *n, const char *key, bool pass_fail_ok,
+			     struct exec_problem_grading *g, struct gv_err *err)
+{
+	const char *s = yscalar(n);
+	if (s && !strcmp(s, "sum"))
+		g->aggregation = EXEC_PROBLEM_AGG_SUM;
+	else if (s && !strcmp(s, "min"))
+		g->aggregation = EXEC_PROBLEM_AGG_MIN;
+	else if (s && pass_fail_ok && !strcmp(s, "pass-fail"))
+		g->aggregation = EXEC_PROBLEM_AGG_PASS_FAIL;
+	else
+		return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: %s", y->file, line_of(n), key,
+				  pass_fail_ok ? "pass-fail, sum or min" : "sum or min");
+	return 0;
+}
+
+/* 2023-07 `scoring` ({score, aggregation, require_pass}) or the drafts'
+ * `grading` map ({score, max_score, aggregation, verdict}). */
+static int parse_scoring_map(struct exec_problem *p, struct ydoc *y, yaml_node_t *map, const char *what,
+			     struct exec_problem_grading *g, struct gv_err *err)
+{
+	bool drafts = !strcmp(what, "grading");
+	if (map->type != YAML_MAPPING_NODE)
+		return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: expected a mapping", y->file, line_of(map), what);
+	g->scoring_set = true;
+	FOR_PAIRS(y, map, k, v)
 	{
 		const char *key = yscalar(k);
-		if (!key || !v) {
-			gv_err_set(err, GV_EINVAL, "%s:%zu: bad key", rel, line_of(k));
-			goto out;
+		char shown[64];
+		snprintf(shown, sizeof(shown), "%s.%.40s", what, key ? key : "?");
+		if (!key || !v)
+			return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: bad key", y->file, line_of(k), what);
+		if (!strcmp(key, "score") || (drafts && !strcmp(key, "max_score"))) {
+			double d;
+			if (parse_max_score(y, v, shown, &d, err) < 0)
+				return -1;
+			if (!strcmp(key, "max_score") || !drafts)
+				g->max_score = d;
+			else if (isfinite(d))
+				g->accept_score = d; /* the drafts' score: what an accepted case is worth */
+			else
+				return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: expected a number", y->file, line_of(v),
+						  shown);
+		} else if (!strcmp(key, "aggregation")) {
+			if (parse_aggregation(y, v, shown, !drafts, g, err) < 0)
+				return -1;
+			g->aggregation_set = true;
+		} else if (!drafts && !strcmp(key, "require_pass")) {
+			if (v->type != YAML_SCALAR_NODE && v->type != YAML_SEQUENCE_NODE)
+				return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: expected a string or a list", y->file,
+						  line_of(v), shown);
+			warn(p, "%s:%zu: %s is not supported; the group is judged regardless", y->file, line_of(k),
+			     shown);
+		} else if (drafts && !strcmp(key, "verdict")) {
+			const char *s = yscalar(v);
+			if (s && !strcmp(s, "first_error")) {
+				g->accept_if_any_accepted = false;
+			} else if (s && !strcmp(s, "accept_if_any_accepted")) {
+				g->accept_if_any_accepted = true;
+			} else {
+				return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: first_error or accept_if_any_accepted",
+						  y->file, line_of(v), shown);
+			}
+		} else {
+			warn(p, "%s:%zu: unknown key '%s'", y->file, line_of(k), shown);
 		}
+	}
+	return 0;
+}
+
+/* on_reject and the verdict mode of grader_flags, folded (problem.h). */
+struct reject_policy {
+	int brk;  /* -1 unset, 0 continue, 1 break */
+	int mode; /* -1 unset, 0 worst_error, 1 first_error */
+};
+
+static void policy_of(enum exec_problem_on_reject r, struct reject_policy *pol)
+{
+	pol->brk = r == EXEC_PROBLEM_FIRST_ERROR;
+	pol->mode = r == EXEC_PROBLEM_WORST_ERROR ? 0 : 1;
+}
+
+static int apply_grader_flags(struct exec_problem *p, struct exec_problem_grading *g, struct reject_policy *pol,
+			      const char *file, size_t line, struct gv_err *err)
+{
+	char buf[4097];
+	snprintf(buf, sizeof(buf), "%s", g->grader_flags);
+	char *save = NULL;
+	for (char *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (!strcmp(w, "sum")) {
+			g->aggregation = EXEC_PROBLEM_AGG_SUM;
+		} else if (!strcmp(w, "avg")) {
+			g->aggregation = EXEC_PROBLEM_AGG_AVG;
+		} else if (!strcmp(w, "min")) {
+			g->aggregation = EXEC_PROBLEM_AGG_MIN;
+		} else if (!strcmp(w, "max")) {
+			g->aggregation = EXEC_PROBLEM_AGG_MAX;
+		} else if (!strcmp(w, "first_error")) {
+			pol->mode = 1;
+			g->always_accept = false;
+		} else if (!strcmp(w, "worst_error")) {
+			pol->mode = 0;
+			g->always_accept = false;
+		} else if (!strcmp(w, "always_accept")) {
+			g->always_accept = true;
+		} else if (!strcmp(w, "accept_if_any_accepted")) {
+			g->accept_if_any_accepted = true;
+		} else if (!strcmp(w, "ignore_sample")) {
+			g->ignore_sample = true;
+		} else if (g->custom_grader) {
+			warn(p, "%s:%zu: grader_flags: '%.40s' is for the custom grader; ignored", file, line, w);
+		} else {
+			return gv_err_set(err, GV_EINVAL,
+					  "%s:%zu: grader_flags: unknown flag '%.40s' (the default grader takes "
+					  "worst_error, first_error, always_accept, sum, avg, min, max, ignore_sample, "
+					  "accept_if_any_accepted)",
+					  file, line, w);
+		}
+	}
+	return 0;
+}
+
+/* output_validator_flags as a map: {name: validator, flags: string}. */
+static int parse_validator_flags_map(struct exec_problem *p, struct ydoc *y, yaml_node_t *map,
+				     struct exec_problem_grading *g, struct gv_err *err)
+{
+	FOR_PAIRS(y, map, k, v)
+	{
+		const char *key = yscalar(k);
+		if (key && v && !strcmp(key, "flags")) {
+			if (ystr(y, v, "output_validator_flags.flags", &g->output_validator_flags, err) < 0)
+				return -1;
+		} else if (key && v && !strcmp(key, "name")) {
+			if (!yscalar(v))
+				return gv_err_set(err, GV_EINVAL, "%s:%zu: output_validator_flags.name: expected a string",
+						  y->file, line_of(v));
+			warn(p, "%s:%zu: output_validator_flags.name: Gavel runs the package's first output validator "
+				"for every group", y->file, line_of(v));
+		} else {
+			return gv_err_set(err, GV_EINVAL, "%s:%zu: output_validator_flags: a string, or a map with name "
+					  "and flags", y->file, line_of(k));
+		}
+	}
+	return 0;
+}
+
+/* input_validator_flags / input_validator_args: Gavel does not validate
+ * inputs; checked for shape and kept as written when a string. */
+static int parse_input_flags(struct ydoc *y, yaml_node_t *v, const char *key, struct exec_problem_grading *g,
+			     struct gv_err *err)
+{
+	if (v->type == YAML_SCALAR_NODE || v->type == YAML_SEQUENCE_NODE)
+		return ywords(y, v, key, &g->input_validator_flags, err);
+	if (v->type != YAML_MAPPING_NODE)
+		return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: a string, a list or a map", y->file, line_of(v), key);
+	FOR_PAIRS(y, v, k2, v2)
+	{
+		char *tmp = NULL;
+		if (!yscalar(k2) || !v2 || ywords(y, v2, key, &tmp, err) < 0) {
+			free(tmp);
+			if (!yscalar(k2) || !v2)
+				gv_err_set(err, GV_EINVAL, "%s:%zu: %s: bad key", y->file, line_of(k2), key);
+			return -1;
+		}
+		free(tmp);
+	}
+	return 0;
+}
+
+int exec_problem_grading_default(struct exec_problem_grading *g, struct gv_err *err)
+{
+	memset(g, 0, sizeof(*g));
+	g->on_reject = EXEC_PROBLEM_FIRST_ERROR;
+	g->aggregation = EXEC_PROBLEM_AGG_SUM;
+	g->accept_score = 1;
+	g->reject_score = 0;
+	g->range_min = -INFINITY;
+	g->range_max = INFINITY;
+	g->max_score = NAN;
+	g->full_feedback = -1;
+	g->grader_flags = xstrdup("", err);
+	g->output_validator_flags = xstrdup("", err);
+	g->input_validator_flags = xstrdup("", err);
+	if (!g->grader_flags || !g->output_validator_flags || !g->input_validator_flags) {
+		exec_problem_grading_free(g);
+		return -1;
+	}
+	return 0;
+}
+
+void exec_problem_grading_free(struct exec_problem_grading *g)
+{
+	if (!g)
+		return;
+	free(g->grader_flags);
+	free(g->output_validator_flags);
+	free(g->input_validator_flags);
+	g->grader_flags = g->output_validator_flags = g->input_validator_flags = NULL;
+}
+
+static int parse_testdata_doc(struct exec_problem *p, struct ydoc *y, struct exec_problem_grading *g,
+			      struct gv_err *err)
+{
+	static const char *const ignored[] = {"hint", "description", NULL};
+	yaml_node_t *root = yaml_document_get_root_node(&y->doc);
+	if (!root)
+		return 0; /* empty: what the group inherited */
+	if (root->type != YAML_MAPPING_NODE)
+		return gv_err_set(err, GV_EINVAL, "%s:%zu: expected a mapping", y->file, line_of(root));
+	const char *rel = y->file;
+	struct reject_policy pol = {-1, -1};
+	/* The legacy format: a testdata.yaml replaces what the group
+	 * inherited. 2023-07: keys are inherited one by one; scoring is not. */
+	g->scoring_set = g->aggregation_set = false;
+	g->max_score = NAN;
+	if (p->format == EXEC_PROBLEM_FORMAT_LEGACY) {
+		g->on_reject = EXEC_PROBLEM_FIRST_ERROR;
+		g->aggregation = EXEC_PROBLEM_AGG_SUM;
+		g->accept_if_any_accepted = false;
+		g->always_accept = false;
+		g->ignore_sample = false;
+		g->custom_grader = false;
+		g->accept_score = 1;
+		g->reject_score = 0;
+		g->range_min = -INFINITY;
+		g->range_max = INFINITY;
+		g->full_feedback = -1;
+		g->grader_flags[0] = '\0';
+		g->output_validator_flags[0] = '\0';
+		g->input_validator_flags[0] = '\0';
+	}
+	yaml_node_t *flags_node = NULL, *range_node = NULL, *score_node = NULL;
+	FOR_PAIRS(y, root, k, v)
+	{
+		const char *key = yscalar(k);
+		if (!key || !v)
+			return gv_err_set(err, GV_EINVAL, "%s:%zu: bad key", rel, line_of(k));
 		if (!strcmp(key, "on_reject")) {
 			const char *s = yscalar(v);
-			if (s && !strcmp(s, "first_error"))
-				g->on_reject = EXEC_PROBLEM_FIRST_ERROR;
-			else if (s && !strcmp(s, "worst_error"))
-				g->on_reject = EXEC_PROBLEM_WORST_ERROR;
-			else if (s && (!strcmp(s, "grade") || !strcmp(s, "continue")))
-				g->on_reject = EXEC_PROBLEM_GRADE;
-			else {
-				gv_err_set(err, GV_EINVAL, "%s:%zu: on_reject: first_error, worst_error, grade or continue",
-					   rel, line_of(v));
-				goto out;
+			if (s && !strcmp(s, "break")) {
+				pol.brk = 1;
+			} else if (s && !strcmp(s, "continue")) {
+				pol.brk = 0;
+			} else if (s && !strcmp(s, "first_error")) {
+				pol = (struct reject_policy){1, 1};
+			} else if (s && !strcmp(s, "worst_error")) {
+				pol = (struct reject_policy){0, 0};
+			} else if (s && !strcmp(s, "grade")) {
+				pol = (struct reject_policy){0, 1};
+			} else {
+				return gv_err_set(err, GV_EINVAL,
+						  "%s:%zu: on_reject: break or continue (Gavel also reads first_error, "
+						  "worst_error, grade)",
+						  rel, line_of(v));
 			}
+		} else if (!strcmp(key, "grading") && v->type == YAML_MAPPING_NODE) {
+			if (parse_scoring_map(p, y, v, "grading", g, err) < 0)
+				return -1;
 		} else if (!strcmp(key, "grading")) {
 			const char *s = yscalar(v);
-			if (!s || (strcmp(s, "default") && strcmp(s, "custom"))) {
-				gv_err_set(err, GV_EINVAL, "%s:%zu: grading: default or custom", rel, line_of(v));
-				goto out;
-			}
-			if (!strcmp(s, "custom"))
-				warn(p, "%s:%zu: grading: custom is not supported; using the default grader", rel,
+			if (!s || (strcmp(s, "default") && strcmp(s, "custom")))
+				return gv_err_set(err, GV_EINVAL, "%s:%zu: grading: default or custom", rel, line_of(v));
+			g->custom_grader = !strcmp(s, "custom");
+			if (g->custom_grader)
+				warn(p, "%s:%zu: grading: custom is not supported; the default grader judges", rel,
 				     line_of(v));
+		} else if (!strcmp(key, "scoring")) {
+			if (parse_scoring_map(p, y, v, "scoring", g, err) < 0)
+				return -1;
 		} else if (!strcmp(key, "grader_flags")) {
-			if (ystr(&y, v, "grader_flags", &g->grader_flags, err) < 0)
-				goto out;
-			flags_seen = true;
+			if (ystr(y, v, "grader_flags", &g->grader_flags, err) < 0)
+				return -1;
+			flags_node = v;
 		} else if (!strcmp(key, "output_validator_flags")) {
-			if (ystr(&y, v, "output_validator_flags", &g->output_validator_flags, err) < 0)
-				goto out;
-		} else if (!strcmp(key, "input_validator_flags")) {
-			if (v->type == YAML_SCALAR_NODE) {
-				if (ystr(&y, v, "input_validator_flags", &g->input_validator_flags, err) < 0)
-					goto out;
-			} else {
-				warn(p, "%s:%zu: input_validator_flags per validator are not supported", rel, line_of(v));
+			if (v->type == YAML_MAPPING_NODE) {
+				if (parse_validator_flags_map(p, y, v, g, err) < 0)
+					return -1;
+			} else if (ystr(y, v, "output_validator_flags", &g->output_validator_flags, err) < 0) {
+				return -1;
 			}
+		} else if (!strcmp(key, "output_validator_args")) {
+			if (ywords(y, v, "output_validator_args", &g->output_validator_flags, err) < 0)
+				return -1;
+		} else if (!strcmp(key, "input_validator_flags") || !strcmp(key, "input_validator_args")) {
+			if (parse_input_flags(y, v, key, g, err) < 0)
+				return -1;
 		} else if (!strcmp(key, "accept_score")) {
-			if (ynum(&y, v, "accept_score", -1e9, 1e9, &g->accept_score, err) < 0)
-				goto out;
+			if (ynum(y, v, "accept_score", -1e9, 1e9, &g->accept_score, err) < 0)
+				return -1;
+			score_node = k;
 		} else if (!strcmp(key, "reject_score")) {
-			if (ynum(&y, v, "reject_score", -1e9, 1e9, &g->reject_score, err) < 0)
-				goto out;
-		} else if (!in_list(key, ignored)) {
+			if (ynum(y, v, "reject_score", -1e9, 1e9, &g->reject_score, err) < 0)
+				return -1;
+			score_node = k;
+		} else if (!strcmp(key, "range")) {
+			if (parse_range(y, v, g, err) < 0)
+				return -1;
+			range_node = k;
+		} else if (!strcmp(key, "full_feedback")) {
+			bool b;
+			if (ybool(y, v, "full_feedback", &b, err) < 0)
+				return -1;
+			g->full_feedback = b;
+		} else if (!strcmp(key, "static_validation")) {
+			bool b = true;
+			if (v->type == YAML_MAPPING_NODE) {
+				FOR_PAIRS(y, v, k2, v2)
+				{
+					const char *key2 = yscalar(k2);
+					double d;
+					char *tmp = NULL;
+					int r = 0;
+					if (key2 && v2 && !strcmp(key2, "args"))
+						r = ywords(y, v2, "static_validation.args", &tmp, err);
+					else if (key2 && v2 && !strcmp(key2, "score"))
+						r = parse_max_score(y, v2, "static_validation.score", &d, err);
+					else
+						warn(p, "%s:%zu: unknown key 'static_validation.%.40s'", rel, line_of(k2),
+						     key2 ? key2 : "?");
+					free(tmp);
+					if (r < 0)
+						return -1;
+				}
+			} else if (ybool(y, v, "static_validation", &b, err) < 0) {
+				return gv_err_set(err, GV_EINVAL, "%s:%zu: static_validation: true, false or a map",
+						  rel, line_of(v));
+			}
+			if (b)
+				warn(p, "%s:%zu: static_validation: Gavel has no static validators; not run", rel,
+				     line_of(k));
+		} else if (!strcmp(key, "args")) {
+			char *tmp = NULL;
+			int r = ywords(y, v, "args", &tmp, err);
+			bool any = tmp && *tmp;
+			free(tmp);
+			if (r < 0)
+				return -1;
+			if (any)
+				warn(p, "%s:%zu: args: submissions get no command-line arguments here; ignored", rel,
+				     line_of(k));
+		} else if (in_list(key, ignored)) {
+			if (!yscalar(v))
+				return gv_err_set(err, GV_EINVAL, "%s:%zu: %s: expected a string", rel, line_of(v), key);
+		} else {
 			warn(p, "%s:%zu: unknown key '%.40s'", rel, line_of(k), key);
 		}
 	}
-	if (flags_seen && apply_grader_flags(p, g, rel) < 0)
-		goto out;
-	rc = 0;
-out:
+	if (flags_node) {
+		struct reject_policy from_flags = {-1, -1};
+		if (apply_grader_flags(p, g, &from_flags, rel, line_of(flags_node), err) < 0)
+			return -1;
+		if (from_flags.mode >= 0)
+			pol.mode = from_flags.mode;
+	}
+	struct reject_policy inherited;
+	if (p->format == EXEC_PROBLEM_FORMAT_LEGACY)
+		inherited = (struct reject_policy){1, 0}; /* break, worst_error: Kattis' defaults */
+	else
+		policy_of(g->on_reject, &inherited);
+	if (pol.brk < 0)
+		pol.brk = inherited.brk;
+	if (pol.mode < 0)
+		pol.mode = inherited.mode;
+	g->on_reject = pol.brk ? EXEC_PROBLEM_FIRST_ERROR : pol.mode ? EXEC_PROBLEM_GRADE : EXEC_PROBLEM_WORST_ERROR;
+	if (p->type != EXEC_PROBLEM_SCORING && (range_node || score_node || g->scoring_set))
+		warn(p, "%s:%zu: scores are for scoring problems; ignored on a pass-fail one", rel,
+		     line_of(range_node ? range_node : score_node ? score_node : root));
+	return 0;
+}
+
+int exec_problem_parse_testdata(struct exec_problem *p, const char *file, const char *text, size_t len,
+				struct exec_problem_grading *g, struct gv_err *err)
+{
+	struct ydoc y;
+	if (ydoc_parse(file, text, len, &y, err) < 0)
+		return -1;
+	int rc = parse_testdata_doc(p, &y, g, err);
 	ydoc_free(&y);
 	return rc;
+}
+
+/* g holds the inherited settings on entry (group flags in
+ * g->output_validator_flags still without the problem's flags). The group's
+ * testdata.yaml, else its test_group.yaml (the later 2023-07 drafts). */
+static int parse_testdata_yaml(struct exec_problem *p, const char *dir_rel, struct exec_problem_grading *g,
+			       struct gv_err *err)
+{
+	static const char *const names[] = {"testdata.yaml", "test_group.yaml"};
+	for (size_t i = 0; i < 2; i++) {
+		char rel[REL_MAX + 32];
+		snprintf(rel, sizeof(rel), "%s/%s", dir_rel, names[i]);
+		struct ydoc y;
+		bool present;
+		if (ydoc_load(p, rel, &y, &present, err) < 0)
+			return -1;
+		if (!present)
+			continue;
+		int rc = parse_testdata_doc(p, &y, g, err);
+		ydoc_free(&y);
+		return rc;
+	}
+	/* 2023-07: scoring is not inherited. */
+	g->scoring_set = g->aggregation_set = false;
+	g->max_score = NAN;
+	return 0;
 }
 
 static int grading_copy(struct exec_problem_grading *dst, const struct exec_problem_grading *src, struct gv_err *err)
@@ -685,7 +1096,7 @@ static int grading_copy(struct exec_problem_grading *dst, const struct exec_prob
 	dst->output_validator_flags = xstrdup(src->output_validator_flags, err);
 	dst->input_validator_flags = xstrdup(src->input_validator_flags, err);
 	if (!dst->grader_flags || !dst->output_validator_flags || !dst->input_validator_flags) {
-		grading_free(dst);
+		exec_problem_grading_free(dst);
 		memset(dst, 0, sizeof(*dst));
 		return -1;
 	}
@@ -872,9 +1283,7 @@ static int load_group(struct loader *L, struct exec_problem_node *g, int dirfd, 
 		      struct gv_err *err)
 {
 	struct exec_problem *p = L->p;
-	char path[REL_MAX + 32];
-	snprintf(path, sizeof(path), "%s/testdata.yaml", dir_rel);
-	if (parse_testdata_yaml(p, path, &g->grading, err) < 0)
+	if (parse_testdata_yaml(p, dir_rel, &g->grading, err) < 0)
 		return -1;
 	char **names;
 	size_t n;
@@ -1005,6 +1414,89 @@ static void collect_cases(struct exec_problem *p, struct exec_problem_node *g)
 	}
 }
 
+/* 2023-07 scoring (the spec's "maximum score inference"): data/secret
+ * aggregates by sum and is worth 100 unless its scoring says otherwise,
+ * its subgroups are pass-fail unless theirs do; in a sum group, children
+ * without a score share what the others leave, (M - S) / (A + T); in a min
+ * group each is worth M. An accepted case scores its share (or what its
+ * validator reports), a rejected one 0. max: what the parent gave this
+ * group, NAN when it gave nothing. */
+static int infer_scores(struct exec_problem *p, struct exec_problem_node *g, double max, bool secret,
+			struct gv_err *err)
+{
+	struct exec_problem_grading *gr = &g->grading;
+	if (!gr->aggregation_set)
+		gr->aggregation = secret ? EXEC_PROBLEM_AGG_SUM : EXEC_PROBLEM_AGG_PASS_FAIL;
+	double m = !isnan(gr->max_score) ? gr->max_score : !isnan(max) ? max : secret ? 100 : NAN;
+	if (isnan(m))
+		return gv_err_set(err, GV_EINVAL, "data/%s: no maximum score (scoring.score)", g->name);
+	if (!secret && isinf(m) && g->parent && isfinite(g->parent->grading.max_score))
+		return gv_err_set(err, GV_EINVAL, "data/%s: unbounded score below a bounded group", g->name);
+	gr->max_score = m;
+	gr->reject_score = 0;
+	double share = m;
+	if (gr->aggregation == EXEC_PROBLEM_AGG_PASS_FAIL) {
+		if (isinf(m))
+			return gv_err_set(err, GV_EINVAL, "data/%s: a pass-fail group needs a bounded score", g->name);
+		/* Its children's scores do not count; its subgroups are pass-fail. */
+	} else if (gr->aggregation == EXEC_PROBLEM_AGG_SUM && isfinite(m)) {
+		double given = 0;
+		size_t open = 0;
+		for (size_t i = 0; i < g->nchildren; i++) {
+			const struct exec_problem_node *c = &g->children[i];
+			if (c->kind == EXEC_PROBLEM_GROUP && c->grading.scoring_set && !isnan(c->grading.max_score))
+				given += c->grading.max_score;
+			else
+				open++;
+		}
+		if (given > m)
+			return gv_err_set(err, GV_EINVAL, "data/%s: its subgroups' scores (%g) exceed its score %g",
+					  g->name, given, m);
+		share = open ? (m - given) / (double)open : 0;
+	}
+	gr->accept_score = isfinite(share) ? share : 0;
+	for (size_t i = 0; i < g->nchildren; i++) {
+		struct exec_problem_node *c = &g->children[i];
+		if (c->kind == EXEC_PROBLEM_GROUP && infer_scores(p, c, share, false, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- time limits ------------------------------------------------------- */
+
+const char *exec_problem_time_source_name(enum exec_problem_time_source s)
+{
+	switch (s) {
+	case EXEC_PROBLEM_TIME_DEFAULT:
+		return "Gavel's default: the package sets none";
+	case EXEC_PROBLEM_TIME_TIMELIMIT_FILE:
+		return ".timelimit";
+	case EXEC_PROBLEM_TIME_PROBLEM_YAML:
+		return "problem.yaml limits.time_limit";
+	case EXEC_PROBLEM_TIME_OVERRIDE:
+		return "--time";
+	}
+	return "?";
+}
+
+void exec_problem_time_rule(const struct exec_problem *p, double slowest_s, struct exec_problem_time_rule *out)
+{
+	double exact = slowest_s * p->time_multiplier;
+	out->exact_s = exact;
+	if (p->format == EXEC_PROBLEM_FORMAT_2023_07) {
+		double res = p->time_resolution > 0 ? p->time_resolution : 1;
+		double steps = ceil(exact / res - 1e-9);
+		out->limit_s = (steps < 1 ? 1 : steps) * res;
+		out->margin_s = out->limit_s * p->time_safety_margin;
+	} else {
+		double lim = floor(exact + 0.5);
+		out->limit_s = lim < 1 ? 1 : lim;
+		double margin = floor(exact * p->time_safety_margin + 0.5);
+		out->margin_s = margin > out->limit_s + 1 ? margin : out->limit_s + 1;
+	}
+}
+
 /* ---- output validators ------------------------------------------------- */
 
 static int add_validator(struct exec_problem *p, const char *name, const char *dir, char **files, size_t nfiles,
@@ -1080,21 +1572,38 @@ out:
 	return rc;
 }
 
-static int load_validators(struct exec_problem *p, const struct exec_problem_opts *opts, struct gv_err *err)
+/* Whether folder rel holds at least one regular file directly. */
+static int has_regular_file(struct exec_problem *p, const char *rel, bool *yes, struct gv_err *err)
 {
-	struct stat st;
-	if (fstatat(p->dirfd, "output_validator", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-		if (validator_folder(p, "output_validator", "output_validator", opts, err) < 0)
-			return -1;
-	}
-	if (fstatat(p->dirfd, "output_validators", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-		return 0;
-	int fd = open_rel(p->dirfd, "output_validators", O_PATH | O_DIRECTORY, err);
+	*yes = false;
+	int fd = open_rel(p->dirfd, rel, O_PATH | O_DIRECTORY, err);
 	if (fd < 0)
 		return -1;
 	char **names;
 	size_t n;
-	if (list_dir(fd, "output_validators", &names, &n, err) < 0) {
+	int rc = list_dir(fd, rel, &names, &n, err);
+	for (size_t i = 0; rc == 0 && i < n && !*yes; i++) {
+		struct stat st;
+		*yes = good_name(names[i]) && fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		       S_ISREG(st.st_mode);
+	}
+	if (rc == 0)
+		free_names(names, n);
+	close(fd);
+	return rc;
+}
+
+/* Every entry of folder top is one program: a folder of sources, or a
+ * single source file named by its stem. */
+static int validators_in(struct exec_problem *p, const char *top, const struct exec_problem_opts *opts,
+			 struct gv_err *err)
+{
+	int fd = open_rel(p->dirfd, top, O_PATH | O_DIRECTORY, err);
+	if (fd < 0)
+		return -1;
+	char **names;
+	size_t n;
+	if (list_dir(fd, top, &names, &n, err) < 0) {
 		close(fd);
 		return -1;
 	}
@@ -1102,22 +1611,22 @@ static int load_validators(struct exec_problem *p, const struct exec_problem_opt
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const char *nm = names[i];
 		char rel[REL_MAX];
+		struct stat st;
 		if (!good_name(nm) || fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			warn(p, "output_validators: odd entry skipped");
+			warn(p, "%s: odd entry skipped", top);
 			continue;
 		}
-		snprintf(rel, sizeof(rel), "output_validators/%s", nm);
+		snprintf(rel, sizeof(rel), "%s/%s", top, nm);
 		if (S_ISDIR(st.st_mode)) {
 			rc = validator_folder(p, rel, nm, opts, err);
 		} else if (S_ISREG(st.st_mode)) {
-			/* A single-file validator, named by its stem. */
 			char stem[NAME_LEN_MAX + 1];
 			snprintf(stem, sizeof(stem), "%s", nm);
 			char *dot = strrchr(stem, '.');
 			if (dot && dot != stem)
 				*dot = '\0';
 			char *one[] = {(char *)nm, NULL};
-			rc = add_validator(p, stem, "output_validators", one, 1, opts, err);
+			rc = add_validator(p, stem, top, one, 1, opts, err);
 		} else {
 			warn(p, "%s: not a file or folder; skipped", rel);
 		}
@@ -1125,6 +1634,25 @@ static int load_validators(struct exec_problem *p, const struct exec_problem_opt
 	free_names(names, n);
 	close(fd);
 	return rc;
+}
+
+/* output_validator/ (2023-07): the program's own sources, or, as
+ * problemtools' examples have it, one folder per program below it.
+ * output_validators/ (legacy): one program per entry. */
+static int load_validators(struct exec_problem *p, const struct exec_problem_opts *opts, struct gv_err *err)
+{
+	struct stat st;
+	if (fstatat(p->dirfd, "output_validator", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		bool flat;
+		if (has_regular_file(p, "output_validator", &flat, err) < 0)
+			return -1;
+		if (flat ? validator_folder(p, "output_validator", "output_validator", opts, err) < 0
+			 : validators_in(p, "output_validator", opts, err) < 0)
+			return -1;
+	}
+	if (fstatat(p->dirfd, "output_validators", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+		return validators_in(p, "output_validators", opts, err);
+	return 0;
 }
 
 /* ---- entry point ------------------------------------------------------- */
@@ -1142,7 +1670,9 @@ int exec_problem_load(struct exec_problem *p, const char *dir, const struct exec
 	if (p->dirfd < 0)
 		return gv_err_errno(err, "open problem package %s", dir);
 	p->type = EXEC_PROBLEM_PASS_FAIL;
-	p->time_multiplier = 5;
+	/* Their defaults depend on problem_format_version, which may come
+	 * after limits in problem.yaml. */
+	p->time_multiplier = p->time_safety_margin = p->time_resolution = NAN;
 	p->memory_mb = EXEC_PROBLEM_DEFAULT_MEMORY_MB;
 	p->output_mb = EXEC_PROBLEM_DEFAULT_OUTPUT_MB;
 	if (!(p->validator_flags = xstrdup("", err)))
@@ -1151,6 +1681,13 @@ int exec_problem_load(struct exec_problem *p, const char *dir, const struct exec
 	double yaml_time = 0, file_time = 0;
 	if (parse_problem_yaml(p, &yaml_time, err) < 0 || parse_timelimit_file(p, &file_time, err) < 0)
 		goto fail;
+	bool v2023 = p->format == EXEC_PROBLEM_FORMAT_2023_07;
+	if (isnan(p->time_multiplier))
+		p->time_multiplier = v2023 ? 2 : 5;
+	if (isnan(p->time_safety_margin))
+		p->time_safety_margin = v2023 ? 1.5 : 2;
+	if (isnan(p->time_resolution))
+		p->time_resolution = 1;
 	if (!p->name) {
 		char tmp[PATH_MAX];
 		snprintf(tmp, sizeof(tmp), "%s", dir);
@@ -1180,17 +1717,11 @@ int exec_problem_load(struct exec_problem *p, const char *dir, const struct exec
 	root->kind = EXEC_PROBLEM_GROUP;
 	if (!(root->name = xstrdup("", err)))
 		goto fail;
-	struct exec_problem_grading def = {
-		.on_reject = EXEC_PROBLEM_FIRST_ERROR,
-		.aggregation = EXEC_PROBLEM_AGG_SUM,
-		.accept_score = 1,
-		.reject_score = 0,
-		.grader_flags = "",
-		.output_validator_flags = "",
-		.input_validator_flags = "",
-	};
-	if (grading_copy(&root->grading, &def, err) < 0)
+	if (exec_problem_grading_default(&root->grading, err) < 0)
 		goto fail;
+	/* 2023-07 has no on_reject: every group of a scoring problem is scored. */
+	if (v2023 && p->type == EXEC_PROBLEM_SCORING)
+		root->grading.on_reject = EXEC_PROBLEM_GRADE;
 	int data = open_rel(p->dirfd, "data", O_PATH | O_DIRECTORY, err);
 	if (data < 0) {
 		gv_err_prefix(err, "problem package %s", dir);
@@ -1207,6 +1738,11 @@ int exec_problem_load(struct exec_problem *p, const char *dir, const struct exec
 	}
 	if (finish_flags(p, root, err) < 0)
 		goto fail;
+	if (p->format == EXEC_PROBLEM_FORMAT_2023_07 && p->type == EXEC_PROBLEM_SCORING)
+		for (size_t i = 0; i < root->nchildren; i++)
+			if (root->children[i].kind == EXEC_PROBLEM_GROUP && !strcmp(root->children[i].name, "secret") &&
+			    infer_scores(p, &root->children[i], NAN, true, err) < 0)
+				goto fail;
 	p->cases = calloc(L.ncases, sizeof(*p->cases));
 	if (!p->cases) {
 		gv_err_errno(err, "calloc");
@@ -1217,7 +1753,7 @@ int exec_problem_load(struct exec_problem *p, const char *dir, const struct exec
 	if (load_validators(p, opts, err) < 0)
 		goto fail;
 	if (p->custom_validation && p->nvalidators == 0) {
-		gv_err_set(err, GV_EINVAL, "validation is custom but there is no output_validators/ folder");
+		gv_err_set(err, GV_EINVAL, "validation is custom but there is no output_validators/ (or output_validator/) folder");
 		goto fail;
 	}
 	if (p->validator_protocol == EXEC_PROBLEM_VALIDATOR_TESTLIB && p->interactive) {

@@ -1,14 +1,22 @@
-/* Loader for Kattis / ICPC problem packages (the legacy format plus the
- * commonly used parts of the 2023-07 format) from a directory:
+/* Loader for Kattis / ICPC problem packages (the legacy format and the
+ * 2023-07 format, as problemtools reads them) from a directory:
  *
  *   problem.yaml                 name, type, validation, validator_flags, limits,
+ *                                problem_format_version (legacy | 2023-07),
  *                                validator_protocol (Gavel: kattis | testlib)
- *   .timelimit                   DOMjudge's time limit in seconds (optional)
+ *   .timelimit                   DOMjudge's time limit in seconds (optional;
+ *                                `gavel problem push` writes one when the
+ *                                package has none)
  *   data/sample/, data/secret/   *.in with matching *.ans, sorted by name;
  *                                nested test groups; testdata.yaml per group
- *   output_validators/<name>/    a custom output validator's sources (or
- *   output_validator/            output_validators/<file>); built later, in a
- *                                sandbox, by whoever judges
+ *                                (test_group.yaml where there is none)
+ *   output_validators/<name>/    a custom output validator: a folder of sources
+ *   output_validators/<file>     or a single source file (legacy layout);
+ *   output_validator/            the 2023-07 layout: the sources themselves,
+ *   output_validator/<name>/     or one folder of them (problemtools' examples);
+ *                                built later, in a sandbox, by whoever judges.
+ *                                input_validators/ are not read (Gavel does not
+ *                                validate test data).
  *
  * The result is a tree of groups and test cases with package-relative paths
  * plus a flat list of the cases in judging order (samples first, then
@@ -20,17 +28,18 @@
  * for classrooms and most contests use far less, and a language's max caps it
  * anyway). Output: limits.output (MiB), default 8 MiB (as Kattis).
  *
- * Group settings (testdata.yaml, inherited by subgroups without their own):
- * on_reject first_error (default) | worst_error | grade | continue;
- * grader_flags words sum (default) | avg | min | max, first_error,
- * worst_error, accept_if_any_accepted, ignore_sample; accept_score (default
- * 1), reject_score (default 0); output_validator_flags (default: the
- * problem's validator_flags); input_validator_flags (kept, not used here).
- * grading: custom is not supported and falls back to the default grader with a
- * warning. How the verdict and score come out of this is in verdict.h.
+ * Group settings (testdata.yaml; the rules are exec_problem_parse_testdata's,
+ * below; a group without one inherits its nearest ancestor's):
+ * legacy keys on_reject, grading, grader_flags, accept_score, reject_score,
+ * range, input_validator_flags, output_validator_flags; 2023-07 keys
+ * scoring (score, aggregation, require_pass), grading as a map (score,
+ * max_score, aggregation, verdict), output_validator_args,
+ * input_validator_args, static_validation, full_feedback, args, hint,
+ * description. How the verdict and score come out of this is in verdict.h.
  *
  * Unknown keys in problem.yaml and testdata.yaml are warnings (collected in
- * the problem, not fatal); malformed values of known keys are errors.
+ * the problem, not fatal); malformed values of known keys, and values the
+ * format does not define, are errors naming the file and line.
  *
  * Safety: the package is tenant input. Everything is opened through dirfds
  * with O_NOFOLLOW; a symlink is accepted only for a test file and only when
@@ -64,12 +73,22 @@ enum exec_problem_aggregation {
 	EXEC_PROBLEM_AGG_AVG,
 	EXEC_PROBLEM_AGG_MIN,
 	EXEC_PROBLEM_AGG_MAX,
+	EXEC_PROBLEM_AGG_PASS_FAIL, /* 2023-07: max_score when the group is AC, else 0 */
 };
 
+/* How a group's verdict is found and whether judging stops at a rejection;
+ * the two Kattis settings, on_reject (break | continue) and the default
+ * grader's verdict mode (worst_error | first_error), fold into three:
+ * break with either mode is the first rejection. */
 enum exec_problem_on_reject {
-	EXEC_PROBLEM_FIRST_ERROR, /* verdict = first rejection; later cases may be skipped */
-	EXEC_PROBLEM_WORST_ERROR, /* verdict = the worst rejection; run everything */
-	EXEC_PROBLEM_GRADE,       /* run everything; verdict = first rejection */
+	EXEC_PROBLEM_FIRST_ERROR, /* break: verdict = first rejection; later cases may be skipped */
+	EXEC_PROBLEM_WORST_ERROR, /* continue + worst_error: the worst rejection; run everything */
+	EXEC_PROBLEM_GRADE,       /* continue + first_error: run everything; verdict = first rejection */
+};
+
+enum exec_problem_format {
+	EXEC_PROBLEM_FORMAT_LEGACY = 0, /* "legacy", "legacy-icpc" or no problem_format_version */
+	EXEC_PROBLEM_FORMAT_2023_07,    /* "2023-07", "2023-07-draft", "draft" */
 };
 
 enum exec_problem_time_source {
@@ -79,15 +98,29 @@ enum exec_problem_time_source {
 	EXEC_PROBLEM_TIME_OVERRIDE,
 };
 
+/* "Gavel's default (the package sets none)", "problem.yaml limits.time_limit",
+ * ".timelimit", "--time": for messages. */
+const char *exec_problem_time_source_name(enum exec_problem_time_source s);
+
 /* The effective settings of a group (its testdata.yaml or the nearest
  * ancestor's). Strings owned by the problem. */
 struct exec_problem_grading {
 	enum exec_problem_on_reject on_reject;
 	enum exec_problem_aggregation aggregation;
 	bool accept_if_any_accepted;
+	bool always_accept; /* grader_flags always_accept: the group's verdict is AC */
 	bool ignore_sample; /* meaningful on the root: sample counts for nothing */
+	bool custom_grader; /* grading: custom asked for (not supported: the default grader judges) */
 	double accept_score;
 	double reject_score;
+	double range_min, range_max; /* range: the scores a group may get (-inf, +inf); informative */
+	/* 2023-07 scoring (not inherited): the group's maximum score, NAN when
+	 * unset, INFINITY for `unbounded`; set: the group's testdata.yaml has
+	 * scoring or grading as a map. */
+	double max_score;
+	bool scoring_set;
+	bool aggregation_set; /* scoring.aggregation was given */
+	int full_feedback; /* -1 unset, 0 or 1 (full_feedback); informative */
 	char *grader_flags;           /* as written, "" when none */
 	char *output_validator_flags; /* effective flags for this group's cases */
 	char *input_validator_flags;  /* as written, "" when none */
@@ -144,10 +177,17 @@ struct exec_problem {
 	bool interactive;       /* validation: custom interactive (or type: ... interactive) */
 	bool validator_scores;  /* validation: custom score */
 	enum exec_problem_validator_protocol validator_protocol;
+	enum exec_problem_format format;
 	char *validator_flags;  /* problem.yaml validator_flags, "" when none */
 	uint32_t time_limit_ms;
 	enum exec_problem_time_source time_source;
-	double time_multiplier; /* limits.time_multiplier, informative (5 by default) */
+	/* How a limit is set from the accepted submissions (exec_problem_time_rule):
+	 * legacy limits.time_multiplier (5) and time_safety_margin (2);
+	 * 2023-07 limits.time_multipliers ac_to_time_limit (2) and
+	 * time_limit_to_tle (1.5), limits.time_resolution (1 s). */
+	double time_multiplier;
+	double time_safety_margin;
+	double time_resolution;
 	uint32_t memory_mb;
 	uint32_t output_mb;
 	struct exec_problem_node root; /* data/ */
@@ -184,3 +224,49 @@ int exec_problem_read(const struct exec_problem *p, const char *rel, size_t max,
 
 /* The group a case belongs to (its parent). */
 const struct exec_problem_node *exec_problem_case_group(const struct exec_problem_node *c);
+
+/* Fills g with the settings of a data/ that has no testdata.yaml (on_reject
+ * break, worst_error, sum, accept_score 1, reject_score 0, range -inf +inf,
+ * no flags). Release with exec_problem_grading_free. */
+int exec_problem_grading_default(struct exec_problem_grading *g, struct gv_err *err) GV_MUST_CHECK;
+void exec_problem_grading_free(struct exec_problem_grading *g);
+
+/* Parses one testdata.yaml (text, len bytes; file names it in messages) over
+ * g, which holds what the group inherited; p gives the problem's type and
+ * format and collects warnings. Pure apart from those warnings.
+ *
+ * Legacy (problemtools' semantics): on_reject break (default) | continue;
+ * grader_flags words worst_error (default) | first_error | always_accept,
+ * sum (default) | avg | min | max, ignore_sample, accept_if_any_accepted
+ * (an unknown word is an error unless grading is custom); grading default |
+ * custom (custom: warned, the default grader judges); accept_score (1),
+ * reject_score (0); range "A B" (inf, -inf, +inf allowed, A <= B);
+ * output_validator_flags a string, or a map {name, flags};
+ * input_validator_flags a string or a map of strings (kept, not used).
+ * Gavel's older on_reject words stay: first_error (= break), worst_error
+ * (= continue + worst_error), grade (= continue + first_error).
+ * 2023-07: scoring {score: number >= 0 or unbounded, aggregation pass-fail |
+ * sum | min, require_pass (warned: not supported)}; grading as a map (the
+ * 2023-07 drafts) {score, max_score, aggregation sum | min, verdict
+ * first_error | accept_if_any_accepted}; output_validator_args (a list of
+ * strings, or a string) become the group's validator flags;
+ * input_validator_args; static_validation false, or true / a map {args,
+ * score} (warned: no static validators); full_feedback a boolean; args
+ * (warned: submissions get no arguments); hint, description strings.
+ * A key the formats do not define is a warning. */
+int exec_problem_parse_testdata(struct exec_problem *p, const char *file, const char *text, size_t len,
+				struct exec_problem_grading *g, struct gv_err *err) GV_MUST_CHECK;
+
+/* How `gavel problem push` sets a time limit from the slowest accepted
+ * submission (seconds of its slowest test), as problemtools does:
+ * legacy: limit = max(1, round(slowest * time_multiplier)) whole seconds,
+ *         margin = max(limit + 1, round(slowest * time_multiplier * time_safety_margin));
+ * 2023-07: limit = max(1, ceil(slowest * ac_to_time_limit / time_resolution)) * time_resolution,
+ *         margin = limit * time_limit_to_tle.
+ * Pure. */
+struct exec_problem_time_rule {
+	double exact_s;  /* slowest * multiplier, before rounding */
+	double limit_s;  /* the time limit */
+	double margin_s; /* the limit a slightly slower accepted submission must still pass */
+};
+void exec_problem_time_rule(const struct exec_problem *p, double slowest_s, struct exec_problem_time_rule *out);

@@ -2,6 +2,7 @@
  * verdict.h. */
 #include "executor/verdict.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
@@ -26,6 +27,18 @@ int exec_verdict_parse(const char *name)
 	return -1;
 }
 
+/* worst_error's order, Kattis' default grader: JE (IE) before RTE, MLE, TLE,
+ * OLE, WA; CE never occurs inside a group; PE is the mildest rejection. */
+static int severity(enum exec_verdict v)
+{
+	static const int rank[EXEC_VERDICT_COUNT_] = {
+		[EXEC_VERDICT_AC] = 0,  [EXEC_VERDICT_SKIPPED] = 1, [EXEC_VERDICT_PE] = 2, [EXEC_VERDICT_WA] = 3,
+		[EXEC_VERDICT_OLE] = 4, [EXEC_VERDICT_TLE] = 5,     [EXEC_VERDICT_MLE] = 6, [EXEC_VERDICT_RE] = 7,
+		[EXEC_VERDICT_CE] = 8,  [EXEC_VERDICT_IE] = 9,
+	};
+	return (unsigned)v < EXEC_VERDICT_COUNT_ ? rank[v] : 0;
+}
+
 struct agg {
 	enum exec_verdict verdict;
 	double score;
@@ -40,7 +53,8 @@ static int group(const struct exec_problem_node *g, const struct exec_case_resul
 	struct agg first = {EXEC_VERDICT_AC, 0, SIZE_MAX}, worst = first, skipped = first;
 	double sum = 0, mn = 0, mx = 0;
 	size_t counted = 0;
-	for (size_t i = 0; i < g->nchildren; i++) {
+	bool broken = false; /* on_reject break: what follows a rejection was never judged */
+	for (size_t i = 0; i < g->nchildren && !broken; i++) {
 		const struct exec_problem_node *c = &g->children[i];
 		struct agg a;
 		if (c->kind == EXEC_PROBLEM_CASE) {
@@ -57,6 +71,10 @@ static int group(const struct exec_problem_node *g, const struct exec_case_resul
 			return -1;
 		}
 		bool sample = root && c->is_sample;
+		/* A sample that counts for nothing does not break either. */
+		if (gr->on_reject == EXEC_PROBLEM_FIRST_ERROR && a.verdict != EXEC_VERDICT_AC &&
+		    a.verdict != EXEC_VERDICT_SKIPPED && !(sample && (scoring || gr->ignore_sample)))
+			broken = true;
 		if (!(sample && gr->ignore_sample)) {
 			if (a.verdict == EXEC_VERDICT_AC) {
 				any_ac = true;
@@ -68,7 +86,7 @@ static int group(const struct exec_problem_node *g, const struct exec_case_resul
 				} else {
 					if (first.verdict == EXEC_VERDICT_AC)
 						first = a;
-					if (a.verdict > worst.verdict)
+					if (severity(a.verdict) > severity(worst.verdict))
 						worst = a;
 				}
 			}
@@ -81,7 +99,7 @@ static int group(const struct exec_problem_node *g, const struct exec_case_resul
 		mx = counted == 0 || a.score > mx ? a.score : mx;
 		counted++;
 	}
-	if (all_ac || (gr->accept_if_any_accepted && any_ac))
+	if (all_ac || (gr->accept_if_any_accepted && any_ac) || gr->always_accept)
 		*out = (struct agg){EXEC_VERDICT_AC, 0, SIZE_MAX};
 	else if (first.verdict == EXEC_VERDICT_AC)
 		*out = skipped; /* only skipped cases: the rejection happened elsewhere */
@@ -99,6 +117,9 @@ static int group(const struct exec_problem_node *g, const struct exec_case_resul
 		break;
 	case EXEC_PROBLEM_AGG_MAX:
 		out->score = mx;
+		break;
+	case EXEC_PROBLEM_AGG_PASS_FAIL:
+		out->score = all_ac && isfinite(gr->max_score) ? gr->max_score : 0;
 		break;
 	}
 	return 0;
@@ -124,7 +145,8 @@ bool exec_verdict_can_stop_after(const struct exec_problem *p, size_t index)
 	if (p->type == EXEC_PROBLEM_SCORING || index >= p->ncases)
 		return false;
 	for (const struct exec_problem_node *g = p->cases[index]->parent; g; g = g->parent) {
-		if (g->grading.on_reject != EXEC_PROBLEM_FIRST_ERROR || g->grading.accept_if_any_accepted)
+		if (g->grading.on_reject != EXEC_PROBLEM_FIRST_ERROR || g->grading.accept_if_any_accepted ||
+		    g->grading.always_accept)
 			return false;
 		if (!g->parent && g->grading.ignore_sample && p->cases[index]->name &&
 		    !strncmp(p->cases[index]->name, "sample/", 7))

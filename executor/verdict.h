@@ -2,20 +2,25 @@
  * tree (executor/problem.h) to the submission's verdict and score. Pure: no
  * I/O, no allocation.
  *
- * Rules (the Kattis legacy default grader, simplified):
+ * Rules (the Kattis legacy default grader, problem.h for the settings):
  * - a case's score is the score the validator reported (custom score
  *   validation), else the group's accept_score when AC and reject_score
  *   otherwise; a case that was not run (SKIPPED, after a first_error
  *   rejection) scores reject_score;
+ * - on_reject break (EXEC_PROBLEM_FIRST_ERROR): what follows a group's
+ *   first rejected child counts for nothing, neither verdict nor score,
+ *   as if it had not been judged (scoring problems judge it anyway);
  * - a group is AC when all its children are AC (with accept_if_any_accepted:
- *   when any is); otherwise its verdict is the first non-AC child in order
- *   (first_error, grade) or the most severe one (worst_error); a SKIPPED child
- *   never hides a real rejection;
+ *   when any is; with always_accept: always); otherwise its verdict is the
+ *   first non-AC child in order (first_error, grade) or the most severe one
+ *   in Kattis' order, IE > RE > MLE > TLE > OLE > WA > PE (worst_error); a
+ *   SKIPPED child never hides a real rejection;
  * - a group's score aggregates its children's scores: sum (default), avg,
- *   min or max; an empty group is AC with score 0;
+ *   min or max, or 2023-07 pass-fail (its max_score when all its children
+ *   are AC, else 0); an empty group is AC with score 0;
  * - at the root, data/sample never counts towards the score of a scoring
- *   problem, and with the root's ignore_sample it does not count towards the
- *   verdict either.
+ *   problem (nor breaks its judging), and with the root's ignore_sample it
+ *   does not count towards the verdict either.
  * The submission's verdict is the root's; its score is the root's score for
  * scoring problems and 0 for pass-fail ones (1 when accepted). */
 #pragma once
@@ -26,7 +31,7 @@
 #include "common/err.h"
 #include "executor/problem.h"
 
-/* Severity order, least to most severe (used by worst_error). */
+/* Roughly least to most severe; worst_error ranks them as Kattis does (verdict.c). */
 enum exec_verdict {
 	EXEC_VERDICT_AC = 0,
 	EXEC_VERDICT_SKIPPED, /* not run */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -126,7 +127,8 @@ static void problem__scoring_fixture__groups_and_scores(void **state)
 	assert_int_equal(g1->grading.aggregation, EXEC_PROBLEM_AGG_MIN);
 	assert_true(g1->grading.accept_score == 40);
 	assert_true(g2->grading.accept_score == 60);
-	assert_int_equal(g1->grading.on_reject, EXEC_PROBLEM_GRADE);
+	/* on_reject: continue with the default grader's worst_error. */
+	assert_int_equal(g1->grading.on_reject, EXEC_PROBLEM_WORST_ERROR);
 	/* The loader's tree drives the aggregation end to end. */
 	struct exec_case_result res[5] = {{EXEC_VERDICT_AC, false, 0}, {EXEC_VERDICT_AC, false, 0},
 					  {EXEC_VERDICT_AC, false, 0}, {EXEC_VERDICT_AC, false, 0},
@@ -225,15 +227,15 @@ static void problem__unknown_keys__warn_with_line(void **state)
 {
 	(void)state;
 	put("problem.yaml", "name: X\nfrobnicate: 1\nlimits:\n  memory: 512\n  bogus: 2\n");
-	put("data/secret/testdata.yaml", "grader_flags: min zap\nwhatever: 3\n");
+	put("data/secret/testdata.yaml", "grading: custom\ngrader_flags: min zap\nwhatever: 3\n");
 	struct exec_problem p;
 	struct gv_err err;
 	if (load_tmp(&p, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_true(has_warning(&p, "problem.yaml:2: unknown key 'frobnicate'"));
 	assert_true(has_warning(&p, "problem.yaml:5: unknown key 'limits.bogus'"));
-	assert_true(has_warning(&p, "data/secret/testdata.yaml:2: unknown key 'whatever'"));
-	assert_true(has_warning(&p, "unknown flag 'zap'"));
+	assert_true(has_warning(&p, "data/secret/testdata.yaml:3: unknown key 'whatever'"));
+	assert_true(has_warning(&p, "'zap' is for the custom grader"));
 	assert_int_equal(p.memory_mb, 512);
 	assert_int_equal(exec_problem_case_group(p.cases[1])->grading.aggregation, EXEC_PROBLEM_AGG_MIN);
 	exec_problem_free(&p);
@@ -254,6 +256,7 @@ static const struct bad_yaml bad_yamls[] = {
 	{"problem.yaml", "- a list\n", "expected a mapping"},
 	{"data/secret/testdata.yaml", "on_reject: sometimes\n", "testdata.yaml:1: on_reject"},
 	{"data/secret/testdata.yaml", "accept_score: many\n", "accept_score"},
+	{"data/secret/testdata.yaml", "grader_flags: min zap\n", "testdata.yaml:1: grader_flags: unknown flag 'zap'"},
 	{"problem.yaml", "validation: custom\nvalidator_protocol: polygon\n", "validator_protocol"},
 	{".timelimit", "fast\n", ".timelimit"},
 	{".timelimit", "0\n", ".timelimit"},
@@ -511,6 +514,227 @@ static void problem__open__refuses_dotdot_and_links(void **state)
 	exec_problem_free(&p);
 }
 
+/* ---- testdata.yaml, as a table ----------------------------------------- */
+
+struct td_case {
+	const char *name;
+	enum exec_problem_type type;
+	enum exec_problem_format format;
+	const char *yaml;
+	const char *error; /* NULL: parses; else a part of the message */
+	enum exec_problem_on_reject on_reject;
+	enum exec_problem_aggregation aggregation;
+	bool always_accept, any_accepted, ignore_sample;
+	double accept, reject, range_min, range_max;
+	const char *ov_flags;
+	double max_score; /* NAN: unset */
+	const char *warning; /* NULL: none expected */
+};
+
+#define INF INFINITY
+#define PF EXEC_PROBLEM_PASS_FAIL
+#define SC EXEC_PROBLEM_SCORING
+#define LEG EXEC_PROBLEM_FORMAT_LEGACY
+#define V23 EXEC_PROBLEM_FORMAT_2023_07
+#define BRK EXEC_PROBLEM_FIRST_ERROR
+#define WORST EXEC_PROBLEM_WORST_ERROR
+#define GRADE EXEC_PROBLEM_GRADE
+#define SUM EXEC_PROBLEM_AGG_SUM
+
+static const struct td_case td_cases[] = {
+	{"empty file keeps the defaults", PF, LEG, "", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, NULL},
+	{"on_reject break (problemtools' default)", PF, LEG, "on_reject: break\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, NULL},
+	{"on_reject continue is worst_error", PF, LEG, "on_reject: continue\n", NULL, WORST, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, NULL},
+	{"continue with first_error grades in order", PF, LEG, "on_reject: continue\ngrader_flags: first_error\n", NULL, GRADE, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, NULL},
+	{"break with worst_error still stops", PF, LEG, "on_reject: break\ngrader_flags: worst_error\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, NULL},
+	{"Gavel's older on_reject words", PF, LEG, "on_reject: grade\n", NULL, GRADE, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, NULL},
+	{"always_accept", SC, LEG, "on_reject: continue\ngrader_flags: always_accept sum\n", NULL, WORST, SUM, true, false, false, 1, 0, -INF, INF, "", NAN, NULL},
+	{"all default grader flags", SC, LEG, "grader_flags: ignore_sample accept_if_any_accepted max\n", NULL, BRK, EXEC_PROBLEM_AGG_MAX, false, true, true, 1, 0, -INF, INF, "", NAN, NULL},
+	{"scores and range", SC, LEG, "accept_score: 25\nreject_score: -1\nrange: 0 +inf\n", NULL, BRK, SUM, false, false, false, 25, -1, 0, INF, "", NAN, NULL},
+	{"range with numbers", SC, LEG, "range: -inf 100\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, 100, "", NAN, NULL},
+	{"scores on a pass-fail problem warn", PF, LEG, "accept_score: 3\n", NULL, BRK, SUM, false, false, false, 3, 0, -INF, INF, "", NAN, "scores are for scoring problems"},
+	{"output_validator_flags as a string", PF, LEG, "output_validator_flags: float_tolerance 1e-6\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "float_tolerance 1e-6", NAN, NULL},
+	{"output_validator_flags as a map", PF, LEG, "output_validator_flags:\n  name: checker\n  flags: strict\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "strict", NAN, "output_validator_flags.name"},
+	{"input_validator_flags as a map", PF, LEG, "input_validator_flags:\n  bounds: --max_n 50\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, NULL},
+	{"grading custom warns, flags free", PF, LEG, "grading: custom\ngrader_flags: --my-flag\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, "custom grader"},
+	{"unknown key warns", PF, LEG, "on_reject: break\nfrobnicate: 2\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, "unknown key 'frobnicate'"},
+	{"2023-07 output_validator_args list", PF, V23, "output_validator_args: [case_sensitive, space_change_sensitive]\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "case_sensitive space_change_sensitive", NAN, NULL},
+	{"2023-07 scoring min", SC, V23, "scoring:\n  score: 30\n  aggregation: min\n", NULL, BRK, EXEC_PROBLEM_AGG_MIN, false, false, false, 1, 0, -INF, INF, "", 30, NULL},
+	{"2023-07 scoring pass-fail unbounded", SC, V23, "scoring:\n  score: unbounded\n  aggregation: pass-fail\n", NULL, BRK, EXEC_PROBLEM_AGG_PASS_FAIL, false, false, false, 1, 0, -INF, INF, "", INF, NULL},
+	{"2023-07 draft grading map", SC, V23, "grading:\n  score: 5\n  max_score: 50\n  aggregation: sum\n  verdict: accept_if_any_accepted\n", NULL, BRK, SUM, false, true, false, 5, 0, -INF, INF, "", 50, NULL},
+	{"2023-07 full_feedback, hint, description", PF, V23, "full_feedback: true\nhint: think\ndescription: edge\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, NULL},
+	{"2023-07 static_validation false", PF, V23, "static_validation: false\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, NULL},
+	{"2023-07 static_validation map warns", SC, V23, "static_validation:\n  args: --strict\n  score: 10\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, "no static validators"},
+	{"2023-07 require_pass warns", SC, V23, "scoring:\n  require_pass: [sample]\n", NULL, BRK, SUM, false, false, false, 1, 0, -INF, INF, "", NAN, "require_pass is not supported"},
+	{"on_reject outside the spec", PF, LEG, "on_reject: sometimes\n", "t.yaml:1: on_reject: break or continue", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"unknown default grader flag", PF, LEG, "grader_flags: sum median\n", "t.yaml:1: grader_flags: unknown flag 'median'", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"grading neither default nor custom", PF, LEG, "grading: magic\n", "t.yaml:1: grading: default or custom", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"range with one number", SC, LEG, "range: 5\n", "t.yaml:1: range:", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"range reversed", SC, LEG, "range: 10 0\n", "t.yaml:1: range:", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"accept_score not a number", SC, LEG, "accept_score: lots\n", "t.yaml:1: accept_score", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"scoring aggregation outside the spec", SC, V23, "scoring:\n  aggregation: avg\n", "t.yaml:2: scoring.aggregation: pass-fail, sum or min", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"scoring score negative", SC, V23, "scoring:\n  score: -3\n", "t.yaml:2: scoring.score", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"full_feedback not a boolean", PF, V23, "full_feedback: sometimes\n", "t.yaml:1: full_feedback: expected true or false", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"static_validation not a boolean", PF, V23, "static_validation: 3\n", "t.yaml:1: static_validation", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"output_validator_args a map", PF, V23, "output_validator_args: {a: b}\n", "t.yaml:1: output_validator_args", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"output_validator_flags map with a stray key", PF, LEG, "output_validator_flags:\n  flagz: x\n", "t.yaml:2: output_validator_flags", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+	{"not a mapping", PF, LEG, "- a\n- b\n", "t.yaml:1: expected a mapping", BRK, SUM, false, false, false, 0, 0, 0, 0, "", 0, NULL},
+};
+
+static bool same(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || a == b;
+}
+
+static void testdata__table__values_and_errors(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(td_cases) / sizeof(td_cases[0]); i++) {
+		const struct td_case *c = &td_cases[i];
+		struct exec_problem p;
+		memset(&p, 0, sizeof(p));
+		p.dirfd = -1;
+		p.type = c->type;
+		p.format = c->format;
+		struct exec_problem_grading g;
+		struct gv_err err;
+		assert_int_equal(exec_problem_grading_default(&g, &err), 0);
+		int rc = exec_problem_parse_testdata(&p, "t.yaml", c->yaml, strlen(c->yaml), &g, &err);
+		if (c->error) {
+			if (rc == 0)
+				fail_msg("%s: parsed, expected \"%s\"", c->name, c->error);
+			if (!strstr(err.msg, c->error))
+				fail_msg("%s: message \"%s\" lacks \"%s\"", c->name, err.msg, c->error);
+		} else {
+			if (rc != 0)
+				fail_msg("%s: %s", c->name, err.msg);
+			if (g.on_reject != c->on_reject || g.aggregation != c->aggregation ||
+			    g.always_accept != c->always_accept || g.accept_if_any_accepted != c->any_accepted ||
+			    g.ignore_sample != c->ignore_sample)
+				fail_msg("%s: on_reject %d aggregation %d always %d any %d ignore %d", c->name, g.on_reject,
+					 g.aggregation, g.always_accept, g.accept_if_any_accepted, g.ignore_sample);
+			if (!same(g.accept_score, c->accept) || !same(g.reject_score, c->reject) ||
+			    !same(g.range_min, c->range_min) || !same(g.range_max, c->range_max) ||
+			    !same(g.max_score, c->max_score))
+				fail_msg("%s: accept %g reject %g range %g %g max %g", c->name, g.accept_score,
+					 g.reject_score, g.range_min, g.range_max, g.max_score);
+			if (strcmp(g.output_validator_flags, c->ov_flags))
+				fail_msg("%s: flags \"%s\"", c->name, g.output_validator_flags);
+			if (c->warning ? !has_warning(&p, c->warning) : p.nwarnings != 0)
+				fail_msg("%s: warnings %zu, first \"%s\"", c->name, p.nwarnings,
+					 p.nwarnings ? p.warnings[0] : "");
+		}
+		exec_problem_grading_free(&g);
+		exec_problem_free(&p);
+	}
+}
+
+/* ---- validator layouts and 2023-07 scores ------------------------------ */
+
+static void problem__validator_layouts__all_found(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *file;
+		const char *dir;
+		const char *name;
+	} layouts[] = {
+		{"output_validators/checker/validate.cc", "output_validators/checker", "checker"},
+		{"output_validators/validate.py", "output_validators", "validate"},
+		{"output_validator/validate.cc", "output_validator", "output_validator"},
+		{"output_validator/checker/validate.cc", "output_validator/checker", "checker"},
+	};
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		put("problem.yaml", "validation: custom\n");
+		put(layouts[i].file, "int main() { return 42; }\n");
+		struct exec_problem p;
+		struct gv_err err;
+		if (load_tmp(&p, &err) < 0)
+			fail_msg("%s: %s", layouts[i].file, err.msg);
+		assert_int_equal(p.nvalidators, 1);
+		assert_string_equal(p.validators[0].dir, layouts[i].dir);
+		assert_string_equal(p.validators[0].name, layouts[i].name);
+		assert_non_null(p.validators[0].files[0]);
+		exec_problem_free(&p);
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", tmp_root, strncmp(layouts[i].file, "output_validators", 17)
+									? "output_validator" : "output_validators");
+		test_rm_rf(path);
+	}
+}
+
+static void problem__v2023_scoring__inferred_scores(void **state)
+{
+	(void)state;
+	put("problem.yaml", "problem_format_version: 2023-07\ntype: scoring\n");
+	put("data/secret/g1/1.in", "1\n");
+	put("data/secret/g1/1.ans", "1\n");
+	put("data/secret/g1/testdata.yaml", "scoring:\n  score: 40\n");
+	put("data/secret/g2/1.in", "1\n");
+	put("data/secret/g2/1.ans", "1\n");
+	put("data/secret/g2/2.in", "1\n");
+	put("data/secret/g2/2.ans", "1\n");
+	put("data/secret/g3/1.in", "1\n");
+	put("data/secret/g3/1.ans", "1\n");
+	put("data/secret/g3/testdata.yaml", "scoring:\n  aggregation: sum\n");
+	struct exec_problem p;
+	struct gv_err err;
+	if (load_tmp(&p, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(p.time_multiplier == 2 && p.time_safety_margin == 1.5);
+	const struct exec_problem_node *secret = exec_problem_case_group(p.cases[p.ncases - 1])->parent;
+	assert_string_equal(secret->name, "secret");
+	assert_true(secret->grading.max_score == 100);
+	/* setup_tmp's case secret/a is there too: g1 has 40; the case, g2 and g3
+	 * share the other 60; g3 sums, so its one case is worth 20. */
+	assert_int_equal(secret->nchildren, 4);
+	const struct exec_problem_node *a = &secret->children[1], *b = &secret->children[2], *c = &secret->children[3];
+	assert_string_equal(b->name, "secret/g2");
+	assert_true(secret->grading.accept_score == 20);
+	assert_true(a->grading.max_score == 40 && a->grading.aggregation == EXEC_PROBLEM_AGG_PASS_FAIL);
+	assert_true(b->grading.max_score == 20 && b->grading.aggregation == EXEC_PROBLEM_AGG_PASS_FAIL);
+	assert_true(c->grading.max_score == 20 && c->grading.accept_score == 20);
+	/* One case of g2 fails: g1, secret/a and g3 score, g2 does not. */
+	struct exec_case_result res[16];
+	memset(res, 0, sizeof(res));
+	for (size_t i = 0; i < p.ncases; i++)
+		res[i].verdict = strcmp(p.cases[i]->name, "secret/g2/2") ? EXEC_VERDICT_AC : EXEC_VERDICT_WA;
+	struct exec_verdict_outcome out;
+	assert_int_equal(exec_verdict_aggregate(&p, res, p.ncases, &out, &err), 0);
+	assert_true(out.score == 80);
+	exec_problem_free(&p);
+}
+
+static void problem__time_rule__legacy_and_2023(void **state)
+{
+	(void)state;
+	static const struct {
+		enum exec_problem_format format;
+		double mult, margin, res, slowest, limit, high;
+	} t[] = {
+		{EXEC_PROBLEM_FORMAT_LEGACY, 5, 2, 1, 0.01, 1, 2},   /* at least 1 s, margin at least limit + 1 */
+		{EXEC_PROBLEM_FORMAT_LEGACY, 5, 2, 1, 0.29, 1, 3},   /* 1.45 rounds to 1; 2.9 to 3 */
+		{EXEC_PROBLEM_FORMAT_LEGACY, 5, 2, 1, 0.31, 2, 3},   /* 1.55 rounds to 2 */
+		{EXEC_PROBLEM_FORMAT_LEGACY, 3, 2, 1, 1.2, 4, 7},    /* 3.6 -> 4; 7.2 -> 7 */
+		{EXEC_PROBLEM_FORMAT_2023_07, 2, 1.5, 1, 0.2, 1, 1.5}, /* ceil, at least one step */
+		{EXEC_PROBLEM_FORMAT_2023_07, 2, 1.5, 1, 0.6, 2, 3},
+		{EXEC_PROBLEM_FORMAT_2023_07, 2, 1.5, 0.1, 0.62, 1.3, 1.95},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct exec_problem p;
+		memset(&p, 0, sizeof(p));
+		p.format = t[i].format;
+		p.time_multiplier = t[i].mult;
+		p.time_safety_margin = t[i].margin;
+		p.time_resolution = t[i].res;
+		struct exec_problem_time_rule r;
+		exec_problem_time_rule(&p, t[i].slowest, &r);
+		if (fabs(r.limit_s - t[i].limit) > 1e-9 || fabs(r.margin_s - t[i].high) > 1e-9)
+			fail_msg("case %zu: limit %g margin %g, expected %g %g", i, r.limit_s, r.margin_s, t[i].limit,
+				 t[i].high);
+	}
+}
+
 #define T(f) cmocka_unit_test(f)
 #define TT(f) cmocka_unit_test_setup_teardown(f, setup_tmp, teardown_tmp)
 
@@ -534,6 +758,10 @@ int main(void)
 		TT(problem__custom_validator__found_with_language),
 		TT(problem__scoring_type_list_and_name_map),
 		TT(problem__open__refuses_dotdot_and_links),
+		T(testdata__table__values_and_errors),
+		TT(problem__validator_layouts__all_found),
+		TT(problem__v2023_scoring__inferred_scores),
+		T(problem__time_rule__legacy_and_2023),
 	};
 	return cmocka_run_group_tests_name("problem", tests, NULL, NULL);
 }

@@ -18,7 +18,8 @@ enum shape {
 	PASS_FAIL,    /* sample{0,1} secret{2,3,4} */
 	SCORING,      /* sample{0} secret{group1 min 40 {1,2}, group2 min 60 {3,4}}, on_reject grade */
 	WORST_ERROR,  /* like PASS_FAIL, secret worst_error */
-	ANY_ACCEPTED, /* like PASS_FAIL, secret accept_if_any_accepted */
+	ANY_ACCEPTED, /* like PASS_FAIL, secret on_reject continue, accept_if_any_accepted */
+	ANY_BREAK,    /* like ANY_ACCEPTED with on_reject break: judging stops at the first rejection */
 	IGNORE_SAMPLE,/* like PASS_FAIL, root ignore_sample */
 	SCORING_AVG,  /* like SCORING, secret avg over groups, each group sum */
 };
@@ -90,8 +91,10 @@ static void build(struct exec_problem *p, enum shape s)
 	struct exec_problem_grading sg = def;
 	if (s == WORST_ERROR)
 		sg.on_reject = EXEC_PROBLEM_WORST_ERROR;
-	if (s == ANY_ACCEPTED)
+	if (s == ANY_ACCEPTED || s == ANY_BREAK)
 		sg.accept_if_any_accepted = true;
+	if (s == ANY_ACCEPTED)
+		sg.on_reject = EXEC_PROBLEM_GRADE;
 	set_group(secret, "secret", root, 3, sg);
 	set_case(p, &sample->children[0], sample, "sample/1");
 	set_case(p, &sample->children[1], sample, "sample/2");
@@ -134,10 +137,14 @@ static const struct vcase cases[] = {
 	{"verdict__pass_fail__skipped_does_not_hide_later_error", PASS_FAIL, "AC SKIPPED AC MLE AC", "MLE", 0, 3},
 	{"verdict__pass_fail__only_skipped__skipped", PASS_FAIL, "AC AC AC SKIPPED AC", "SKIPPED", 0, 3},
 	{"verdict__pass_fail__internal_error__reported", PASS_FAIL, "AC AC IE AC AC", "IE", 0, 2},
-	{"verdict__worst_error__most_severe_wins", WORST_ERROR, "AC AC WA TLE RE", "TLE", 0, 3},
+	{"verdict__worst_error__most_severe_wins", WORST_ERROR, "AC AC WA TLE RE", "RE", 0, 4},
+	{"verdict__worst_error__kattis_order_tle_over_ole", WORST_ERROR, "AC AC OLE TLE WA", "TLE", 0, 3},
+	{"verdict__worst_error__kattis_order_re_over_mle", WORST_ERROR, "AC AC MLE RE AC", "RE", 0, 3},
 	{"verdict__worst_error__sample_first_error_still_first", WORST_ERROR, "WA AC TLE AC AC", "WA", 0, 0},
 	{"verdict__accept_if_any__one_ac_accepts", ANY_ACCEPTED, "AC AC WA AC WA", "AC", 1, -1},
 	{"verdict__accept_if_any__none_ac_rejects", ANY_ACCEPTED, "AC AC WA TLE WA", "WA", 0, 2},
+	{"verdict__accept_if_any_break__ac_after_rejection_unseen", ANY_BREAK, "AC AC WA AC WA", "WA", 0, 2},
+	{"verdict__accept_if_any_break__ac_before_rejection_accepts", ANY_BREAK, "AC AC AC WA WA", "AC", 1, -1},
 	{"verdict__ignore_sample__sample_failure_ignored", IGNORE_SAMPLE, "WA RE AC AC AC", "AC", 1, -1},
 	{"verdict__ignore_sample__secret_failure_counts", IGNORE_SAMPLE, "WA AC AC OLE AC", "OLE", 0, 3},
 	{"verdict__scoring__all_ac__full_score", SCORING, "AC AC AC AC AC", "AC", 100, -1},
