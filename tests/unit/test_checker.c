@@ -1,9 +1,9 @@
 /* Unit tests of the built-in checkers (executor/checker.c): tables of
  * (flags, answer, output) → verdict and message, the flag parser, and every
  * case of the Kattis default validator's conformance data under
- * $GAVEL_SHARED/conformance/kattis-default-validator (GAVEL_SHARED defaults
- * to ../shared from the repository root). A missing conformance folder is a
- * failure, never a skip. */
+ * $GAVEL_CONFORMANCE/kattis-default-validator (GAVEL_CONFORMANCE defaults to
+ * tests/conformance, relative to the repository root where tests/run.sh
+ * runs). A missing conformance folder is a failure, never a skip. */
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -318,16 +318,16 @@ static int cmp_conf(const void *a, const void *b)
  * a dedicated test fails with that message. */
 static struct conf_case *find_conf_cases(size_t *n)
 {
-	const char *shared = getenv("GAVEL_SHARED");
-	if (!shared || !*shared)
-		shared = "../shared";
-	snprintf(conf_root, sizeof(conf_root), "%s/conformance/kattis-default-validator", shared);
+	const char *base = getenv("GAVEL_CONFORMANCE");
+	if (!base || !*base)
+		base = "tests/conformance";
+	snprintf(conf_root, sizeof(conf_root), "%s/kattis-default-validator", base);
 	*n = 0;
 	DIR *d = opendir(conf_root);
 	if (!d) {
 		snprintf(conf_problem, sizeof(conf_problem),
-			 "conformance data missing: cannot open %s (%s); set GAVEL_SHARED to the shared folder", conf_root,
-			 strerror(errno));
+			 "conformance data missing: cannot open %s (%s); run from the repository root or set GAVEL_CONFORMANCE",
+			 conf_root, strerror(errno));
 		return NULL;
 	}
 	struct conf_case *cases = NULL;
