@@ -27,6 +27,7 @@
 
 #include "common/io.h"
 #include "common/log.h"
+#include "executor/cputime.h"
 #include "executor/pool.h"
 #include "executor/record.h"
 
@@ -58,6 +59,12 @@ struct exec_session {
 	size_t diag_len;
 	int64_t deadline;   /* whole sandbox, monotonic ms */
 	uint32_t tests_run;
+	/* The sandbox cgroup's CPU time (ns) when the current phase began
+	 * (host-side accounting, executor/cputime.h); starved: the last
+	 * phase's guest clock ran past init's loose limit while the host
+	 * figure stayed below the real one (no verdict from that run). */
+	uint64_t cpu0_ns;
+	bool starved;
 	bool dir_made, created, reaped, dead, out_eof, err_eof;
 	int wait_status;
 	struct exec_sandbox_shape shape;
@@ -268,10 +275,14 @@ GV_PRINTF(2, 3) static void sb_printf(struct strbuf *b, const char *fmt, ...)
 	}
 }
 
-static void limits_record(struct strbuf *b, const char *pfx, const struct exec_limits *l, bool test)
+/* host_cpu: init gets the loose CPU limit of exec_cpu_guest_limit and the
+ * host decides TLE from its own figure (executor/cputime.h). */
+static void limits_record(struct strbuf *b, const char *pfx, const struct exec_limits *l, bool test,
+			  bool host_cpu)
 {
+	uint64_t cpu = host_cpu ? exec_cpu_guest_limit(l->cpu_ms, l->wall_ms) : l->cpu_ms;
 	sb_printf(b, "%scpu_ms:%" PRIu64 "\n%swall_ms:%" PRIu64 "\n%smemory_kb:%" PRIu64 "\n", pfx,
-		  l->cpu_ms, pfx, l->wall_ms, pfx, l->memory_kb);
+		  cpu, pfx, l->wall_ms, pfx, l->memory_kb);
 	if (l->output_bytes || test)
 		sb_printf(b, "%soutput_bytes:%" PRIu64 "\n", pfx, l->output_bytes);
 	if (test && l->stderr_bytes)
@@ -288,7 +299,7 @@ static void limits_record(struct strbuf *b, const char *pfx, const struct exec_l
 }
 
 /* The job record of PROTOCOL.md. Arguments were checked to hold no '\n'. */
-static char *job_record(const struct exec_job *job, size_t *len)
+static char *job_record(const struct exec_job *job, bool host_cpu, size_t *len)
 {
 	struct strbuf b = {0};
 	sb_printf(&b, "version:1\n");
@@ -297,8 +308,8 @@ static char *job_record(const struct exec_job *job, size_t *len)
 	for (size_t i = 0; job->run_argv[i]; i++)
 		sb_printf(&b, "run_arg:%s\n", job->run_argv[i]);
 	if (job->compile_argv)
-		limits_record(&b, "compile_", &job->compile_limits, false);
-	limits_record(&b, "", &job->run_limits, true);
+		limits_record(&b, "compile_", &job->compile_limits, false, host_cpu);
+	limits_record(&b, "", &job->run_limits, true, host_cpu);
 	if (job->feedback_dir)
 		sb_printf(&b, "feedback_dir:1\n");
 	if (job->interactive)
@@ -401,6 +412,7 @@ static void fill_from_record(struct exec_phase_result *r, const struct exec_reco
 	r->exit_code = rec->exit_code;
 	r->signal = rec->signal;
 	r->time_ms = rec->time_ms;
+	r->guest_time_ms = rec->time_ms;
 	r->wall_ms = rec->wall_ms;
 	r->wall_us = rec->wall_us;
 	r->memory_kb = rec->memory_kb;
@@ -426,13 +438,40 @@ static void wait_sandbox(struct exec_session *s, long timeout_ms)
 	}
 }
 
-enum phase_end { PH_RESULT, PH_DIED, PH_TIMEOUT, PH_PROTO };
+/* PH_CPU: the host's count of the sandbox's CPU passed the phase's limit
+ * (exec_cpu_host_kill_ns). */
+enum phase_end { PH_RESULT, PH_DIED, PH_TIMEOUT, PH_PROTO, PH_CPU };
+
+static int sandbox_cpu_ns(struct exec_session *s, uint64_t *ns, struct gv_err *err);
+
+/* The host's CPU check of a running phase: PH_CPU once the sandbox used
+ * kill_ns since the phase began, PH_PROTO if the count cannot be read
+ * (fail closed), else PH_RESULT with *wait_ms the earliest the limit can
+ * be reached: the sandbox cannot use more than its CPU quota, so nothing
+ * is missed by sleeping that long. kill_ns 0: no check. */
+static enum phase_end cpu_check(struct exec_session *s, uint64_t kill_ns, int *wait_ms, struct gv_err *err)
+{
+	if (!kill_ns)
+		return PH_RESULT;
+	uint64_t now = 0;
+	if (sandbox_cpu_ns(s, &now, err) != 0)
+		return PH_PROTO;
+	uint64_t used = now > s->cpu0_ns ? now - s->cpu0_ns : 0;
+	if (used >= kill_ns)
+		return PH_CPU;
+	uint64_t cpus = (s->e->cfg.cpu_quota_pct + 99) / 100;
+	uint64_t ms = (kill_ns - used) / 1000000 / (cpus ? cpus : 1) + 1;
+	if (ms < (uint64_t)*wait_ms)
+		*wait_ms = (int)ms;
+	return PH_RESULT;
+}
 
 /* Sends the pending command bytes and reads one phase's frames (stdout,
  * stderr, result) until the result, the sandbox's death, the deadline or a
  * protocol error. Every frame is bounded by s->caps before allocation. */
 static enum phase_end pump_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
-				 int64_t deadline, struct exec_phase_result *r, struct gv_err *err)
+				 int64_t deadline, uint64_t kill_ns, struct exec_phase_result *r,
+				 struct gv_err *err)
 {
 	size_t sent = 0;
 	char buf[65536];
@@ -441,6 +480,10 @@ static enum phase_end pump_phase(struct exec_session *s, const char *cmd, size_t
 		int64_t left = deadline - now_ms();
 		if (left <= 0)
 			return PH_TIMEOUT;
+		int cap = s->e->n_pending ? 10 : 1000;
+		enum phase_end ce = cpu_check(s, kill_ns, &cap, err);
+		if (ce != PH_RESULT)
+			return ce;
 		struct pollfd p[4];
 		nfds_t np = 0;
 		p[np++] = (struct pollfd){s->out_fd, POLLIN, 0};
@@ -450,8 +493,8 @@ static enum phase_end pump_phase(struct exec_session *s, const char *cmd, size_t
 		if (sent < cmd_len)
 			p[np++] = (struct pollfd){s->in_fd, POLLOUT, 0};
 		/* Closed sessions' tear-down goes on meanwhile: wake often
-		 * enough to reap their gofers and collect `runsc delete`. */
-		int cap = s->e->n_pending ? 10 : 1000;
+		 * enough to reap their gofers and collect `runsc delete` (cap,
+		 * lowered above to the host's next CPU check). */
 		int n = poll(p, np, left > cap ? cap : (int)left);
 		if (n < 0 && errno != EINTR) {
 			gv_err_errno(err, "poll");
@@ -570,6 +613,64 @@ static void phase_caps(struct exec_session *s, const struct exec_limits *l, bool
 static int finish_phase(struct exec_session *s, enum phase_end end, const struct exec_limits *l,
 			struct exec_phase_result *r, struct gv_err *err);
 
+/* The sandbox cgroup's CPU time so far, in ns, read from the host kernel:
+ * every thread of the sandbox (Sentry, gofer, the program's) counts, and
+ * only for the time it really ran. Nothing inside can change it. */
+static int sandbox_cpu_ns(struct exec_session *s, uint64_t *ns, struct gv_err *err)
+{
+	const struct exec_cgroup *cg = &s->e->cg;
+	if (cg->ops->cpu_usage(cg, s->cg_rel, ns, err) != 0) {
+		gv_err_prefix(err, "sandbox %s: CPU time", s->id);
+		return -1;
+	}
+	return 0;
+}
+
+/* Marks the start of a phase for the host-side CPU figure. Fails closed:
+ * without it the phase is not run (the caller reports IE). */
+static int phase_cpu_start(struct exec_session *s, struct exec_phase_result *r, struct gv_err *err)
+{
+	s->starved = false;
+	if (s->e->cfg.guest_cpu_time)
+		return 0;
+	if (sandbox_cpu_ns(s, &s->cpu0_ns, err) != 0) {
+		mark_dead(s);
+		result_set(r, "IE", "none", "cannot read the sandbox's CPU time");
+		return -1;
+	}
+	return 0;
+}
+
+/* Settles a phase's CPU time and CPU verdict from init's figure and the
+ * host's (executor/cputime.h) against the real limit l->cpu_ms. */
+static int phase_cpu_settle(struct exec_session *s, const struct exec_limits *l, struct exec_phase_result *r,
+			    struct gv_err *err)
+{
+	if (s->e->cfg.guest_cpu_time)
+		return 0;
+	uint64_t cpu1 = 0;
+	if (sandbox_cpu_ns(s, &cpu1, err) != 0 || cpu1 < s->cpu0_ns) {
+		if (cpu1 < s->cpu0_ns)
+			gv_err_set(err, GV_ESANDBOX, "sandbox %s: cgroup CPU time went backwards", s->id);
+		mark_dead(s);
+		result_set(r, "IE", "none", "cannot read the sandbox's CPU time");
+		return -1;
+	}
+	r->host_cpu_us = (cpu1 - s->cpu0_ns) / 1000;
+	switch (exec_cpu_settle(r->status, r->limit, r->guest_time_ms, r->host_cpu_us, l->cpu_ms, &r->time_ms)) {
+	case EXEC_CPU_TLE:
+		if (strcmp(r->status, "TLE") != 0)
+			result_set(r, "TLE", "cpu", "time limit exceeded");
+		break;
+	case EXEC_CPU_STARVED:
+		s->starved = true;
+		break;
+	case EXEC_CPU_KEEP:
+		break;
+	}
+	return 0;
+}
+
 /* One phase: the command (NULL for the compile phase, which init runs on
  * its own) and its frames back. 0 with r filled for anything the program
  * did, -1 with err (and r->status "IE") for a failure of the machinery. */
@@ -587,7 +688,10 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 	if (deadline > s->deadline)
 		deadline = s->deadline;
 
-	enum phase_end end = pump_phase(s, cmd, cmd_len, deadline, r, err);
+	if (phase_cpu_start(s, r, err) != 0)
+		return -1;
+	uint64_t kill_ns = s->e->cfg.guest_cpu_time ? 0 : exec_cpu_host_kill_ns(l->cpu_ms);
+	enum phase_end end = pump_phase(s, cmd, cmd_len, deadline, kill_ns, r, err);
 	return finish_phase(s, end, l, r, err);
 }
 
@@ -611,6 +715,31 @@ static int finish_phase(struct exec_session *s, enum phase_end end, const struct
 		if (ooms > 0) {
 			mark_dead(s);
 			result_set(r, "MLE", "memory", "sandbox out of memory (host cgroup OOM kill)");
+			return 0;
+		}
+		return phase_cpu_settle(s, l, r, err);
+	case PH_CPU:
+		/* The host's kill (executor/cputime.h): the sandbox is killed
+		 * mid-test, so the session ends; the counters are read after
+		 * the kill, before runsc delete. */
+		mark_dead(s);
+		if (oom_kills(s, &ooms, err) != 0) {
+			result_set(r, "IE", "none", "sandbox killed for CPU; OOM counter unreadable");
+			return -1;
+		}
+		if (ooms > 0) {
+			result_set(r, "MLE", "memory", "sandbox out of memory (host cgroup OOM kill)");
+			r->memory_kb = l->memory_kb;
+			return 0;
+		}
+		result_set(r, "TLE", "cpu", "time limit exceeded (the host's count of the sandbox's CPU)");
+		{
+			uint64_t now = 0;
+			struct gv_err ignored;
+			/* Only a figure for the report: the verdict is made. */
+			if (sandbox_cpu_ns(s, &now, &ignored) == 0 && now > s->cpu0_ns)
+				r->host_cpu_us = (now - s->cpu0_ns) / 1000;
+			r->time_ms = r->host_cpu_us / 1000;
 		}
 		return 0;
 	case PH_TIMEOUT:
@@ -648,6 +777,16 @@ static int finish_phase(struct exec_session *s, enum phase_end end, const struct
 		result_set(r, "IE", "none", "protocol failure talking to gavel-init");
 		return -1;
 	}
+}
+
+/* A phase the load cut short twice (or once, where it cannot be run
+ * again): no verdict can be drawn from it, so it is our failure (IE). */
+static int starved_error(struct exec_session *s, struct exec_phase_result *r, struct gv_err *err)
+{
+	uint64_t g = r->guest_time_ms, h = r->host_cpu_us;
+	result_set(r, "IE", "none", "node too busy: the sandbox's CPU clock ran far ahead of the host's");
+	return gv_err_set(err, GV_ESANDBOX,
+			  "sandbox %s starved of CPU: guest %" PRIu64 " ms, host %" PRIu64 " us of CPU", s->id, g, h);
 }
 
 int exec_session_run_test(struct exec_session *s, const void *input, size_t len,
@@ -737,8 +876,20 @@ int exec_session_run_test_files(struct exec_session *s, const struct exec_file *
 	if (!cmd)
 		return -1;
 	int rc = run_phase(s, cmd, cl, &s->run_limits, false, out, err);
+	/* Cut short by the node's load (executor/cputime.h): once more. A
+	 * test leaves nothing behind in the sandbox (init kills every process
+	 * and empties /tmp), so the second run is a run of the same test. */
+	if (rc == 0 && s->starved && !s->dead) {
+		struct gv_log_ctx ctx = {.sandbox = s->id};
+		gv_warn(&ctx, "test starved of CPU (guest %" PRIu64 " ms, host %" PRIu64 " us): running it again",
+			out->guest_time_ms, out->host_cpu_us);
+		exec_phase_result_free(out);
+		rc = run_phase(s, cmd, cl, &s->run_limits, false, out, err);
+	}
 	free(cmd);
 	s->tests_run++;
+	if (rc == 0 && s->starved)
+		return starved_error(s, out, err);
 	return rc;
 }
 
@@ -764,6 +915,8 @@ struct relay_side {
 	char rbuf[RELAY_READ_MAX];
 	size_t rlen, roff;
 	int64_t deadline;          /* host backstop of this side */
+	uint64_t kill_ns;          /* the host's CPU kill (0: none) */
+	int wait_ms;               /* until its next CPU check */
 	bool done;                 /* its result is in, or its sandbox is gone */
 	uint64_t relayed;          /* payload bytes of its program's stdout passed on */
 	uint32_t frames;
@@ -939,6 +1092,11 @@ int exec_session_interact(struct exec_session *sub, struct exec_session *itr,
 		side[i].deadline = t0 + (int64_t)x->run_limits.wall_ms + BACKSTOP_GRACE_MS;
 		if (side[i].deadline > x->deadline)
 			side[i].deadline = x->deadline;
+		if (phase_cpu_start(x, side[i].r, err) != 0) {
+			rc = -1;
+			goto out;
+		}
+		side[i].kill_ns = x->e->cfg.guest_cpu_time ? 0 : exec_cpu_host_kill_ns(x->run_limits.cpu_ms);
 	}
 	for (;;) {
 		for (int i = 0; i < 2; i++) {
@@ -957,9 +1115,13 @@ int exec_session_interact(struct exec_session *sub, struct exec_session *itr,
 					end = relay_read(x, y);
 			}
 			if (end == PH_TIMEOUT && !x->done) {
+				x->wait_ms = 1000;
 				if (now_ms() >= x->deadline) {
 					end = PH_TIMEOUT;
+				} else if ((end = cpu_check(x->s, x->kill_ns, &x->wait_ms, err)) != PH_RESULT) {
+					/* PH_CPU, or PH_PROTO: the count is unreadable. */
 				} else {
+					end = PH_TIMEOUT;
 					/* Exited: what is still in the pipe is taken first. */
 					struct pollfd pf[2] = {{x->s->pidfd, POLLIN, 0}, {x->s->out_fd, POLLIN, 0}};
 					if (poll(pf, 2, 0) > 0 && (pf[0].revents & POLLIN) &&
@@ -974,7 +1136,8 @@ int exec_session_interact(struct exec_session *sub, struct exec_session *itr,
 			x->done = true;
 			if (!y->done)
 				ia->interactor_first = i == 1;
-			if (finish_phase(x->s, end, &x->s->run_limits, x->r, err) != 0) {
+			if (finish_phase(x->s, end, &x->s->run_limits, x->r, err) != 0 ||
+			    (x->s->starved && starved_error(x->s, x->r, err) != 0)) {
 				gv_err_prefix(err, "%s", i == 0 ? "submission" : "interactor");
 				rc = -1;
 				goto out;
@@ -999,6 +1162,8 @@ int exec_session_interact(struct exec_session *sub, struct exec_session *itr,
 					p[np++] = (struct pollfd){x->s->out_fd, POLLIN, 0};
 				if (x->deadline < until)
 					until = x->deadline;
+				if (x->kill_ns && now_ms() + x->wait_ms < until)
+					until = now_ms() + x->wait_ms;
 			}
 			if (x->cmd_sent < x->cmd_len || !relay_fwd_idle(x))
 				p[np++] = (struct pollfd){x->s->in_fd, POLLOUT, 0};
@@ -1163,7 +1328,7 @@ static int write_job_files(struct exec_session *s, const struct exec_job *job, s
 	if (box < 0)
 		return gv_err_errno(err, "open box");
 	size_t jlen = 0;
-	char *jrec = job_record(job, &jlen);
+	char *jrec = job_record(job, !s->e->cfg.guest_cpu_time, &jlen);
 	int rc = jrec ? 0 : gv_err_set(err, ENOMEM, "job record");
 	if (rc == 0)
 		rc = write_box_file(box, "job", jrec, jlen, 0644, err);
@@ -1334,7 +1499,10 @@ static int first_phase(struct exec_session *s, const struct exec_job *job, struc
 		       struct gv_err *err)
 {
 	const struct exec_limits *cl = job->compile_argv ? &job->compile_limits : &job->run_limits;
-	return run_phase(s, NULL, 0, cl, true, compile, err);
+	if (run_phase(s, NULL, 0, cl, true, compile, err) != 0)
+		return -1;
+	/* init runs the compile phase once, by itself: it cannot be rerun. */
+	return s->starved ? starved_error(s, compile, err) : 0;
 }
 
 int exec_session_precreate(struct exec_engine *e, const struct exec_sandbox_shape *shape,

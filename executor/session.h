@@ -54,6 +54,11 @@ struct exec_engine_config {
 	 * written before the sandbox exists, the rest is read-only software.
 	 * Set it only for hosts that update /usr under running sandboxes. */
 	bool file_access_shared;
+	/* Report gavel-init's CPU figure as it is and send it the real CPU
+	 * limit, without the host-side accounting of executor/cputime.h (whose
+	 * figure does not grow with the node's load). Only the benchmarks set
+	 * it, to measure that accounting against what it replaces. */
+	bool guest_cpu_time;
 	/* runsc --nvproxy (its GPU proxy) for every sandbox: set only on a
 	 * node with real GPUs, after executor/gpu.c found the flag. */
 	bool nvproxy;
@@ -168,6 +173,14 @@ struct exec_phase_result {
 	int exit_code, signal;
 	uint64_t time_ms, wall_ms, memory_kb, stdout_bytes, stderr_bytes;
 	uint64_t wall_us; /* wall_ms in microseconds as gavel-init measured it (0: not reported) */
+	/* time_ms is min(guest_time_ms, host_cpu_us / 1000) (executor/cputime.h):
+	 * guest_time_ms is gavel-init's figure, which counts the time the
+	 * program waited for a host CPU; host_cpu_us is the host kernel's CPU
+	 * time of the whole sandbox (program, Sentry, gofer, init) over the
+	 * phase. A test the host stopped for CPU (TLE, message naming the
+	 * host's count) has host_cpu_us only; both are 0 when the phase ended
+	 * otherwise without a result record (IE, WLE by the backstop). */
+	uint64_t guest_time_ms, host_cpu_us;
 	char limit[16];   /* "cpu","wall","memory","output","none" */
 	char message[256];
 	char *out;        /* captured stdout (owned; NUL-terminated), out_len bytes */

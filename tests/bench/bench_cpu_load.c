@@ -1,0 +1,476 @@
+/* CPU time under load: the reported CPU time and verdict of a CPU-bound C
+ * program (calibrated to ~0.7 s bare on this host, limit 1 s) run alone and
+ * under 3x oversubscription of the node's cores (3 x ncores such runs at
+ * once, each in its own engine and sandbox, as executor workers and CLI
+ * runs are), as a ratio of the loaded figure to the quiet one measured in
+ * the same run. Two modes, run in turn:
+ *
+ *  - host: the engine as deployed, with the host-side accounting of
+ *    executor/cputime.h (time_ms = min(init's figure, the sandbox cgroup's
+ *    CPU over the test); TLE decided by the host against the real limit);
+ *  - guest: exec_engine_config.guest_cpu_time, init's figure alone (what
+ *    the engine did before), the baseline the accounting is measured
+ *    against.
+ *
+ * For each it prints the quiet median, the loaded median / min / max and
+ * their ratios to the quiet median, the verdicts, and for the host mode
+ * the guest and host figures behind time_ms. Then what the accounting
+ * costs elsewhere, host mode against guest mode, alternated:
+ *  - per test, a trivial C program (30 tests in one session, median of
+ *    per-test wall time over 3 sessions per mode);
+ *  - submit to verdict: open (compile) + one test + close of the same;
+ *  - a program that spins forever under the 1 s limit: wall time to its
+ *    TLE and the sandbox CPU it burned (init's kill sits at the looser
+ *    limit in host mode).
+ *
+ * Usage: bench_cpu_load [-q] (quick: fewer runs). Needs root and runsc;
+ * GAVEL_INIT names gavel-init (make bench sets it). State under
+ * /run/gavel/<tag>-<k> and cgroups under gavel-<tag>-<k>, tag from
+ * GAVEL_BENCH_TAG (default "cpuload"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "executor/session.h"
+
+#define MAXP 64
+
+static char tag[64] = "cpuload";
+static const char *init_path;
+static char spin_src[512];
+static int reps = 5;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void die(const char *what, const struct gv_err *err)
+{
+	fprintf(stderr, "bench: %s: %s\n", what, err ? err->msg : strerror(errno));
+	exit(1);
+}
+
+static double median(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static const char *const spin_fmt =
+	"#include <stdio.h>\n"
+	"int main(void){volatile unsigned long x=0; for(unsigned long i=0;i<%luUL;i++) x+=i*i;"
+	"printf(\"%%lu\\n\",(unsigned long)x);return 0;}\n";
+static const char *const forever_c = "int main(void){volatile unsigned long x=0; for(;;) x++;}\n";
+static const char *const trivial_c = "int main(void){return 0;}\n";
+
+static const char *const gcc_argv[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-static", "-o", "main", "main.c", NULL };
+static const char *const main_argv[] = { "./main", NULL };
+
+static struct exec_job c_job(const struct exec_file *src)
+{
+	struct exec_job job = {
+		.tenant = "bench",
+		.compile_argv = gcc_argv,
+		.run_argv = main_argv,
+		.files = src,
+		.n_files = 1,
+		.compile_limits = { .cpu_ms = 20000, .wall_ms = 60000, .memory_kb = 1024 * 1024, .procs = 16 },
+		/* The limits of a 1 s problem: wall 3 x time + 2 s. */
+		.run_limits = { .cpu_ms = 1000, .wall_ms = 5000, .memory_kb = 256 * 1024,
+				.output_bytes = 1 << 20, .procs = 1, .rlimit_as = true },
+	};
+	return job;
+}
+
+/* An engine of its own for slot k (its own runsc root, work root and
+ * cgroup parent: each engine sweeps them at start). */
+static void engine_up(struct exec_engine *e, int k, bool guest)
+{
+	/* Borrowed by the engine for its lifetime: never freed here. */
+	char *rroot = malloc(128), *wroot = malloc(128), *cg = malloc(128);
+	if (!rroot || !wroot || !cg)
+		die("malloc", NULL);
+	snprintf(rroot, 128, "/run/gavel/%s-%d/runsc", tag, k);
+	snprintf(wroot, 128, "/run/gavel/%s-%d/work", tag, k);
+	snprintf(cg, 128, "gavel-%s-%d", tag, k);
+	struct exec_engine_config ec = {
+		.runsc_path = "/usr/bin/runsc",
+		.runsc_root = rroot,
+		.work_root = wroot,
+		.init_path = init_path,
+		.cgroup_parent = cg,
+		.guest_cpu_time = guest,
+	};
+	struct gv_err err;
+	if (exec_engine_init(e, &ec, &err) != 0)
+		die("engine", &err);
+}
+
+/* One worker: compile the spin program, say ready on ready_fd, wait for a
+ * byte on go_fd (-1: at once), run reps tests, write one line per test to
+ * out_fd: "status time guest host". */
+static int worker(int k, bool guest, int ready_fd, int go_fd, int out_fd)
+{
+	struct exec_engine e;
+	engine_up(&e, k, guest);
+	struct exec_file src = { "main.c", spin_src, strlen(spin_src), false };
+	struct exec_job job = c_job(&src);
+	struct gv_err err;
+	struct exec_session *s = NULL;
+	struct exec_phase_result r;
+	if (exec_session_open(&e, &job, &s, &r, &err) != 0)
+		die("session open", &err);
+	if (strcmp(r.status, "OK") != 0)
+		die("compile", NULL);
+	exec_phase_result_free(&r);
+	char c = 'r';
+	if (ready_fd >= 0 && write(ready_fd, &c, 1) != 1)
+		die("ready", NULL);
+	if (go_fd >= 0 && read(go_fd, &c, 1) != 1)
+		die("go", NULL);
+	for (int i = 0; i < reps; i++) {
+		char line[160];
+		if (exec_session_run_test(s, "", 0, &r, &err) != 0)
+			snprintf(line, sizeof(line), "IE 0 0 0\n");
+		else
+			snprintf(line, sizeof(line), "%s %llu %llu %llu\n", r.status, (unsigned long long)r.time_ms,
+				 (unsigned long long)r.guest_time_ms, (unsigned long long)r.host_cpu_us);
+		exec_phase_result_free(&r);
+		/* One short line: a single atomic write to the shared pipe. */
+		if (write(out_fd, line, strlen(line)) < 0)
+			die("out", NULL);
+		if (!exec_session_alive(s))
+			break;
+	}
+	exec_session_close(s);
+	exec_engine_fini(&e);
+	return 0;
+}
+
+struct figures {
+	double time[MAXP * 16], guest[MAXP * 16], host[MAXP * 16];
+	int n, ac, tle, other;
+};
+
+/* Runs procs workers at once (their tests start together, after every
+ * compile) and collects their lines. */
+static void run_set(int procs, bool guest, struct figures *f)
+{
+	int ready[2], go[2], out[2];
+	if (pipe(ready) || pipe(go) || pipe(out))
+		die("pipe", NULL);
+	pid_t pids[MAXP];
+	for (int k = 0; k < procs; k++) {
+		pids[k] = fork();
+		if (pids[k] < 0)
+			die("fork", NULL);
+		if (pids[k] == 0) {
+			close(ready[0]);
+			close(go[1]);
+			close(out[0]);
+			_exit(worker(k, guest, ready[1], go[0], out[1]));
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	close(out[1]);
+	char c;
+	for (int k = 0; k < procs; k++)
+		if (read(ready[0], &c, 1) != 1)
+			die("a worker failed before its tests", NULL);
+	for (int k = 0; k < procs; k++)
+		if (write(go[1], "g", 1) != 1)
+			die("go", NULL);
+	close(go[1]);
+	FILE *in = fdopen(out[0], "r");
+	char st[16];
+	unsigned long long t, g, h;
+	memset(f, 0, sizeof(*f));
+	while (in && fscanf(in, "%15s %llu %llu %llu", st, &t, &g, &h) == 4 && f->n < MAXP * 16) {
+		f->time[f->n] = (double)t;
+		f->guest[f->n] = (double)g;
+		f->host[f->n] = (double)h / 1e3;
+		f->n++;
+		if (!strcmp(st, "OK"))
+			f->ac++;
+		else if (!strcmp(st, "TLE"))
+			f->tle++;
+		else
+			f->other++;
+	}
+	if (in)
+		fclose(in);
+	close(ready[0]);
+	for (int k = 0; k < procs; k++) {
+		int stt;
+		if (waitpid(pids[k], &stt, 0) < 0 || !WIFEXITED(stt) || WEXITSTATUS(stt) != 0)
+			die("worker failed", NULL);
+	}
+}
+
+static void spread(const double *v, int n, double *mn, double *mx)
+{
+	*mn = *mx = n ? v[0] : 0;
+	for (int i = 1; i < n; i++) {
+		if (v[i] < *mn)
+			*mn = v[i];
+		if (v[i] > *mx)
+			*mx = v[i];
+	}
+}
+
+static double loadavg(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+/* Runs the spin program bare on the host: its CPU seconds. */
+static double bare_cpu_s(const char *exe)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0)
+			dup2(fd, 1);
+		execl(exe, exe, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	struct rusage ru;
+	if (pid < 0 || wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		die("bare run", NULL);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* Picks the loop count that makes ~0.7 s of CPU bare on this host. */
+static void calibrate(void)
+{
+	char dir[] = "/tmp/gv-cpuload.XXXXXX";
+	if (!mkdtemp(dir))
+		die("mkdtemp", NULL);
+	char src[128], exe[128];
+	snprintf(src, sizeof(src), "%s/spin.c", dir);
+	snprintf(exe, sizeof(exe), "%s/spin", dir);
+	unsigned long n = 400000000UL;
+	double best = 0;
+	for (int round = 0; round < 2; round++) {
+		FILE *f = fopen(src, "w");
+		if (!f)
+			die(src, NULL);
+		fprintf(f, spin_fmt, n);
+		fclose(f);
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl("/usr/bin/gcc", "gcc", "-std=gnu17", "-O2", "-static", "-o", exe, src, (char *)NULL);
+			_exit(127);
+		}
+		int st;
+		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			die("gcc", NULL);
+		/* The least of three: the host is shared, the least is the
+		 * program's own need. */
+		best = 1e9;
+		for (int i = 0; i < 3; i++) {
+			double c = bare_cpu_s(exe);
+			if (c < best)
+				best = c;
+		}
+		if (round == 0)
+			n = (unsigned long)((double)n * 0.70 / best);
+	}
+	snprintf(spin_src, sizeof(spin_src), spin_fmt, n);
+	printf("spin program: %lu iterations, %.0f ms of CPU bare (least of 3)\n", n, best * 1e3);
+	unlink(src);
+	unlink(exe);
+	rmdir(dir);
+}
+
+static void report_mode(const char *name, const struct figures *q, const struct figures *l, int procs)
+{
+	double qt[MAXP * 16], lt[MAXP * 16];
+	memcpy(qt, q->time, sizeof(double) * (size_t)q->n);
+	memcpy(lt, l->time, sizeof(double) * (size_t)l->n);
+	double qm = median(qt, q->n), lm = median(lt, l->n), mn, mx;
+	spread(l->time, l->n, &mn, &mx);
+	printf("%-6s quiet: time_ms median %.0f over %d runs (AC %d TLE %d other %d)\n", name, qm, q->n, q->ac,
+	       q->tle, q->other);
+	printf("%-6s %dx load (%d runs at once): time_ms median %.0f min %.0f max %.0f; ratio to quiet %.2f "
+	       "(min %.2f max %.2f); AC %d TLE %d other %d\n",
+	       name, procs, procs, lm, mn, mx, qm > 0 ? lm / qm : 0, qm > 0 ? mn / qm : 0, qm > 0 ? mx / qm : 0,
+	       l->ac, l->tle, l->other);
+}
+
+static void report_sources(const struct figures *q, const struct figures *l)
+{
+	double a[MAXP * 16];
+	const struct figures *sets[2] = { q, l };
+	const char *names[2] = { "quiet", "loaded" };
+	for (int i = 0; i < 2; i++) {
+		const struct figures *f = sets[i];
+		memcpy(a, f->guest, sizeof(double) * (size_t)f->n);
+		double g = median(a, f->n);
+		memcpy(a, f->host, sizeof(double) * (size_t)f->n);
+		double h = median(a, f->n);
+		double d[MAXP * 16];
+		for (int k = 0; k < f->n; k++)
+			d[k] = f->host[k] - f->guest[k];
+		double dm = median(d, f->n);
+		printf("host   %s: init's figure median %.0f ms, sandbox cgroup %.1f ms (cgroup - init: median %.1f ms)\n",
+		       names[i], g, h, dm);
+	}
+}
+
+/* Cost figures: one session of n tests of src; per-test wall (ms). */
+static double per_test(struct exec_engine *e, const char *src, int n, double *open_to_verdict)
+{
+	struct exec_file f = { "main.c", src, strlen(src), false };
+	struct exec_job job = c_job(&f);
+	struct gv_err err;
+	struct exec_session *s = NULL;
+	struct exec_phase_result r;
+	double t0 = now_ms();
+	if (exec_session_open(e, &job, &s, &r, &err) != 0 || strcmp(r.status, "OK") != 0)
+		die("open", &err);
+	exec_phase_result_free(&r);
+	double t1 = now_ms();
+	double v[64], hv[64];
+	for (int i = 0; i < n && i < 64; i++) {
+		double a = now_ms();
+		if (exec_session_run_test(s, "", 0, &r, &err) != 0 || strcmp(r.status, "OK") != 0)
+			die("trivial test", &err);
+		hv[i] = (double)r.host_cpu_us / 1e3;
+		exec_phase_result_free(&r);
+		v[i] = now_ms() - a;
+		if (i == 0 && open_to_verdict)
+			*open_to_verdict = now_ms() - t0;
+	}
+	(void)t1;
+	if (!e->cfg.guest_cpu_time) {
+		double mn, mx;
+		spread(hv, n, &mn, &mx);
+		printf("  sandbox CPU per trivial test (the accounting's overhead over the program): median %.1f ms, "
+		       "min %.1f, max %.1f\n",
+		       median(hv, n), mn, mx);
+	}
+	exec_session_close(s);
+	exec_engine_poll(e);
+	return median(v, n);
+}
+
+int main(int argc, char **argv)
+{
+	bool quick = argc > 1 && !strcmp(argv[1], "-q");
+	/* -c: only the cost figures. */
+	bool cost_only = argc > 1 && !strcmp(argv[argc - 1], "-c");
+	if (quick)
+		reps = 3;
+	init_path = getenv("GAVEL_INIT");
+	if (!init_path || !*init_path)
+		init_path = "build/gavel-init";
+	static char init_abs[4096];
+	if (!realpath(init_path, init_abs))
+		die(init_path, NULL);
+	init_path = init_abs;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *t = getenv("GAVEL_BENCH_TAG");
+	if (t && *t && strlen(t) < 40 &&
+	    strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == strlen(t))
+		snprintf(tag, sizeof(tag), "%s", t);
+	mkdir("/run/gavel", 0700);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int procs = (int)(3 * (ncpu > 0 ? ncpu : 1));
+	if (procs > MAXP)
+		procs = MAXP;
+	printf("== CPU time under load (%ld cores, %d runs at once; load average %.2f at start) ==\n", ncpu, procs,
+	       loadavg());
+	calibrate();
+
+	/* Quiet before and after the loaded set, so that the load's drift
+	 * over the run is seen in the baseline too. */
+	static struct figures q1, q2, q, ld;
+	for (int mode = 0; mode < 2 && !cost_only; mode++) {
+		bool guest = mode == 1;
+		const char *name = guest ? "guest" : "host";
+		run_set(1, guest, &q1);
+		double la = loadavg();
+		run_set(procs, guest, &ld);
+		run_set(1, guest, &q2);
+		q = q1;
+		for (int i = 0; i < q2.n && q.n < MAXP * 16; i++) {
+			q.time[q.n] = q2.time[i];
+			q.guest[q.n] = q2.guest[i];
+			q.host[q.n] = q2.host[i];
+			q.n++;
+		}
+		q.ac += q2.ac, q.tle += q2.tle, q.other += q2.other;
+		printf("(%s mode: load average %.2f before the loaded set)\n", name, la);
+		report_mode(name, &q, &ld, procs);
+		if (!guest)
+			report_sources(&q, &ld);
+	}
+
+	/* What it costs elsewhere: host mode against guest mode, alternated. */
+	printf("== cost of the host-side accounting (host mode / guest mode) ==\n");
+	struct exec_engine eh, eg;
+	engine_up(&eh, 90, false);
+	engine_up(&eg, 91, true);
+	int sessions = quick ? 2 : 3;
+	double pt[2][8], sv[2][8];
+	for (int i = 0; i < sessions; i++) {
+		pt[0][i] = per_test(&eh, trivial_c, 30, &sv[0][i]);
+		pt[1][i] = per_test(&eg, trivial_c, 30, &sv[1][i]);
+	}
+	double pth = median(pt[0], sessions), ptg = median(pt[1], sessions);
+	double svh = median(sv[0], sessions), svg = median(sv[1], sessions);
+	printf("per test (trivial C, median): host %.2f ms, guest %.2f ms: ratio %.3f\n", pth, ptg, pth / ptg);
+	printf("submit to verdict (open + compile + 1 test, median): host %.0f ms, guest %.0f ms: ratio %.3f\n", svh,
+	       svg, svh / svg);
+	struct exec_engine *es[2] = { &eh, &eg };
+	for (int m = 0; m < 2; m++) {
+		struct exec_file f = { "main.c", forever_c, strlen(forever_c), false };
+		struct exec_job job = c_job(&f);
+		struct gv_err err;
+		struct exec_session *s = NULL;
+		struct exec_phase_result r;
+		if (exec_session_open(es[m], &job, &s, &r, &err) != 0 || strcmp(r.status, "OK") != 0)
+			die("open", &err);
+		exec_phase_result_free(&r);
+		double a = now_ms();
+		if (exec_session_run_test(s, "", 0, &r, &err) != 0)
+			die("spin test", &err);
+		double w = now_ms() - a;
+		printf("spin forever, 1 s limit, %s mode: %s time_ms %llu, wall to verdict %.0f ms, init's figure %llu ms, "
+		       "sandbox CPU %.0f ms\n",
+		       m ? "guest" : "host", r.status, (unsigned long long)r.time_ms, w,
+		       (unsigned long long)r.guest_time_ms, (double)r.host_cpu_us / 1e3);
+		exec_phase_result_free(&r);
+		exec_session_close(s);
+	}
+	exec_engine_fini(&eh);
+	exec_engine_fini(&eg);
+	printf("load average at the end %.2f\n", loadavg());
+	return 0;
+}
