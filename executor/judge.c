@@ -6,6 +6,9 @@
 #include "executor/judge.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include "executor/validator.h"
+#include "languages/lang_entry.h"
 
 /* Bytes of compiler output and of a test's stderr that we keep. */
 #define JUDGE_COMPILE_OUTPUT_MAX (64u * 1024u)
@@ -52,6 +56,16 @@ enum exec_run_status exec_run_status_of(const struct exec_phase_result *r)
 	return EXEC_RUN_IE;
 }
 
+enum exec_run_status exec_run_status_lang(const struct exec_phase_result *r, const struct lang_def *lang)
+{
+	enum exec_run_status st = exec_run_status_of(r);
+	if (st != EXEC_RUN_RE || !lang || !lang->memory_error || !r->err_out || !r->err_len)
+		return st;
+	if (memmem(r->err_out, r->err_len, lang->memory_error, strlen(lang->memory_error)))
+		return EXEC_RUN_MLE;
+	return st;
+}
+
 static enum exec_verdict verdict_of_status(enum exec_run_status s)
 {
 	switch (s) {
@@ -83,6 +97,7 @@ void exec_lang_job_free(struct exec_lang_job *lj)
 		return;
 	lang_argv_free(lj->compile_argv);
 	lang_argv_free(lj->run_argv);
+	free(lj->source_name);
 	memset(lj, 0, sizeof(*lj));
 }
 
@@ -91,6 +106,7 @@ int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, c
 			struct gv_err *err)
 {
 	memset(lj, 0, sizeof(*lj));
+	lj->lang = lang;
 	const struct lang_limits *d = &lang->defaults, *m = &lang->max;
 	struct exec_run_limits none = { 0 };
 	if (!lim)
@@ -113,10 +129,23 @@ int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, c
 		       err))
 		return -1;
 
-	struct lang_vars vars = { .memory_mb = memory_mb, .compile_memory_mb = d->compile_memory_mb };
+	/* The saved name and main class come from the source for languages
+	 * that ask (Java's public class); both are checked plain names. */
+	struct lang_entry ent;
+	lang_entry_resolve(lang, source, len, &ent);
+	lj->source_name = strdup(ent.file);
+	if (!lj->source_name)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	struct lang_vars vars = {
+		.memory_mb = memory_mb,
+		.compile_memory_mb = d->compile_memory_mb,
+		.source = ent.file,
+		.main_class = ent.main_class,
+	};
 	if (lang->compile &&
 	    lang_expand_argv((const char *const *)lang->compile, &vars, &lj->compile_argv, err) != 0) {
 		gv_err_prefix(err, "language %s: compile command", lang->id);
+		exec_lang_job_free(lj);
 		return -1;
 	}
 	if (lang_expand_argv((const char *const *)lang->run, &vars, &lj->run_argv, err) != 0) {
@@ -124,7 +153,7 @@ int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, c
 		exec_lang_job_free(lj);
 		return -1;
 	}
-	lj->source = (struct exec_file){ .name = lang->source, .data = source, .len = len };
+	lj->source = (struct exec_file){ .name = lj->source_name, .data = source, .len = len };
 	lj->job = (struct exec_job){
 		.tenant = tenant,
 		.compile_argv = (const char *const *)lj->compile_argv,
@@ -165,6 +194,47 @@ void exec_run_result_free(struct exec_run_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* Appends one line to the compile phase's stderr. */
+static void append_err(struct exec_phase_result *c, const char *line)
+{
+	size_t add = strlen(line);
+	bool nl = c->err_len > 0 && c->err_out[c->err_len - 1] != '\n';
+	char *buf = realloc(c->err_out, c->err_len + add + 3);
+	if (!buf)
+		return; /* the status still says CE; only the note is lost */
+	c->err_out = buf;
+	if (nl)
+		c->err_out[c->err_len++] = '\n';
+	memcpy(c->err_out + c->err_len, line, add);
+	c->err_len += add;
+	c->err_out[c->err_len++] = '\n';
+	c->err_out[c->err_len] = '\0';
+}
+
+void exec_compile_note_limit(struct exec_phase_result *c, const struct exec_limits *lim)
+{
+	char line[160];
+	line[0] = '\0';
+	const char *st = c->status;
+	if (!strcmp(st, "TLE") || (!strcmp(st, "WLE") && !strcmp(c->limit, "cpu")))
+		msgf(line, sizeof(line), "compilation time limit exceeded (%" PRIu64 " ms of CPU)", lim->cpu_ms);
+	else if (!strcmp(st, "WLE"))
+		msgf(line, sizeof(line), "compilation time limit exceeded (%" PRIu64 " ms of wall-clock time)",
+		     lim->wall_ms);
+	else if (!strcmp(st, "MLE"))
+		msgf(line, sizeof(line), "compilation memory limit exceeded (%" PRIu64 " MiB)", lim->memory_kb / 1024);
+	else if (!strcmp(st, "OLE"))
+		msgf(line, sizeof(line), "compilation output limit exceeded (compiler messages over %" PRIu64 " bytes)",
+		     lim->output_bytes);
+	else if (!strcmp(st, "SG") && c->signal == SIGXFSZ)
+		msgf(line, sizeof(line), "compilation output file size limit exceeded (%" PRIu64 " KiB)",
+		     lim->fsize_kb ? lim->fsize_kb : EXEC_COMPILE_FSIZE_KB_DEFAULT);
+	else if (!strcmp(st, "SG"))
+		msgf(line, sizeof(line), "compiler killed by signal %d", c->signal);
+	if (line[0])
+		append_err(c, line);
+}
+
 /* A compile phase that did not end with exit 0 is the program's fault (CE),
  * whatever limit stopped it; only our own failure inside init is IE. */
 static enum exec_run_status compile_status(const struct exec_phase_result *c)
@@ -193,6 +263,8 @@ int exec_run_once(struct exec_engine *e, const struct lang_def *lang, const void
 		goto out;
 	}
 	out->status = compile_status(&out->compile);
+	if (out->status == EXEC_RUN_CE)
+		exec_compile_note_limit(&out->compile, &lj.job.compile_limits);
 	if (out->status != EXEC_RUN_OK) {
 		if (out->status == EXEC_RUN_IE)
 			msgf(out->message, sizeof(out->message), "compile phase: %s", out->compile.message);
@@ -204,7 +276,7 @@ int exec_run_once(struct exec_engine *e, const struct lang_def *lang, const void
 		goto out;
 	}
 	out->ran = true;
-	out->status = exec_run_status_of(&out->run);
+	out->status = exec_run_status_lang(&out->run, lang);
 	if (out->status == EXEC_RUN_IE)
 		msgf(out->message, sizeof(out->message), "%s", out->run.message);
 out:
@@ -276,6 +348,8 @@ static enum exec_run_status open_sandbox(struct exec_engine *e, const struct exe
 		return EXEC_RUN_IE;
 	}
 	enum exec_run_status st = compile_status(&compile);
+	if (st == EXEC_RUN_CE)
+		exec_compile_note_limit(&compile, &lj->job.compile_limits);
 	if (j->sandboxes == 1 || st != EXEC_RUN_OK)
 		keep_compile_output(j, &compile);
 	if (st == EXEC_RUN_IE)
@@ -288,15 +362,19 @@ static enum exec_run_status open_sandbox(struct exec_engine *e, const struct exe
  * output when the program ended normally: the custom validator (in its own
  * sandbox) when val is set, else a built-in checker on the host. */
 static void judge_case(const struct exec_problem *p, size_t i, const struct exec_phase_result *run,
-		       const char *input, size_t input_len, struct exec_validator *val,
-		       struct exec_judged_case *c)
+		       const struct lang_def *lang, const char *input, size_t input_len,
+		       struct exec_validator *val, struct exec_judged_case *c)
 {
 	c->time_ms = run->time_ms;
 	c->wall_ms = run->wall_ms;
 	c->memory_kb = run->memory_kb;
 	c->exit_code = run->exit_code;
 	c->signal = run->signal;
-	c->verdict = verdict_of_status(exec_run_status_of(run));
+	c->verdict = verdict_of_status(exec_run_status_lang(run, lang));
+	if (c->verdict == EXEC_VERDICT_MLE && strcmp(run->status, "MLE") != 0) {
+		msgf(c->message, sizeof(c->message), "memory limit exceeded (%s)", lang->memory_error);
+		return;
+	}
 	if (c->verdict != EXEC_VERDICT_AC) {
 		msgf(c->message, sizeof(c->message), "%s", run->message);
 		return;
@@ -463,7 +541,7 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 				msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, cerr.msg);
 				msgf(c->message, sizeof(c->message), "%s", cerr.msg);
 			} else {
-				judge_case(p, i, &run, input, input_len, val, c);
+				judge_case(p, i, &run, lang, input, input_len, val, c);
 				if (opts && opts->case_output)
 					opts->case_output(i, run.out ? run.out : "", run.out_len, opts->case_output_arg);
 				if (c->verdict == EXEC_VERDICT_IE)

@@ -33,6 +33,8 @@ struct exec_run_limits {
 struct exec_lang_job {
 	struct exec_job job;
 	struct exec_file source;
+	char *source_name; /* the name source is saved under (lang_entry_resolve) */
+	const struct lang_def *lang; /* borrowed from the registry */
 	char **compile_argv;
 	char **run_argv;
 };
@@ -44,6 +46,16 @@ int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, c
 			const void *source, size_t len, const struct exec_run_limits *lim,
 			struct gv_err *err) GV_MUST_CHECK;
 void exec_lang_job_free(struct exec_lang_job *lj);
+
+/* gavel-init's default for a compile's RLIMIT_FSIZE when the job sets none
+ * (executor/init/job.c, compile_fsize_kb). */
+#define EXEC_COMPILE_FSIZE_KB_DEFAULT 262144u
+
+/* For a compile phase that ended in CE: appends to its stderr a line saying
+ * which limit stopped it ("compilation time limit exceeded (... ms of CPU)",
+ * memory, output file size, compiler messages), so that compile_output is
+ * never silently empty. Nothing for a compiler that just failed. */
+void exec_compile_note_limit(struct exec_phase_result *c, const struct exec_limits *lim);
 
 /* The user-facing status of one run, as `gavel run` and the APIs show it. */
 enum exec_run_status {
@@ -59,6 +71,12 @@ const char *exec_run_status_name(enum exec_run_status s);
 
 /* Maps one phase result of the engine to the user-facing status. Pure. */
 enum exec_run_status exec_run_status_of(const struct exec_phase_result *r);
+
+/* As exec_run_status_of, for a run of a program in lang: a run that failed
+ * (RE) with lang->memory_error in its captured stderr ran out of the
+ * memory its runtime was given (the JVM's heap, sized from the limit) and
+ * is MLE. Pure. */
+enum exec_run_status exec_run_status_lang(const struct exec_phase_result *r, const struct lang_def *lang);
 
 struct exec_run_result {
 	enum exec_run_status status;

@@ -85,6 +85,8 @@ static const char *open_sandbox(struct exec_engine *e, struct job_state *st, str
 	if (st->opts && st->opts->sandbox_started)
 		st->opts->sandbox_started(exec_session_id(*s), &st->lj.job.run_limits, st->opts->sandbox_arg);
 	const char *v = compile_verdict(&compile);
+	if (strcmp(v, "CE") == 0)
+		exec_compile_note_limit(&compile, &st->lj.job.compile_limits);
 	if (st->sandboxes == 1 || strcmp(v, "OK") != 0)
 		keep_compile_output(st, &compile);
 	if (strcmp(v, "IE") == 0)
@@ -115,7 +117,7 @@ static int build_job(struct job_state *st, const struct lang_def *lang, const st
 		return gv_err_set(err, ENOMEM, "out of memory");
 	st->files[0] = st->lj.source;
 	for (size_t i = 1; i < spec->n_files; i++) {
-		if (strcmp(spec->files[i].name, lang->source) == 0)
+		if (strcmp(spec->files[i].name, st->lj.source_name) == 0)
 			return gv_err_set(err, GV_EINVAL, "file '%s' clashes with the main source's name",
 					  spec->files[i].name);
 		st->files[i] = (struct exec_file){
@@ -129,9 +131,9 @@ static int build_job(struct job_state *st, const struct lang_def *lang, const st
 	return 0;
 }
 
-static const char *verdict_of_run(const struct exec_phase_result *r)
+static const char *verdict_of_run(const struct exec_phase_result *r, const struct lang_def *lang)
 {
-	return exec_run_status_name(exec_run_status_of(r));
+	return exec_run_status_name(exec_run_status_lang(r, lang));
 }
 
 static void set_limit_name(struct exec_inline_summary *sum, const struct exec_phase_result *r)
@@ -161,9 +163,12 @@ static json_t *plain_run(struct exec_engine *e, struct job_state *st, const stru
 			status = "IE";
 			msgf(st->message, sizeof(st->message), "%s", err.msg);
 		} else {
-			status = verdict_of_run(&run);
+			status = verdict_of_run(&run, st->lj.lang);
 			if (strcmp(status, "IE") == 0)
 				msgf(st->message, sizeof(st->message), "%s", run.message);
+			else if (strcmp(status, "MLE") == 0 && strcmp(run.status, "MLE") != 0)
+				msgf(st->message, sizeof(st->message), "memory limit exceeded (%s)",
+				     st->lj.lang->memory_error);
 			else if (strcmp(status, "OK") != 0)
 				msgf(st->message, sizeof(st->message), "%s", run.message);
 			set_limit_name(sum, &run);
@@ -275,7 +280,7 @@ static json_t *judged_run(struct exec_engine *e, struct job_state *st, const str
 			sum->max_time_ms = run.time_ms;
 		if (run.memory_kb > sum->max_memory_kb)
 			sum->max_memory_kb = run.memory_kb;
-		const char *rs = verdict_of_run(&run);
+		const char *rs = verdict_of_run(&run, st->lj.lang);
 		if (strcmp(rs, "OK") == 0) {
 			enum exec_checker_verdict cvd =
 				exec_checker_compare(&copts, spec->tests[i].expected, spec->tests[i].expected_len,

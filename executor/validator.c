@@ -413,6 +413,9 @@ static int open_validator(struct exec_validator *v, const char *flags, struct gv
 		return -1;
 	}
 	lj.job.run_argv = (const char *const *)argv;
+	/* The main source under the name its language chose for it (a Java
+	 * validator's public class); lj outlives the open that writes it. */
+	v->files[0].name = lj.source_name;
 	lj.job.files = v->files;
 	lj.job.n_files = v->nfiles;
 	lj.job.feedback_dir = v->p->validator_protocol == EXEC_PROBLEM_VALIDATOR_KATTIS;
@@ -436,6 +439,7 @@ static int open_validator(struct exec_validator *v, const char *flags, struct gv
 	}
 	exec_phase_result_free(&compile);
 	lang_argv_free(argv);
+	v->files[0].name = v->lang->source;
 	exec_lang_job_free(&lj);
 	if (rc == 0) {
 		free(v->flags);

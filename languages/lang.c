@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +54,8 @@ void lang_def_clear(struct lang_def *def)
 	free(def->name);
 	free(def->version);
 	lang_argv_free(def->version_command);
+	free(def->version_regex);
+	free(def->memory_error);
 	free(def->source);
 	lang_argv_free(def->compile);
 	lang_argv_free(def->run);
@@ -182,7 +185,7 @@ static int get_double(struct pctx *c, yaml_node_t *n, const char *key, double *o
 	return 0;
 }
 
-enum ktype { K_STR, K_ARGV, K_LIST, K_U32, K_INT, K_BOOL, K_DOUBLE, K_LIMITS };
+enum ktype { K_STR, K_ARGV, K_LIST, K_U32, K_INT, K_BOOL, K_DOUBLE, K_LIMITS, K_ENTRY };
 
 struct key {
 	const char *name;
@@ -197,6 +200,8 @@ static const struct key top_keys[] = {
 	{"name", K_STR, F(name), true},
 	{"version", K_STR, F(version), true},
 	{"version_command", K_ARGV, F(version_command), true},
+	{"version_regex", K_STR, F(version_regex), false},
+	{"entry_scan", K_ENTRY, F(entry_scan), false},
 	{"packages", K_LIST, F(packages), true},
 	{"extensions", K_LIST, F(extensions), true},
 	{"judge0_id", K_INT, F(judge0_id), false},
@@ -206,6 +211,7 @@ static const struct key top_keys[] = {
 	{"rlimit_as", K_BOOL, F(rlimit_as), true},
 	{"host_etc", K_LIST, F(host_etc), false},
 	{"memory_extra_mb", K_U32, F(memory_extra_mb), false},
+	{"memory_error", K_STR, F(memory_error), false},
 	{"time_factor", K_DOUBLE, F(time_factor), false},
 	{"limits", K_LIMITS, 0, true},
 };
@@ -306,6 +312,16 @@ static int store_top(struct pctx *c, const struct key *k, yaml_node_t *v, void *
 		return get_bool(c, v, k->name, field);
 	case K_DOUBLE:
 		return get_double(c, v, k->name, field);
+	case K_ENTRY:
+		if (v->type == YAML_SCALAR_NODE && !strcmp(scalar(v), "none")) {
+			*(enum lang_entry_scan *)field = LANG_ENTRY_SCAN_NONE;
+			return 0;
+		}
+		if (v->type == YAML_SCALAR_NODE && !strcmp(scalar(v), "java")) {
+			*(enum lang_entry_scan *)field = LANG_ENTRY_SCAN_JAVA;
+			return 0;
+		}
+		return perr(c, v, "%s: expected none or java", k->name);
 	case K_LIMITS: {
 		struct limits_pair lp = {&def->defaults, &def->max};
 		return walk_map(c, v, "limits", limits_sections, NKEYS(limits_sections), store_section, &lp);
@@ -367,13 +383,38 @@ static bool valid_program(const char *p, bool allow_local)
 
 static int check_template(struct pctx *c, char **tmpl, const char *key)
 {
-	struct lang_vars vars = {1, 1};
+	struct lang_vars vars = { .memory_mb = 1, .compile_memory_mb = 1, .source = "x", .main_class = "x" };
 	char **out = NULL;
 	if (lang_expand_argv((const char *const *)tmpl, &vars, &out, c->err) < 0) {
 		gv_err_prefix(c->err, "%s: %s", c->file, key);
 		return -1;
 	}
 	lang_argv_free(out);
+	return 0;
+}
+
+/* "{version}" is the only placeholder of the display version, and
+ * version_regex must compile. */
+static int check_version_template(struct pctx *c, const struct lang_def *def, yaml_node_t *root)
+{
+	for (const char *s = def->version; (s = strchr(s, '{')) != NULL; s++)
+		if (strncmp(s, "{version}", 9) != 0)
+			return perr(c, root, "version: only {version} may appear in braces");
+	if (strchr(def->version, '}') && !strstr(def->version, "{version}"))
+		return perr(c, root, "version: unbalanced '}'");
+	if (def->version_regex) {
+		regex_t re;
+		int rc = regcomp(&re, def->version_regex, REG_EXTENDED);
+		if (rc != 0) {
+			char msg[128];
+			regerror(rc, &re, msg, sizeof(msg));
+			return perr(c, root, "version_regex: %s", msg);
+		}
+		size_t groups = re.re_nsub;
+		regfree(&re);
+		if (groups > 9)
+			return perr(c, root, "version_regex: more than 9 groups");
+	}
 	return 0;
 }
 
@@ -408,6 +449,8 @@ static int validate(struct pctx *c, struct lang_def *def, yaml_node_t *root)
 		return perr(c, root, "run: '%.80s' must be an absolute path under /usr/ (or ./name after a compile step)",
 			    def->run[0]);
 	if (def->compile && check_template(c, def->compile, "compile") < 0)
+		return -1;
+	if (check_version_template(c, def, root) < 0)
 		return -1;
 	if (check_template(c, def->run, "run") < 0)
 		return -1;
@@ -742,16 +785,30 @@ static int expand_one(const char *t, const struct lang_vars *vars, char **out, s
 			if (!e)
 				return gv_err_set(err, GV_ECONFIG, "unbalanced '{' in '%.80s'", t);
 			size_t nlen = (size_t)(e - s - 1);
-			uint32_t v;
-			if (nlen == 9 && !strncmp(s + 1, "memory_mb", 9))
+			const char *name = s + 1;
+			uint32_t v = 0;
+			const char *str = NULL;
+			bool is_str = false;
+			if (nlen == 9 && !strncmp(name, "memory_mb", 9)) {
 				v = vars->memory_mb;
-			else if (nlen == 17 && !strncmp(s + 1, "compile_memory_mb", 17))
+			} else if (nlen == 17 && !strncmp(name, "compile_memory_mb", 17)) {
 				v = vars->compile_memory_mb;
-			else
+			} else if (nlen == 6 && !strncmp(name, "source", 6)) {
+				str = vars->source, is_str = true;
+			} else if (nlen == 10 && !strncmp(name, "main_class", 10)) {
+				str = vars->main_class, is_str = true;
+			} else {
 				return gv_err_set(err, GV_ECONFIG, "unknown placeholder '%.*s' in '%.80s'",
 						  (int)(nlen > 40 ? 40 : nlen + 2), s, t);
-			snprintf(num, sizeof(num), "%" PRIu32, v);
-			piece = num, plen = strlen(num), s = e + 1;
+			}
+			if (is_str && !str)
+				return gv_err_set(err, GV_EINVAL, "placeholder '%.*s' has no value", (int)nlen + 2, s);
+			if (is_str) {
+				piece = str, plen = strlen(str), s = e + 1;
+			} else {
+				snprintf(num, sizeof(num), "%" PRIu32, v);
+				piece = num, plen = strlen(num), s = e + 1;
+			}
 		} else if (s[0] == '}') {
 			return gv_err_set(err, GV_ECONFIG, "unbalanced '}' in '%.80s'", t);
 		} else {
@@ -993,15 +1050,83 @@ int lang_probe(const struct lang_def *def, int timeout_ms, char *version_out, si
 			   gv_log_escape(esc, sizeof(esc), out, strlen(out)));
 		goto fail;
 	}
-	if (version_out && outsz) {
-		const char *s = out;
-		while (*s == '\n' || *s == '\r' || *s == ' ')
-			s++;
-		size_t len = strcspn(s, "\r\n");
-		gv_log_escape(version_out, outsz, s, len);
-	}
+	char clean[LANG_VERSION_MAX];
+	if (lang_version_extract(def, out, clean, sizeof(clean), err) < 0)
+		goto fail;
+	if (version_out && outsz)
+		snprintf(version_out, outsz, "%s", clean);
 	return 0;
 fail:
 	gv_err_prefix(err, "language %s", def->id);
 	return -1;
+}
+
+/* Keeps printable ASCII of s[0..n) in out (NUL-terminated, truncated),
+ * trimmed of spaces at both ends. */
+static void clean_copy(const char *s, size_t n, char *out, size_t outsz)
+{
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 1 < outsz; i++)
+		if ((unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f)
+			out[o++] = s[i];
+	if (outsz)
+		out[o] = '\0';
+}
+
+int lang_version_extract(const struct lang_def *def, const char *output, char *out, size_t outsz,
+			 struct gv_err *err)
+{
+	if (outsz)
+		out[0] = '\0';
+	if (!def->version_regex) {
+		const char *s = output;
+		while (*s == '\n' || *s == '\r' || *s == ' ')
+			s++;
+		clean_copy(s, strcspn(s, "\r\n"), out, outsz);
+		return 0;
+	}
+	regex_t re;
+	if (regcomp(&re, def->version_regex, REG_EXTENDED) != 0)
+		return gv_err_set(err, GV_ECONFIG, "version_regex does not compile");
+	regmatch_t m[2];
+	int rc = regexec(&re, output, 2, m, 0);
+	size_t nsub = re.re_nsub;
+	regfree(&re);
+	if (rc != 0) {
+		char esc[120];
+		return gv_err_set(err, GV_ECONFIG, "version output does not match version_regex: %s",
+				  gv_log_escape(esc, sizeof(esc), output, strcspn(output, "\n")));
+	}
+	const regmatch_t *g = nsub >= 1 && m[1].rm_so >= 0 ? &m[1] : &m[0];
+	clean_copy(output + g->rm_so, (size_t)(g->rm_eo - g->rm_so), out, outsz);
+	if (outsz && !out[0])
+		return gv_err_set(err, GV_ECONFIG, "version_regex matched an empty version");
+	return 0;
+}
+
+void lang_display_version(const struct lang_def *def, const char *probed, char *out, size_t outsz)
+{
+	if (!outsz)
+		return;
+	const char *ph = strstr(def->version, "{version}");
+	if (!ph) {
+		snprintf(out, outsz, "%s", def->version);
+		return;
+	}
+	size_t pre = (size_t)(ph - def->version);
+	const char *post = ph + 9;
+	if (!probed || !*probed) {
+		/* Unknown: "Node.js {version}" shows as "Node.js". */
+		while (pre && def->version[pre - 1] == ' ')
+			pre--;
+		if (pre == 0)
+			while (*post == ' ')
+				post++;
+		probed = "";
+	}
+	snprintf(out, outsz, "%.*s%s%s", (int)pre, def->version, probed, post);
 }

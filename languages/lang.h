@@ -31,13 +31,23 @@ struct lang_limits {
 	uint32_t compile_procs;
 };
 
+/* How a submission's saved file name and main class are chosen
+ * (languages/lang_entry.h). */
+enum lang_entry_scan {
+	LANG_ENTRY_SCAN_NONE, /* always `source`; {main_class} is its stem */
+	LANG_ENTRY_SCAN_JAVA, /* the package and public top-level class of the source */
+};
+
 /* One language. Every string and array is owned by the registry and lives
  * until lang_registry_free(). Arrays of strings are NULL-terminated. */
 struct lang_def {
 	char *id;              /* "cpp" */
 	char *name;            /* "C++" */
-	char *version;         /* display: "GCC 12 (C++17)" */
+	char *version;         /* display template: "GCC {version} (C++17)" */
 	char **version_command; /* argv printing the version; the toolchain probe */
+	char *version_regex;   /* POSIX ERE over version_command's output; group 1 (or the
+				* whole match) is {version}; NULL: the first output line */
+	enum lang_entry_scan entry_scan;
 	char *source;          /* file name the source is saved as: "main.cpp" */
 	char **compile;        /* argv template, NULL for languages without a compile step */
 	char **run;            /* argv template */
@@ -47,6 +57,8 @@ struct lang_def {
 	char **host_etc;       /* host /etc paths the toolchain needs in the sandbox */
 	bool rlimit_as;        /* limit the address space too (native code) */
 	uint32_t memory_extra_mb; /* added to the sandbox's memory cap for runtime overhead */
+	char *memory_error;    /* stderr text meaning the runtime's own memory limit was hit
+				* ("java.lang.OutOfMemoryError"): such a failed run is MLE; NULL: none */
 	double time_factor;    /* multiplies a problem's time limit; 1 by default */
 	struct lang_limits defaults;
 	struct lang_limits max;
@@ -58,12 +70,17 @@ struct lang_registry {
 	size_t n;
 };
 
-/* Values substituted into argv templates: "{memory_mb}" and
- * "{compile_memory_mb}"; "{{" and "}}" stand for literal braces. */
+/* Values substituted into argv templates: "{memory_mb}",
+ * "{compile_memory_mb}", "{source}" (the saved file name) and "{main_class}";
+ * "{{" and "}}" stand for literal braces. A NULL string placeholder that is
+ * used is an error. */
 struct lang_vars {
 	uint32_t memory_mb;
 	uint32_t compile_memory_mb;
+	const char *source;
+	const char *main_class;
 };
+
 
 /* Loads every "*.yaml" file of dir (not recursive; other files are ignored)
  * into reg, which must be zeroed or freshly freed. Strict: unknown or
@@ -111,3 +128,18 @@ size_t lang_argv_len(const char *const *argv);
  * to version_out (NUL-terminated, truncated; may be NULL). */
 int lang_probe(const struct lang_def *def, int timeout_ms, char *version_out, size_t outsz,
 	       struct gv_err *err) GV_MUST_CHECK;
+
+#define LANG_VERSION_MAX 64 /* bytes of a clean version, with the NUL */
+
+/* Extracts the clean version ("18.19.0") from a version command's output
+ * (the whole capture, NUL-terminated) with def->version_regex, or takes the
+ * first non-empty line when the definition has none. Only printable ASCII
+ * is kept; the result is truncated to outsz. Returns 0, or -1 with err when
+ * the regex does not match. */
+int lang_version_extract(const struct lang_def *def, const char *output, char *out, size_t outsz,
+			 struct gv_err *err) GV_MUST_CHECK;
+
+/* The display version shown to users: def->version with "{version}"
+ * replaced by the probed clean version (NULL or "" when unknown: the
+ * placeholder and one space before it are dropped). Truncates to outsz. */
+void lang_display_version(const struct lang_def *def, const char *probed, char *out, size_t outsz);

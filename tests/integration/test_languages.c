@@ -31,6 +31,7 @@
 #include "executor/checker.h"
 #include "executor/problem.h"
 #include "languages/lang.h"
+#include "languages/lang_entry.h"
 #include "tests/support/testutil.h"
 
 static struct lang_registry reg;
@@ -109,6 +110,16 @@ static void show_log(const char *log_path)
 	}
 }
 
+/* The saved file name and main class of submission file src. */
+static void entry_of(const struct lang_def *d, const char *src, struct lang_entry *ent)
+{
+	size_t len;
+	char *text = slurp(src, &len);
+	assert_non_null(text);
+	lang_entry_resolve(d, text, len, ent);
+	free(text);
+}
+
 /* Compiles submission file src as language d in a fresh box; returns the
  * compile wait status (0 for languages without a compile step). */
 static int compile_in(const struct lang_def *d, const char *src, char *box, size_t boxsz, char *log, size_t logsz)
@@ -116,13 +127,15 @@ static int compile_in(const struct lang_def *d, const char *src, char *box, size
 	snprintf(box, boxsz, "/tmp/gavel-test-lang.XXXXXX");
 	assert_non_null(mkdtemp(box));
 	char dst[PATH_MAX];
-	snprintf(dst, sizeof(dst), "%s/%s", box, d->source);
+	struct lang_entry ent;
+	entry_of(d, src, &ent);
+	snprintf(dst, sizeof(dst), "%s/%s", box, ent.file);
 	copy_file(src, dst);
 	snprintf(log, logsz, "%s.log", box);
 	unlink(log);
 	if (!d->compile)
 		return 0;
-	struct lang_vars vars = {d->defaults.memory_mb, d->defaults.compile_memory_mb};
+	struct lang_vars vars = { d->defaults.memory_mb, d->defaults.compile_memory_mb, ent.file, ent.main_class };
 	char **argv;
 	struct gv_err err;
 	if (lang_expand_argv((const char *const *)d->compile, &vars, &argv, &err) < 0)
@@ -174,7 +187,9 @@ static void judge_accepted(const struct lang_def *d, const char *src)
 		show_log(log);
 		fail_msg("%s: compiling %s failed (status %d)", d->id, src, st);
 	}
-	struct lang_vars vars = {d->defaults.memory_mb, d->defaults.compile_memory_mb};
+	struct lang_entry ent;
+	entry_of(d, src, &ent);
+	struct lang_vars vars = { d->defaults.memory_mb, d->defaults.compile_memory_mb, ent.file, ent.main_class };
 	char **argv;
 	struct gv_err err;
 	if (lang_expand_argv((const char *const *)d->run, &vars, &argv, &err) < 0)

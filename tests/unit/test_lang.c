@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "languages/lang.h"
+#include "languages/lang_entry.h"
 
 static struct lang_registry reg;
 
@@ -118,7 +119,8 @@ static void lang__expand__substitutes_memory(void **state)
 {
 	(void)state;
 	const struct lang_def *java = lang_find(&reg, "java");
-	struct lang_vars vars = {.memory_mb = 512, .compile_memory_mb = 1024};
+	struct lang_vars vars = { .memory_mb = 512, .compile_memory_mb = 1024, .source = "Main.java",
+				  .main_class = "Main" };
 	char **argv;
 	struct gv_err err;
 	assert_int_equal(lang_expand_argv((const char *const *)java->run, &vars, &argv, &err), 0);
@@ -143,13 +145,15 @@ struct tmpl_case {
 static const struct tmpl_case tmpls[] = {
 	{"plain", "plain"},	      {"-Xmx{memory_mb}m", "-Xmx7m"}, {"{compile_memory_mb}", "9"},
 	{"{{literal}}", "{literal}"}, {"{memory_mb", NULL},	       {"{unknown}", NULL},
-	{"a}b", NULL},		      {"{}", NULL},
+	{"a}b", NULL},		      {"{}", NULL},		       {"{source}", "hello.java"},
+	{"-cp={main_class}", "-cp=a.b.hello"},
 };
 
 static void lang__expand__table(void **state)
 {
 	(void)state;
-	struct lang_vars vars = {.memory_mb = 7, .compile_memory_mb = 9};
+	struct lang_vars vars = { .memory_mb = 7, .compile_memory_mb = 9, .source = "hello.java",
+				  .main_class = "a.b.hello" };
 	for (size_t i = 0; i < sizeof(tmpls) / sizeof(tmpls[0]); i++) {
 		const char *t[] = {tmpls[i].in, NULL};
 		char **argv = NULL;
@@ -170,6 +174,150 @@ static void lang__expand__table(void **state)
 	char **argv;
 	struct gv_err err;
 	assert_int_equal(lang_expand_argv(empty, &(struct lang_vars){0}, &argv, &err), -1);
+	/* A string placeholder without a value is an error, not "(null)". */
+	const char *src[] = {"{source}", NULL};
+	assert_int_equal(lang_expand_argv(src, &(struct lang_vars){0}, &argv, &err), -1);
+}
+
+/* ---- Java entry points ------------------------------------------------- */
+
+struct java_case {
+	const char *name;
+	const char *src;
+	const char *package, *cls; /* expected */
+};
+
+static const struct java_case java_cases[] = {
+	{"plain Main", "class Main { public static void main(String[] a) {} }", "", "Main"},
+	{"public lower-case", "public class hello { public static void main(String[] a) {} }", "", "hello"},
+	{"package", "package se.kth.x;\nimport java.util.*;\npublic class Sol { }", "se.kth.x", "Sol"},
+	{"package with spaces and comments", "package /* c */ a . b ; public class C {}", "a.b", "C"},
+	{"public after helpers", "class A {} interface I {} public final class B {} class D {}", "", "B"},
+	{"no public: the class with main",
+	 "class Helper { int x; } class Solver { static void main(String[] args) {} }", "", "Solver"},
+	{"no public, no main: the first", "class Helper {} class Other {}", "", "Helper"},
+	{"comment hides a class", "// public class Fake {\n/* public class Fake2 */ public class Real {}", "", "Real"},
+	{"string hides a class", "public class Q { String s = \"}} public class Z {\"; char c = '}'; }", "", "Q"},
+	{"text block hides a class", "public class T { String s = \"\"\"\n } public class U { \"\"\"; }", "", "T"},
+	{"escaped quote in string", "public class E { String s = \"\\\" } class F {\"; }", "", "E"},
+	{"nested public class ignored", "class Outer { public static class Inner {} static void main(String[] a) {} }", "",
+	 "Outer"},
+	{"annotation then public", "@SuppressWarnings(\"unchecked\") public class An {}", "", "An"},
+	{"annotation type", "public @interface Ann {}", "", "Ann"},
+	{"record and enum", "enum Color { RED } public record P(int x) {}", "", "P"},
+	{"main in a string is no main", "class A { String s = \"void main(\"; } class B { void main() {} }", "", "B"},
+	{"Foo.class in a body", "public class K { Object o = K.class; } class L {}", "", "K"},
+	{"dollar name dropped", "public class A$B {}", "", ""},
+	{"non-ASCII name dropped", "public class \xc3\xa9t\xc3\xa9 {}", "", ""},
+	{"bad package dropped", "package a..b; public class C {}", "", "C"},
+	{"unterminated comment", "public class X { /* never ends", "", "X"},
+	{"empty", "", "", ""},
+};
+
+static void lang__java_scan__table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(java_cases) / sizeof(java_cases[0]); i++) {
+		const struct java_case *c = &java_cases[i];
+		struct lang_java_scan js;
+		lang_java_scan(c->src, strlen(c->src), &js);
+		if (strcmp(js.package, c->package) != 0 || strcmp(js.cls, c->cls) != 0)
+			fail_msg("%s: got package '%s' class '%s', want '%s' '%s'", c->name, js.package, js.cls,
+				 c->package, c->cls);
+	}
+}
+
+static void lang__java_scan__bounded_on_huge_input(void **state)
+{
+	(void)state;
+	/* A long unterminated comment and deep nesting end the scan at the
+	 * bound without reading past the length. */
+	size_t n = LANG_ENTRY_SCAN_MAX + 4096;
+	char *buf = malloc(n);
+	assert_non_null(buf);
+	memset(buf, '{', n);
+	memcpy(buf, "public class Big ", 17);
+	struct lang_java_scan js;
+	lang_java_scan(buf, n, &js);
+	assert_string_equal(js.cls, "Big");
+	memset(buf, '/', n);
+	lang_java_scan(buf, n, &js);
+	assert_string_equal(js.cls, "");
+	free(buf);
+}
+
+static void lang__entry__java_file_and_main_class(void **state)
+{
+	(void)state;
+	const struct lang_def *java = lang_find(&reg, "java");
+	struct lang_entry e;
+	const char *src = "package a.b;\npublic class hello {}";
+	lang_entry_resolve(java, src, strlen(src), &e);
+	assert_string_equal(e.file, "hello.java");
+	assert_string_equal(e.main_class, "a.b.hello");
+	lang_entry_resolve(java, "int x;", 6, &e);
+	assert_string_equal(e.file, "Main.java");
+	assert_string_equal(e.main_class, "Main");
+	/* Languages without a scan keep their source name. */
+	lang_entry_resolve(lang_find(&reg, "cpp"), src, strlen(src), &e);
+	assert_string_equal(e.file, "main.cpp");
+	assert_string_equal(e.main_class, "main");
+}
+
+/* ---- versions ---------------------------------------------------------- */
+
+struct version_case {
+	const char *lang, *output, *want;
+};
+
+static const struct version_case version_cases[] = {
+	{"c", "gcc (Debian 12.2.0-14+deb12u1) 12.2.0\nCopyright (C) 2022\n", "12.2.0"},
+	{"cpp", "g++ (Debian 12.2.0-14) 12.2.0\n", "12.2.0"},
+	{"go", "go version go1.19.8 linux/amd64\n", "1.19.8"},
+	{"java", "openjdk version \"17.0.15\" 2025-04-15\nOpenJDK Runtime Environment\n", "17.0.15"},
+	{"javascript", "v18.19.0\n", "18.19.0"},
+	{"javascript", "v20.20.2\n", "20.20.2"},
+	{"pascal", "3.2.2+dfsg-20\n", "3.2.2"},
+	{"python3", "Python 3.11.2\n", "3.11.2"},
+	{"rust", "rustc 1.63.0\n", "1.63.0"},
+	{"javascript", "node: not what we expected\n", NULL},
+};
+
+static void lang__version__extracted_from_output(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(version_cases) / sizeof(version_cases[0]); i++) {
+		const struct version_case *c = &version_cases[i];
+		const struct lang_def *d = lang_find(&reg, c->lang);
+		assert_non_null(d);
+		char v[LANG_VERSION_MAX];
+		struct gv_err err;
+		int rc = lang_version_extract(d, c->output, v, sizeof(v), &err);
+		if (!c->want) {
+			assert_int_equal(rc, -1);
+			continue;
+		}
+		if (rc < 0)
+			fail_msg("%s: %s", c->lang, err.msg);
+		assert_string_equal(v, c->want);
+	}
+}
+
+static void lang__version__display(void **state)
+{
+	(void)state;
+	const struct lang_def *js = lang_find(&reg, "javascript");
+	char out[128];
+	lang_display_version(js, "18.19.0", out, sizeof(out));
+	assert_string_equal(out, "Node.js 18.19.0");
+	lang_display_version(js, NULL, out, sizeof(out));
+	assert_string_equal(out, "Node.js");
+	lang_display_version(lang_find(&reg, "cpp20"), "12.2.0", out, sizeof(out));
+	assert_string_equal(out, "GCC 12.2.0 (C++20)");
+	/* No fixed version number is left in any display template. */
+	for (size_t i = 0; i < reg.n; i++)
+		if (!strstr(reg.defs[i].version, "{version}"))
+			fail_msg("%s: version '%s' has no {version}", reg.defs[i].id, reg.defs[i].version);
 }
 
 /* ---- broken definitions ------------------------------------------------ */
@@ -244,6 +392,14 @@ static const struct bad_def bad_defs[] = {
 	{"lang__def__yaml_syntax__fails_with_line", GOOD_HEAD "run: [/usr/bin/x\nrlimit_as: true\n", "x.yaml:"},
 	{"lang__def__not_a_mapping__fails", "- a\n- b\n", "expected a mapping"},
 	{"lang__def__empty__fails", "", "empty file"},
+	{"lang__def__bad_entry_scan__fails", GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nentry_scan: cobol\n" GOOD_LIMITS,
+	 "expected none or java"},
+	{"lang__def__bad_version_regex__fails",
+	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nversion_regex: \"([0-9]\"\n" GOOD_LIMITS, "version_regex:"},
+	{"lang__def__unknown_version_placeholder__fails",
+	 "id: x\nname: X\nversion: \"X {ver}\"\nversion_command: [/usr/bin/x]\npackages: [x]\nextensions: [.x]\n"
+	 "source: main.x\nrun: [/usr/bin/x]\nrlimit_as: true\n" GOOD_LIMITS,
+	 "only {version}"},
 };
 
 static void run_bad_def(void **state)
@@ -279,6 +435,11 @@ int main(void)
 		cmocka_unit_test(lang__shipped__sane_fields),
 		cmocka_unit_test(lang__expand__substitutes_memory),
 		cmocka_unit_test(lang__expand__table),
+		cmocka_unit_test(lang__java_scan__table),
+		cmocka_unit_test(lang__java_scan__bounded_on_huge_input),
+		cmocka_unit_test(lang__entry__java_file_and_main_class),
+		cmocka_unit_test(lang__version__extracted_from_output),
+		cmocka_unit_test(lang__version__display),
 	};
 	size_t nf = sizeof(fixed) / sizeof(fixed[0]), nb = sizeof(bad_defs) / sizeof(bad_defs[0]);
 	struct CMUnitTest *tests = calloc(nf + nb, sizeof(*tests));
