@@ -619,6 +619,10 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 		.bpf = &s->bpf_program,
 		.combined_cap = 0,
 		.drop_to_sandbox_uid = s->as_root,
+		/* An interactive program waits on the interactor by design:
+		 * its wall limit alone applies. */
+		.idle_is_tle = !s->job.interactive,
+		.no_rlimit_as = 1,
 	};
 	/* Interactive: a fresh stdin pipe per test (its end is the EOF the
 	 * host asks for). The read end goes to the program; the runner closes
@@ -850,8 +854,11 @@ int main(void)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	if (move_host_fds(&err) < 0 || read_job(&s.job, &err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
+	/* procs:1 means no second process at all: the program policy refuses
+	 * fork (RLIMIT_NPROC does not, on gVisor; seccomp_policy.c). */
+	struct init_seccomp_opts popt = { .inet = s.job.network, .single_process = s.job.test.procs == 1 };
 	if (init_runner_open(&s.runner, &err) < 0 ||
-	    init_seccomp_build_net(INIT_POLICY_PROGRAM, s.job.network, &s.bpf_program, &err) < 0 ||
+	    init_seccomp_build_opts(INIT_POLICY_PROGRAM, &popt, &s.bpf_program, &err) < 0 ||
 	    init_seccomp_build_net(INIT_POLICY_COMPILE, s.job.network, &s.bpf_compile, &err) < 0)
 		die(&s, EXEC_PHASE_COMPILE, &err);
 	open_scratch(&s);

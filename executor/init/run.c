@@ -42,6 +42,11 @@
 #define SAMPLE_FIRST_MS 10 /* opening /proc/<pid>/status costs ~1 ms under ptrace */
 #endif
 #define SAMPLE_EVERY_MS 5
+/* The tree walk (procs > 1) costs a few system calls per process: every
+ * 4th sample (20 ms). Faulting memory in costs ~25 us a page under
+ * ptrace, so 20 ms let through ~4 MiB; the program's own VmRSS is still
+ * read every sample. */
+#define TREE_SAMPLE_EVERY 4
 #define PATH_CANDIDATES 3
 
 /* The program's environment: these three, plus NVIDIA_VISIBLE_DEVICES
@@ -191,6 +196,7 @@ struct child_args {
 	char paths[PATH_CANDIDATES][4096];
 	int npaths;
 	struct rlimit rl_cpu, rl_as;
+	int set_as;  /* RLIMIT_AS = rl_as */
 	volatile struct child_report report;
 };
 
@@ -227,7 +233,7 @@ static int child_main(void *arg)
 	    set_limit(RLIMIT_NPROC, lim->procs) < 0 ||
 	    set_limit(RLIMIT_FSIZE, lim->fsize_kb * 1024) < 0 ||
 	    (lim->stack_kb && set_limit(RLIMIT_STACK, lim->stack_kb * 1024) < 0) ||
-	    (lim->rlimit_as && setrlimit(RLIMIT_AS, &a->rl_as) < 0))
+	    (a->set_as && setrlimit(RLIMIT_AS, &a->rl_as) < 0))
 		child_fail(a, STAGE_RLIMIT, errno);
 	/* Privilege drop in the fixed order: gid, uid, then verify. Raw
 	 * syscalls: they must change this task only, not every thread of the
@@ -388,6 +394,12 @@ static int stream_drain(int fd, struct init_capture *c, const struct init_stream
 	}
 }
 
+static uint64_t rusage_us(const struct rusage *ru)
+{
+	return ((uint64_t)ru->ru_utime.tv_sec + (uint64_t)ru->ru_stime.tv_sec) * 1000000ull +
+	       (uint64_t)ru->ru_utime.tv_usec + (uint64_t)ru->ru_stime.tv_usec;
+}
+
 /* Empties the signalfd. SIGCHLD is a standard signal, pending at most once:
  * a read that did not fill the buffer took everything, no second read. */
 static void flush_sigfd(int sigfd)
@@ -405,8 +417,11 @@ int init_kill_all(struct init_runner *r, struct gv_err *err)
 	 * (only init spawns): no kill(-1), no signalfd read. __WALL: children
 	 * whatever their exit signal (a child with another than SIGCHLD is
 	 * invisible to a plain wait4, which would say ECHILD). */
+	struct rusage ru;
 	for (;;) {
-		pid_t p = wait4(-1, NULL, WNOHANG | __WALL, NULL);
+		pid_t p = wait4(-1, NULL, WNOHANG | __WALL, &ru);
+		if (p > 0)
+			r->reaped_us += rusage_us(&ru);
 		if (p > 0 || (p < 0 && errno == EINTR))
 			continue;
 		if (p < 0 && errno == ECHILD)
@@ -419,9 +434,13 @@ int init_kill_all(struct init_runner *r, struct gv_err *err)
 		if (kill(-1, SIGKILL) < 0 && errno != ESRCH)
 			return gv_err_errno(err, "kill(-1)");
 		for (;;) {
-			pid_t p = wait4(-1, NULL, WNOHANG | __WALL, NULL);
-			if (p > 0)
+			pid_t p = wait4(-1, NULL, WNOHANG | __WALL, &ru);
+			if (p > 0) {
+				/* An orphan (or a process the program started): its
+				 * CPU time, with that of what it reaped, is the run's. */
+				r->reaped_us += rusage_us(&ru);
 				continue;
+			}
 			if (p < 0 && errno == EINTR)
 				continue;
 			if (p < 0 && errno == ECHILD) {
@@ -451,28 +470,115 @@ static void take_max(const char *buf, const char *key, size_t klen, uint64_t *ma
 		*max = v;
 }
 
-/* CPU time (ms) used so far by the process (all its threads), from
- * /proc/<pid>/stat's utime and stime; 0 when unreadable. The comm field
- * may hold spaces and parentheses: fields are counted after the last ')'. */
-static uint64_t sample_cpu_ms(int fd)
+static uint64_t clock_ticks(void)
+{
+	static uint64_t ticks;
+	if (!ticks) {
+		long t = sysconf(_SC_CLK_TCK);
+		ticks = t > 0 ? (uint64_t)t : 100;
+	}
+	return ticks;
+}
+
+/* One /proc/<pid>/stat, the fields after the last ')' (the comm field may
+ * hold spaces and parentheses). CPU times in clock ticks, rss in pages. */
+struct proc_stat {
+	unsigned long long utime, stime, cutime, cstime, rss;
+};
+
+static int parse_stat(char *buf, struct proc_stat *ps)
+{
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	/* state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt
+	 * cmajflt utime(14) stime cutime cstime priority nice num_threads
+	 * itrealvalue starttime vsize rss(24). */
+	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu %*d %*d %*d %*d %*u %*u %llu",
+		   &ps->utime, &ps->stime, &ps->cutime, &ps->cstime, &ps->rss) != 5)
+		return -1;
+	return 0;
+}
+
+/* CPU time (ms) used so far by the process (all its threads); -1 when
+ * unreadable. */
+static int64_t sample_cpu_ms(int fd)
 {
 	char buf[1024];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* After ')': state(3) ppid pgrp session tty tpgid flags minflt cminflt
-	 * majflt cmajflt utime(14) stime(15). */
-	unsigned long long utime = 0, stime = 0;
-	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
-		return 0;
-	static long ticks;
-	if (!ticks)
-		ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
-	return (uint64_t)(utime + stime) * 1000u / (uint64_t)ticks;
+	struct proc_stat ps;
+	if (parse_stat(buf, &ps) < 0)
+		return -1;
+	return (int64_t)((ps.utime + ps.stime) * 1000u / clock_ticks());
+}
+
+/* The whole process tree of a run that may start processes (procs > 1).
+ * Every process inside but init (pid 1) belongs to the run: only init
+ * spawns, and init_kill_all leaves none between runs. gVisor 20221219
+ * accounts like Linux (measured: a node parent's wait4 rusage included
+ * the python grandchild its sh child reaped), so at any instant a
+ * process's CPU time sits in exactly one place: its own utime + stime
+ * while it exists (zombies too), its reaper's cutime + cstime once reaped
+ * by a process of the run, or runner->reaped_us once reaped by init. The
+ * sum of those is the tree's CPU time, reaped or not, orphans included.
+ * Memory is the sum of the resident sizes: pages shared between processes
+ * (copy-on-write after fork) count once per process, the stricter reading.
+ * Cost per sample: lseek + getdents64 on /proc, then open, read, close per
+ * process (~25 us each under ptrace). */
+struct tree_sample {
+	uint64_t cpu_ms;  /* of the processes alive now, reaped children included */
+	uint64_t rss_kb;
+	int procs;
+};
+
+static int sample_tree(int procfd, struct tree_sample *t)
+{
+	static char dents[16384];
+	memset(t, 0, sizeof(*t));
+	if (lseek(procfd, 0, SEEK_SET) < 0)
+		return -1;
+	uint64_t ticks = 0, pages = 0;
+	for (;;) {
+		long n = syscall(SYS_getdents64, procfd, dents, sizeof(dents));
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; } *d =
+				(void *)(dents + off);
+			off += d->reclen;
+			const char *name = d->name;
+			if (name[0] < '1' || name[0] > '9' || strspn(name, "0123456789") != strlen(name) ||
+			    strcmp(name, "1") == 0 || strlen(name) > 10)
+				continue;
+			char path[32], buf[1024];
+			snprintf(path, sizeof(path), "%s/stat", name);
+			int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue; /* gone meanwhile: its time is with its reaper */
+			ssize_t got = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			struct proc_stat ps;
+			if (got <= 0)
+				continue;
+			buf[got] = '\0';
+			if (parse_stat(buf, &ps) < 0)
+				continue;
+			ticks += ps.utime + ps.stime + ps.cutime + ps.cstime;
+			pages += ps.rss;
+			t->procs++;
+		}
+	}
+	static uint64_t page_kb;
+	if (!page_kb)
+		page_kb = sysconf(_SC_PAGESIZE) > 0 ? (uint64_t)sysconf(_SC_PAGESIZE) / 1024 : 4;
+	t->cpu_ms = ticks * 1000u / clock_ticks();
+	t->rss_kb = pages * page_kb;
+	return 0;
 }
 
 /* Peak address space and resident size (kB) from /proc/<pid>/status. Linux
@@ -510,8 +616,20 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 		return -1;
 	rlim_t cpu_s = (rlim_t)((lim->cpu_ms + 999) / 1000) + 1;
 	args.rl_cpu = (struct rlimit){ cpu_s, cpu_s + 1 };
+	/* Tests run without RLIMIT_AS: a refused allocation is invisible
+	 * from outside (the program reports it its own way: NULL, bad_alloc,
+	 * MemoryError), so a program that asks for more than its limit must be
+	 * allowed the address space and stopped when its resident memory
+	 * reaches the limit (sampling below; measured: gVisor faults in at most
+	 * ~200 MB/s under ptrace, so a 5 ms sample lets through ~1 MB). What a
+	 * single system call could fault in at once (MAP_POPULATE, a big read)
+	 * is bounded by the host memcg, which kills the sandbox (host: MLE).
+	 * Compilers keep it (compile_rlimit_as: `#include "/dev/zero"`). */
+	args.set_as = lim->rlimit_as && !spec->no_rlimit_as;
+	o->as_limit_kb = args.set_as ? init_as_limit_kb(lim) : 0;
 	rlim_t as = (rlim_t)init_as_limit_kb(lim) * 1024;
 	args.rl_as = (struct rlimit){ as, as };
+	r->reaped_us = 0;
 	if (lseek(r->in_ro, 0, SEEK_SET) < 0)
 		return gv_err_errno(err, "rewind stdin");
 
@@ -529,7 +647,7 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 	/* CLONE_VFORK: the child has exec'd or died; a report is already here. */
 	struct child_report rep = { args.report.stage, args.report.err };
 	if (rep.stage != 0) {
-		if (rep.stage == STAGE_EXEC && spec->lim->rlimit_as &&
+		if (rep.stage == STAGE_EXEC && args.set_as &&
 		    (rep.err == ENOMEM || rep.err == E2BIG)) {
 			o->exec_enomem = 1;
 		} else {
@@ -546,7 +664,20 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 	int status = 0;
 	struct rusage ru;
 	memset(&ru, 0, sizeof(ru));
-	int done = 0, killed = 0, memfd = -1, cpufd = -1;
+	int done = 0, killed = 0, memfd = -1, cpufd = -1, procfd = -1;
+	/* procs:1 leaves no room for a second process (the program policy
+	 * refuses fork): the program's own figures are the tree's. Otherwise
+	 * the whole tree is sampled. */
+	int tree = lim->procs > 1;
+	unsigned tree_tick = TREE_SAMPLE_EVERY - 1; /* the first sample walks the tree */
+	if (tree) {
+		procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (procfd < 0) {
+			/* Fail closed: without it the limits would bind one process only. */
+			gv_err_errno(err, "open /proc");
+			goto fail;
+		}
+	}
 	uint64_t next_sample = start + SAMPLE_FIRST_MS * 1000000ull;
 	uint64_t out_cap = lim->output_bytes;
 	uint64_t err_cap = spec->combined_cap ? lim->output_bytes : lim->stderr_bytes;
@@ -565,21 +696,44 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 			}
 			if (memfd >= 0)
 				sample_memory(memfd, &o->vmpeak_kb, &o->hwm_kb);
-			if (!killed && o->hwm_kb >= lim->memory_kb) {
+			int64_t cpu_now = -1;
+			if (tree && ++tree_tick % TREE_SAMPLE_EVERY == 0) {
+				struct tree_sample ts;
+				if (sample_tree(procfd, &ts) == 0) {
+					cpu_now = (int64_t)(ts.cpu_ms + r->reaped_us / 1000u);
+					if (ts.rss_kb > o->tree_rss_kb)
+						o->tree_rss_kb = ts.rss_kb;
+				}
+			} else {
+				/* RLIMIT_CPU works in whole seconds and a program may
+				 * ignore SIGXCPU: the CPU limit itself is enforced here,
+				 * to within a sample period. */
+				if (cpufd < 0) {
+					char path[64];
+					snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+					cpufd = open(path, O_RDONLY | O_CLOEXEC);
+				}
+				if (cpufd >= 0)
+					cpu_now = sample_cpu_ms(cpufd);
+			}
+			if (!killed && (o->hwm_kb >= lim->memory_kb || o->tree_rss_kb >= lim->memory_kb)) {
 				o->killed_memory = 1;
 				kill(pid, SIGKILL);
 				killed = 1;
 			}
-			/* RLIMIT_CPU works in whole seconds and a program may
-			 * ignore SIGXCPU: the CPU limit itself is enforced here,
-			 * to within a sample period. */
-			if (cpufd < 0) {
-				char path[64];
-				snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-				cpufd = open(path, O_RDONLY | O_CLOEXEC);
-			}
-			if (!killed && cpufd >= 0 && sample_cpu_ms(cpufd) >= lim->cpu_ms) {
+			if (!killed && cpu_now >= 0 && (uint64_t)cpu_now >= lim->cpu_ms) {
 				o->killed_cpu = 1;
+				kill(pid, SIGKILL);
+				killed = 1;
+			}
+			/* Idle: the wall clock minus the CPU time. gVisor counts the
+			 * time a runnable task waits for a host CPU as CPU time
+			 * (RUNSC-NOTES.md), so a busy node does not make a program
+			 * idle; sleeping, or waiting on nothing, does. */
+			uint64_t elapsed_ms = (now - start) / 1000000ull;
+			if (!killed && spec->idle_is_tle && cpu_now >= 0 && elapsed_ms >= (uint64_t)cpu_now &&
+			    elapsed_ms - (uint64_t)cpu_now >= lim->cpu_ms) {
+				o->killed_idle = 1;
 				kill(pid, SIGKILL);
 				killed = 1;
 			}
@@ -622,6 +776,8 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 				int st;
 				struct rusage rus;
 				pid_t p = wait4(-1, &st, WNOHANG, &rus);
+				if (p > 0)
+					r->reaped_us += rusage_us(&rus);
 				if (p == pid) {
 					status = st;
 					ru = rus;
@@ -643,6 +799,8 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 		close(memfd);
 	if (cpufd >= 0)
 		close(cpufd);
+	if (procfd >= 0)
+		close(procfd);
 	if (init_kill_all(r, err) < 0)
 		return -1;
 	/* Everything that could write is dead: take what is left in the pipes. */
@@ -655,8 +813,10 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 		o->killed_output = 1;
 	o->stdout_bytes = r->out.total;
 	o->stderr_bytes = r->err.total;
-	o->cpu_ms = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000ull +
-		    ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) / 1000ull;
+	/* Every process of the run is reaped now, by init or by a process
+	 * init reaped: reaped_us holds the whole tree's CPU time (the
+	 * program's wait4 rusage included). */
+	o->cpu_ms = r->reaped_us / 1000u;
 	o->maxrss_kb = ru.ru_maxrss > 0 ? (uint64_t)ru.ru_maxrss : 0;
 	if (WIFEXITED(status)) {
 		o->exited = 1;
@@ -671,6 +831,8 @@ fail:
 		close(memfd);
 	if (cpufd >= 0)
 		close(cpufd);
+	if (procfd >= 0)
+		close(procfd);
 	{
 		struct gv_err ignored;
 		if (init_kill_all(r, &ignored) < 0) {

@@ -26,6 +26,7 @@ struct init_runner {
 	int sigfd;               /* SIGCHLD */
 	int in_rw, in_ro;        /* stdin: a memfd and a read-only reopening of it */
 	struct init_capture out, err;
+	uint64_t reaped_us;      /* CPU time (rusage, us) of every process init reaped since the run began */
 };
 
 /* The uid/gid of compilers and programs when init itself runs as root
@@ -63,6 +64,8 @@ struct init_run_spec {
 	int combined_cap;   /* compile: stdout + stderr together over output_bytes is OLE */
 	int drop_to_sandbox_uid; /* init is uid 0: the child becomes INIT_SANDBOX_UID/GID */
 	const struct init_stream *stream; /* interactive runs only; NULL: memfd stdin, captured stdout */
+	int idle_is_tle;    /* tests: idle (wall minus CPU) up to the CPU limit ends the run as TLE */
+	int no_rlimit_as;   /* tests: no RLIMIT_AS even with lim->rlimit_as; memory is the sampled resident size */
 };
 
 /* Puts the program's stdout and stderr pipes at fds 1 and 2 of the caller,

@@ -192,8 +192,39 @@ static int add_not_pid1(scmp_filter_ctx ctx, const char *name, struct gv_err *er
 	return 0;
 }
 
-static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, bool inet, struct gv_err *err)
+/* Process creation when the job allows one process only (procs:1). A
+ * "process" is a thread group: threads (clone with CLONE_THREAD) stay
+ * allowed, their CPU time is the process's own and wait4 counts it;
+ * fork, vfork and clone without CLONE_THREAD (posix_spawn's
+ * CLONE_VM|CLONE_VFORK included) answer EAGAIN, what a process limit gives.
+ * RLIMIT_NPROC cannot say this: gVisor 20221219 let a fork through under
+ * RLIMIT_NPROC 1 (measured), and it would count threads too. */
+static int add_clone(scmp_filter_ctx ctx, bool single_process, struct gv_err *err)
 {
+	int nr;
+	if (resolve("clone", &nr, err) < 0)
+		return -1;
+	if (!single_process)
+		return check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					      SCMP_A0(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0)), "rule", "clone", err);
+	if (check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+				   SCMP_A0(SCMP_CMP_MASKED_EQ, NS_FLAGS | CLONE_THREAD, CLONE_THREAD)),
+		  "rule", "clone thread", err) < 0 ||
+	    check(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAGAIN), nr, 1,
+				   SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)), "rule", "clone process", err) < 0)
+		return -1;
+	const char *const forks[] = { "fork", "vfork" };
+	for (size_t i = 0; i < 2; i++)
+		if (resolve(forks[i], &nr, err) < 0 ||
+		    check(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAGAIN), nr, 0), "rule", forks[i], err) < 0)
+			return -1;
+	return 0;
+}
+
+static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, const struct init_seccomp_opts *opt,
+		     struct gv_err *err)
+{
+	bool single = opt->single_process;
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		const struct entry *e = &table[i];
 		int nr;
@@ -209,17 +240,17 @@ static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, bool inet, st
 		}
 		if (action == SCMP_ACT_ERRNO(EPERM))
 			continue; /* the default already */
+		if (single && (!strcmp(e->name, "fork") || !strcmp(e->name, "vfork")))
+			continue; /* add_clone */
 		if (check(seccomp_rule_add(ctx, action, nr, 0), "rule", e->name, err) < 0)
 			return -1;
 	}
 	if (add_not_pid1(ctx, "kill", err) < 0 || add_not_pid1(ctx, "tkill", err) < 0 ||
 	    add_not_pid1(ctx, "tgkill", err) < 0)
 		return -1;
-	int nr;
-	if (resolve("clone", &nr, err) < 0 ||
-	    check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
-				   SCMP_A0(SCMP_CMP_MASKED_EQ, NS_FLAGS, 0)), "rule", "clone", err) < 0)
+	if (add_clone(ctx, single, err) < 0)
 		return -1;
+	int nr;
 	if (resolve("socket", &nr, err) < 0 ||
 	    check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX)),
 		  "rule", "socket", err) < 0)
@@ -227,7 +258,7 @@ static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, bool inet, st
 	/* IPv4 sockets only for a job whose tenant was granted egress: its
 	 * sandbox has a network namespace of its own, filtered by the host
 	 * (executor/netpolicy.c). Never raw sockets: no CAP_NET_RAW inside. */
-	if (inet && check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_INET)),
+	if (opt->inet && check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_INET)),
 			  "rule", "socket inet", err) < 0)
 		return -1;
 	if (resolve("socketpair", &nr, err) < 0 ||
@@ -257,7 +288,8 @@ static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, bool inet, st
 	return 0;
 }
 
-static int build_ctx(enum init_policy policy, bool inet, scmp_filter_ctx *out, struct gv_err *err)
+static int build_ctx(enum init_policy policy, const struct init_seccomp_opts *opt, scmp_filter_ctx *out,
+		     struct gv_err *err)
 {
 	/* libseccomp probes the kernel for SECCOMP_RET_KILL_PROCESS with
 	 * seccomp(SECCOMP_GET_ACTION_AVAIL), which gVisor 20221219 does not
@@ -281,7 +313,7 @@ static int build_ctx(enum init_policy policy, bool inet, scmp_filter_ctx *out, s
 		seccomp_release(ctx);
 		return check(rc, "attr", "ACT_BADARCH", err);
 	}
-	if (add_rules(ctx, policy, inet, err) < 0) {
+	if (add_rules(ctx, policy, opt, err) < 0) {
 		seccomp_release(ctx);
 		return -1;
 	}
@@ -296,9 +328,16 @@ int init_seccomp_build(enum init_policy policy, struct init_bpf *out, struct gv_
 
 int init_seccomp_build_net(enum init_policy policy, bool inet, struct init_bpf *out, struct gv_err *err)
 {
+	struct init_seccomp_opts opt = { .inet = inet };
+	return init_seccomp_build_opts(policy, &opt, out, err);
+}
+
+int init_seccomp_build_opts(enum init_policy policy, const struct init_seccomp_opts *opt, struct init_bpf *out,
+			    struct gv_err *err)
+{
 	memset(out, 0, sizeof(*out));
 	scmp_filter_ctx ctx;
-	if (build_ctx(policy, inet, &ctx, err) < 0)
+	if (build_ctx(policy, opt, &ctx, err) < 0)
 		return -1;
 	int fd = memfd_create("gv-seccomp", MFD_CLOEXEC);
 	if (fd < 0) {
@@ -371,8 +410,9 @@ int init_no_new_privs(struct gv_err *err)
 
 int init_seccomp_dump(enum init_policy policy, int fd, struct gv_err *err)
 {
+	struct init_seccomp_opts opt = { 0 };
 	scmp_filter_ctx ctx;
-	if (build_ctx(policy, false, &ctx, err) < 0)
+	if (build_ctx(policy, &opt, &ctx, err) < 0)
 		return -1;
 	int rc = seccomp_export_pfc(ctx, fd);
 	seccomp_release(ctx);

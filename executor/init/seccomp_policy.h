@@ -33,6 +33,15 @@ int init_seccomp_build(enum init_policy policy, struct init_bpf *out,
 int init_seccomp_build_net(enum init_policy policy, bool inet, struct init_bpf *out,
 			   struct gv_err *err) GV_MUST_CHECK;
 
+/* What a policy may allow beyond the table. */
+struct init_seccomp_opts {
+	bool inet;           /* socket(AF_INET): the job record's network:1 */
+	bool single_process; /* procs:1: no fork, vfork or clone without
+			      * CLONE_THREAD (EAGAIN); threads stay allowed */
+};
+int init_seccomp_build_opts(enum init_policy policy, const struct init_seccomp_opts *opt,
+			    struct init_bpf *out, struct gv_err *err) GV_MUST_CHECK;
+
 /* NULL-safe. */
 void init_bpf_free(struct init_bpf *bpf);
 

@@ -1,6 +1,7 @@
 /* How gavel-init turns one run's measurements into a status. Pure. */
 #include "executor/init/verdict.h"
 
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +43,8 @@ void init_decide(const struct init_outcome *o, const struct init_limits *lim,
 	rec->wall_us = o->wall_us;
 	rec->present |= EXEC_REC_WALL_US;
 	rec->memory_kb = o->maxrss_kb > o->hwm_kb ? o->maxrss_kb : o->hwm_kb;
+	if (o->tree_rss_kb > rec->memory_kb)
+		rec->memory_kb = o->tree_rss_kb;
 	rec->stdout_bytes = o->stdout_bytes;
 	rec->stderr_bytes = o->stderr_bytes;
 	rec->present &= ~(unsigned)(EXEC_REC_EXIT_CODE | EXEC_REC_SIGNAL);
@@ -70,6 +73,15 @@ void init_decide(const struct init_outcome *o, const struct init_limits *lim,
 		set(rec, EXEC_STATUS_TLE, EXEC_LIMIT_CPU, "time limit exceeded");
 		return;
 	}
+	/* Idle past the time limit: TLE, as DOMjudge and Kattis judge a
+	 * program that sleeps past its limit, not its output. */
+	if (o->killed_idle) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "time limit exceeded (idle: %" PRIu64 " ms wall, %" PRIu64 " ms CPU)",
+			 o->wall_ms, o->cpu_ms);
+		set(rec, EXEC_STATUS_TLE, EXEC_LIMIT_WALL, msg);
+		return;
+	}
 	if (o->killed_wall) {
 		set(rec, EXEC_STATUS_WLE, EXEC_LIMIT_WALL, "wall time limit exceeded");
 		return;
@@ -78,7 +90,7 @@ void init_decide(const struct init_outcome *o, const struct init_limits *lim,
 		set(rec, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY, "memory limit exceeded");
 		return;
 	}
-	if (lim->rlimit_as) {
+	if (o->as_limit_kb) {
 		/* Under RLIMIT_AS a failed allocation is invisible from outside: the
 		 * program sees ENOMEM / bad_alloc / MemoryError and dies its own way.
 		 * We call it MLE when it ended abnormally while its address space had
@@ -87,7 +99,7 @@ void init_decide(const struct init_outcome *o, const struct init_limits *lim,
 		 * loader's way to fail an over-sized image after the point of no
 		 * return; RLIMIT_CPU's SIGKILL is already TLE above). */
 		if (o->exec_enomem ||
-		    (abnormal && o->vmpeak_kb + init_as_margin_kb(lim->memory_kb) >= init_as_limit_kb(lim)) ||
+		    (abnormal && o->vmpeak_kb + init_as_margin_kb(lim->memory_kb) >= o->as_limit_kb) ||
 		    (!o->exited && o->term_signal == SIGKILL)) {
 			set(rec, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY,
 			    "memory limit exceeded (address space)");

@@ -18,6 +18,7 @@ struct init_outcome {
 	uint64_t wall_ms;
 	uint64_t wall_us;   /* the same, finer: what a trivial run costs */
 	uint64_t maxrss_kb;    /* ru_maxrss */
+	uint64_t tree_rss_kb;  /* largest sampled sum of the resident sizes of all processes (procs > 1; 0: none) */
 	uint64_t hwm_kb;       /* largest VmHWM sampled from /proc (0: none) */
 	uint64_t vmpeak_kb;    /* largest VmPeak sampled from /proc (0: none) */
 	uint64_t stdout_bytes;
@@ -25,7 +26,9 @@ struct init_outcome {
 	int killed_output;     /* we killed it: output cap */
 	int killed_memory;     /* we killed it: sampled VmHWM >= limit */
 	int killed_wall;       /* we killed it: wall clock */
-	int killed_cpu;        /* we killed it: sampled CPU time >= limit */
+	int killed_cpu;        /* we killed it: sampled CPU time (of the whole tree) >= limit */
+	int killed_idle;       /* we killed it: wall minus CPU time reached the CPU limit (tests) */
+	uint64_t as_limit_kb;  /* RLIMIT_AS it ran under; 0: none (tests) */
 	int exec_enomem;       /* execve failed with ENOMEM/E2BIG under RLIMIT_AS */
 };
 
@@ -44,7 +47,8 @@ uint64_t init_as_margin_kb(uint64_t memory_kb);
 
 /* Fills status, limit, exit_code/signal, the measurements and a message of
  * rec (phase and index are left alone). Precedence: output, memory sampled,
- * CPU, wall, peak RSS, RLIMIT_AS rule, signal, exit code. The rules are
+ * CPU, idle, wall, peak RSS, RLIMIT_AS rule (only when it ran under one),
+ * signal, exit code. The rules are
  * documented in executor/PROTOCOL.md ("How init decides"). */
 void init_decide(const struct init_outcome *o, const struct init_limits *lim,
 		 struct exec_record *rec);

@@ -45,6 +45,16 @@ static const struct decide_case decide_cases[] = {
 	{ "execve ENOMEM", { EXITED(127), .exec_enomem = 1 }, 1, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY },
 	{ "unexplained SIGKILL under AS", { KILLED(SIGKILL) }, 1, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY },
 	{ "unexplained SIGKILL without AS", { KILLED(SIGKILL) }, 0, EXEC_STATUS_SG, EXEC_LIMIT_NONE },
+	/* the whole process tree (procs > 1): summed resident sizes */
+	{ "tree rss at limit, clean exit", { EXITED(0), .maxrss_kb = 2000, .tree_rss_kb = 65536 }, 0, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY },
+	{ "tree rss under limit", { EXITED(0), .maxrss_kb = 2000, .tree_rss_kb = 65535 }, 0, EXEC_STATUS_OK, EXEC_LIMIT_NONE },
+	{ "tree cpu (reaped children) at limit", { EXITED(0), .cpu_ms = 1000 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_CPU },
+	/* idle past the time limit */
+	{ "idle kill, little cpu", { KILLED(SIGKILL), .killed_idle = 1, .cpu_ms = 20, .wall_ms = 1030 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_WALL },
+	{ "idle kill after cpu limit", { KILLED(SIGKILL), .killed_idle = 1, .cpu_ms = 1000 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_CPU },
+	{ "memory kill beats idle", { KILLED(SIGKILL), .killed_memory = 1, .killed_idle = 1 }, 0, EXEC_STATUS_MLE, EXEC_LIMIT_MEMORY },
+	{ "idle beats the wall backstop", { KILLED(SIGKILL), .killed_idle = 1, .killed_wall = 1 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_WALL },
+	{ "idle beats peak rss", { KILLED(SIGKILL), .killed_idle = 1, .maxrss_kb = 70000 }, 0, EXEC_STATUS_TLE, EXEC_LIMIT_WALL },
 };
 
 static void verdict__decide_table__matches_rules(void **state)
@@ -56,11 +66,44 @@ static void verdict__decide_table__matches_rules(void **state)
 					   .stack_kb = 8192, .rlimit_as = c->rlimit_as };
 		struct exec_record rec;
 		memset(&rec, 0, sizeof(rec));
-		init_decide(&c->o, &lim, &rec);
+		struct init_outcome o = c->o;
+		if (c->rlimit_as)
+			o.as_limit_kb = init_as_limit_kb(&lim);
+		init_decide(&o, &lim, &rec);
 		if (rec.status != c->status || rec.limit != c->limit)
 			fail_msg("case '%s': got %s/%s want %s/%s", c->name, exec_status_name(rec.status),
 				 exec_limit_name(rec.limit), exec_status_name(c->status), exec_limit_name(c->limit));
 	}
+}
+
+/* Tests run without RLIMIT_AS although the record says rlimit_as:1 (the
+ * runner's choice, outcome.as_limit_kb 0): the address-space rules must
+ * not fire, memory is the resident size alone. */
+static void verdict__test_without_as__no_address_space_rules(void **state)
+{
+	(void)state;
+	struct init_limits lim = { .cpu_ms = 1000, .wall_ms = 2000, .memory_kb = 65536, .stack_kb = 8192,
+				   .rlimit_as = 1 };
+	const struct init_outcome cases[] = {
+		{ KILLED(SIGABRT), .vmpeak_kb = 139000 },
+		{ KILLED(SIGKILL) },
+		{ EXITED(1), .vmpeak_kb = 139000 },
+		{ KILLED(SIGSEGV), .vmpeak_kb = 8u << 20 },
+	};
+	const enum exec_status want[] = { EXEC_STATUS_SG, EXEC_STATUS_SG, EXEC_STATUS_RE, EXEC_STATUS_SG };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct exec_record rec;
+		memset(&rec, 0, sizeof(rec));
+		init_decide(&cases[i], &lim, &rec);
+		if (rec.status != want[i])
+			fail_msg("case %zu: got %s want %s", i, exec_status_name(rec.status), exec_status_name(want[i]));
+	}
+	/* and the message of an idle kill says so */
+	struct init_outcome idle = { KILLED(SIGKILL), .killed_idle = 1, .cpu_ms = 20, .wall_ms = 1030 };
+	struct exec_record rec;
+	memset(&rec, 0, sizeof(rec));
+	init_decide(&idle, &lim, &rec);
+	assert_non_null(strstr(rec.message, "idle"));
 }
 
 static void verdict__as_limit__adds_room_and_capped_stack(void **state)
@@ -195,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(verdict__decide_table__matches_rules),
 		cmocka_unit_test(verdict__as_limit__adds_room_and_capped_stack),
+		cmocka_unit_test(verdict__test_without_as__no_address_space_rules),
 		cmocka_unit_test(job__parse_table__matches_expectations),
 		cmocka_unit_test(job__parse__fills_argv_and_defaults),
 		cmocka_unit_test(job__too_many_args__is_refused),

@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -145,12 +148,14 @@ static void lock__work_dir__nothing_left_writable(void **state)
 	assert_int_equal(test_rm_rf(root), 0);
 }
 
-/* Runs probe() under the program policy in a child; returns its wait status. */
-static int run_filtered(int (*probe)(void))
+/* Runs probe() under the program policy (single_process: procs:1) in a
+ * child; returns its wait status. */
+static int run_filtered_opts(int (*probe)(void), bool single_process)
 {
 	struct init_bpf bpf;
 	struct gv_err err;
-	if (init_seccomp_build(INIT_POLICY_PROGRAM, &bpf, &err) != 0)
+	struct init_seccomp_opts opt = { .single_process = single_process };
+	if (init_seccomp_build_opts(INIT_POLICY_PROGRAM, &opt, &bpf, &err) != 0)
 		fail_msg("build: %s", err.msg);
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -163,6 +168,66 @@ static int run_filtered(int (*probe)(void))
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	init_bpf_free(&bpf);
 	return st;
+}
+
+static int run_filtered(int (*probe)(void))
+{
+	return run_filtered_opts(probe, false);
+}
+
+static void *thread_noop(void *arg)
+{
+	return arg;
+}
+
+/* procs:1: no second process by any route, threads still start. Exit
+ * codes name the route that got through. */
+static int probe_single_process(void)
+{
+	pid_t p = fork();
+	if (p == 0)
+		_exit(0);
+	if (p > 0 || errno != EAGAIN)
+		return 1;
+	if (syscall(SYS_fork) >= 0 || errno != EAGAIN)
+		return 2;
+	if (syscall(SYS_vfork) >= 0 || errno != EAGAIN)
+		return 3;
+	if (syscall(SYS_clone, (long)SIGCHLD, 0, 0, 0, 0) >= 0 || errno != EAGAIN)
+		return 4;
+	/* posix_spawn's flags */
+	if (syscall(SYS_clone, (long)(CLONE_VM | CLONE_VFORK | SIGCHLD), 0, 0, 0, 0) >= 0 || errno != EAGAIN)
+		return 5;
+	/* a thread with a namespace flag: still refused */
+	if (syscall(SYS_clone, (long)(CLONE_THREAD | CLONE_SIGHAND | CLONE_VM | CLONE_NEWNET), 0, 0, 0, 0) >= 0 ||
+	    errno != EPERM)
+		return 6;
+	pthread_t t;
+	if (pthread_create(&t, NULL, thread_noop, NULL) != 0 || pthread_join(t, NULL) != 0)
+		return 7;
+	return 0;
+}
+
+static int probe_fork_allowed(void)
+{
+	pid_t p = fork();
+	if (p == 0)
+		_exit(0);
+	if (p < 0)
+		return 1;
+	int st;
+	return waitpid(p, &st, 0) == p && WIFEXITED(st) ? 0 : 2;
+}
+
+static void seccomp__single_process__refuses_fork_allows_threads(void **state)
+{
+	(void)state;
+	int st = run_filtered_opts(probe_single_process, true);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("single-process policy: status 0x%x (exit code = the route that got through)", st);
+	st = run_filtered_opts(probe_fork_allowed, false);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("procs > 1: fork refused, status 0x%x", st);
 }
 
 static int probe_ptrace(void) { return (int)syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0); }
@@ -218,6 +283,7 @@ int main(void)
 		cmocka_unit_test(lock__work_dir__nothing_left_writable),
 		cmocka_unit_test(seccomp__hostile_calls__kill_with_sigsys),
 		cmocka_unit_test(seccomp__denied_calls__fail_with_eperm),
+		cmocka_unit_test(seccomp__single_process__refuses_fork_allows_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

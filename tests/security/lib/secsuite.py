@@ -49,7 +49,7 @@ GRACE = 3.0           # seconds for sandbox processes to go after the CLI exits
 SIGSYS = 31
 
 # Language defaults (languages/*.yaml): wall seconds, compile wall seconds.
-LANG_WALL = {".c": (5, 20), ".py": (5, 20), ".java": (10, 60)}
+LANG_WALL = {".c": (5, 20), ".py": (5, 20), ".js": (5, 20), ".java": (10, 60)}
 
 MB = 1 << 20
 
@@ -490,12 +490,17 @@ def make_probes():
     add(Probe("stderr_flood", "stderr_flood.c", "an endless stderr ends (OLE or TLE) with stderr capped",
               expect=("OLE", "TLE"), done=False, args=["--time", "2", "--wall", "10"],
               checks=[c_len_at_most("stderr", 64 * MB + 4096)]))
-    add(Probe("sleep_wall", "sleep_wall.c", "sleeping past the wall limit ends TLE at the wall limit",
-              expect=("TLE",), done=False, args=["--time", "1", "--wall", "2"], checks=[c_wall_between(1.9, 5)]))
+    add(Probe("sleep_wall", "sleep_wall.c", "sleeping past the time limit ends TLE once idle for the time limit",
+              expect=("TLE",), done=False, args=["--time", "1", "--wall", "2"], checks=[c_wall_between(0.9, 1.9)]))
     add(Probe("cpu_spin", "cpu_spin.c", "a CPU spin ignoring SIGXCPU ends TLE with CPU time near the limit",
               expect=("TLE",), done=False, args=["--time", "1", "--wall", "10"], checks=[c_cpu_near(1)]))
     add(Probe("cpu_threads", "cpu_threads.c", "CPU time counts every thread: TLE",
               expect=("TLE", "RE"), done=False, args=["--time", "1", "--wall", "10"]))
+    add(Probe("tree_cpu", "tree_limits.js", "children's CPU time counts: spinning children end the run TLE",
+              expect=("TLE",), done=False, stdin="GROUP cpu\n", args=["--time", "1", "--wall", "10"],
+              checks=[c_cpu_near(1), c_wall_between(0, 5)]))
+    add(Probe("tree_mem", "tree_limits.js", "children's memory counts: two 200 MiB children under 256 MiB end MLE",
+              expect=("MLE",), done=False, stdin="GROUP mem\n", args=["--time", "10", "--memory", "256", "--wall", "20"]))
     add(Probe("hello_after_resources", "hello.c", "the engine still works after the resource attacks",
               checks=[c_stdout_is("hello\n")], done=False))
     add(Probe("cc_include_zero", "cc_include_zero.c", "#include \"/dev/zero\" ends CE within the compile limits",
