@@ -22,9 +22,11 @@ static void judge_usage(FILE *out)
 	fprintf(out,
 		"usage: gavel judge [--lang ID] [--time S] [--json] PROBLEM_DIR SOURCE\n"
 		"Judges SOURCE against the problem package in PROBLEM_DIR (problem.yaml, data/sample,\n"
-		"data/secret, groups and scoring, custom output validators: Kattis or testlib). The time limit comes from --time, else problem.yaml's\n"
-		"limits.time_limit, else a .timelimit file, else %d ms. Prints a line per test and the\n"
-		"verdict; --json prints one object instead (progress goes to stderr).\n"
+		"data/secret, groups and scoring, custom output validators: Kattis or testlib). The time limit\n"
+		"comes from --time, else problem.yaml's limits.time_limit, else a .timelimit file, else %d ms,\n"
+		"times the language's time factor, at most the language's maximum; a line before the verdict\n"
+		"says which. Prints a line per test and the verdict; --json prints one object instead\n"
+		"(progress and the time-limit line go to stderr).\n"
 		"Exit status: 0 accepted, 1 rejected, 2 usage or bad package, 3 internal error.\n",
 		EXEC_PROBLEM_DEFAULT_TIME_MS);
 }
@@ -44,6 +46,26 @@ static void print_progress(const struct exec_problem *p, size_t index, const str
 	fflush(pr->out);
 }
 
+/* Says which time limit the judge uses and why: where the package's limit
+ * came from, the language's factor, the language's cap. */
+static void describe_time_limit(char *buf, size_t sz, const struct exec_problem *p, const struct lang_def *lang,
+				uint32_t used_ms)
+{
+	double factor = lang->time_factor > 0 ? lang->time_factor : 1.0;
+	int n = snprintf(buf, sz, "time limit %u ms: %u ms from %s", used_ms, p->time_limit_ms,
+			 exec_problem_time_source_name(p->time_source));
+	if (n >= 0 && (size_t)n < sz && factor != 1.0)
+		n += snprintf(buf + n, sz - (size_t)n, ", x%g for %s", factor, lang->id);
+	if (n >= 0 && (size_t)n < sz && (double)used_ms + 0.5 < (double)p->time_limit_ms * factor)
+		n += snprintf(buf + n, sz - (size_t)n, ", capped at %s's maximum", lang->id);
+	if (n >= 0 && (size_t)n < sz && p->time_source == EXEC_PROBLEM_TIME_DEFAULT)
+		snprintf(buf + n, sz - (size_t)n,
+			 " (set limits.time_limit in problem.yaml, or let `gavel problem push` compute one from "
+			 "submissions/accepted/ with limits.%s %g)",
+			 p->format == EXEC_PROBLEM_FORMAT_2023_07 ? "time_multipliers.ac_to_time_limit" : "time_multiplier",
+			 p->time_multiplier);
+}
+
 static int print_json(const struct exec_problem *p, const struct exec_judgement *j)
 {
 	json_t *o = json_object();
@@ -51,6 +73,7 @@ static int print_json(const struct exec_problem *p, const struct exec_judgement 
 	json_object_set_new(o, "verdict", json_string(exec_verdict_name(j->verdict)));
 	json_object_set_new(o, "score", json_real(j->score));
 	json_object_set_new(o, "time_limit_ms", json_integer(j->time_limit_ms));
+	json_object_set_new(o, "time_limit_source", json_string(exec_problem_time_source_name(p->time_source)));
 	json_object_set_new(o, "memory_limit_mb", json_integer(j->memory_limit_mb));
 	json_object_set_new(o, "compile_output", gv_json_string_lossy(j->compile_output, j->compile_output_len));
 	if (j->verdict == EXEC_VERDICT_IE)
@@ -145,6 +168,9 @@ int cli_cmd_judge(int argc, char **argv)
 		rc = JUDGE_EXIT_USAGE;
 		goto out;
 	}
+	char why[512];
+	describe_time_limit(why, sizeof(why), &problem, lang, j.time_limit_ms);
+	fprintf(json ? stderr : stdout, "%s\n", why);
 	if (json) {
 		if (print_json(&problem, &j) != 0)
 			fprintf(stderr, "gavel judge: could not write the result\n");
