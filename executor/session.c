@@ -64,6 +64,7 @@ struct exec_session {
 	 * phase's guest clock ran past init's loose limit while the host
 	 * figure stayed below the real one (no verdict from that run). */
 	uint64_t cpu0_ns;
+	int64_t cpu_next_ms; /* the next host CPU check of the running phase (monotonic ms) */
 	bool starved;
 	bool dir_made, created, reaped, dead, out_eof, err_eof;
 	int wait_status;
@@ -453,14 +454,27 @@ static enum phase_end cpu_check(struct exec_session *s, uint64_t kill_ns, int *w
 {
 	if (!kill_ns)
 		return PH_RESULT;
+	/* Read only when the limit can have been reached: a phase that
+	 * wakes the host often (interactive relays, streamed output) does
+	 * not pay a cgroup read per wake-up. */
+	int64_t t = now_ms();
+	if (t < s->cpu_next_ms) {
+		if (s->cpu_next_ms - t < *wait_ms)
+			*wait_ms = (int)(s->cpu_next_ms - t);
+		return PH_RESULT;
+	}
 	uint64_t now = 0;
 	if (sandbox_cpu_ns(s, &now, err) != 0)
 		return PH_PROTO;
 	uint64_t used = now > s->cpu0_ns ? now - s->cpu0_ns : 0;
 	if (used >= kill_ns)
 		return PH_CPU;
-	uint64_t cpus = (s->e->cfg.cpu_quota_pct + 99) / 100;
-	uint64_t ms = (kill_ns - used) / 1000000 / (cpus ? cpus : 1) + 1;
+	/* The quota is in % of one CPU: at most quota/100 CPU-ms per ms. */
+	uint64_t pct = s->e->cfg.cpu_quota_pct ? s->e->cfg.cpu_quota_pct : 100;
+	uint64_t ms = (kill_ns - used) / 1000000 * 100 / pct + 1;
+	if (ms > 1000)
+		ms = 1000;
+	s->cpu_next_ms = t + (int64_t)ms;
 	if (ms < (uint64_t)*wait_ms)
 		*wait_ms = (int)ms;
 	return PH_RESULT;
@@ -631,6 +645,7 @@ static int sandbox_cpu_ns(struct exec_session *s, uint64_t *ns, struct gv_err *e
 static int phase_cpu_start(struct exec_session *s, struct exec_phase_result *r, struct gv_err *err)
 {
 	s->starved = false;
+	s->cpu_next_ms = 0;
 	if (s->e->cfg.guest_cpu_time)
 		return 0;
 	if (sandbox_cpu_ns(s, &s->cpu0_ns, err) != 0) {
