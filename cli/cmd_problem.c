@@ -7,7 +7,13 @@
  *
  * Symlinks are followed (a package's test file may be a link to another
  * one); the top-level submissions/ folder stays home (the server judges
- * submissions it is sent, not the package's own). */
+ * submissions it is sent, not the package's own).
+ *
+ * A package without a time limit gets one before it leaves, as problemtools
+ * sets it: its submissions/accepted/ are judged here, sandboxed
+ * (cli/problem_timelimit.h), and the computed limit travels as a .timelimit
+ * file in the archive; --time sets one by hand, --default-time keeps the
+ * server's default. */
 #include "cli/commands.h"
 
 #include <archive.h>
@@ -25,6 +31,9 @@
 #include <unistd.h>
 
 #include "cli/local_stack.h"
+#include "cli/local_engine.h"
+#include "cli/problem_timelimit.h"
+#include "executor/problem.h"
 
 #define PUSH_MAX_BYTES (1024u * 1024u * 1024u)
 #define PUSH_DEPTH_MAX 32
@@ -39,6 +48,10 @@ static void problem_usage(FILE *out)
 		"  --key KEY     tenant API key [env GAVEL_API_KEY, else make run's demo key]\n"
 		"  --problem ID  upload a new version of problem ID (PUT) instead of a new problem\n"
 		"  --wait        wait for the import's verdict (exit 1 when rejected)\n"
+		"  --time S      time limit when the package has none (else: judge submissions/accepted/\n"
+		"                here, sandboxed, and set it as problemtools does; needs root and runsc)\n"
+		"  --time-cap S  per-test limit for judging submissions/accepted/ [10]\n"
+		"  --default-time  push a package without a time limit as it is (the server's default)\n"
 		"  LIST          comma list of input, expected, output, diff, or none\n");
 }
 
@@ -150,7 +163,25 @@ static int add_dir(struct archive *a, const char *dir, const char *rel, int dept
 	return rc;
 }
 
-static int pack(const char *dir, struct membuf *out)
+/* A file of the archive that is not on disk (the computed .timelimit). */
+static int add_bytes(struct archive *a, const char *rel, const char *data)
+{
+	size_t len = strlen(data);
+	struct archive_entry *e = archive_entry_new();
+	archive_entry_set_pathname(e, rel);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, (la_int64_t)len);
+	int rc = archive_write_header(a, e) == ARCHIVE_OK && archive_write_data(a, data, len) == (la_ssize_t)len
+			 ? 0
+			 : -1;
+	archive_entry_free(e);
+	if (rc != 0)
+		fprintf(stderr, "gavel problem push: %s: %s\n", rel, archive_error_string(a));
+	return rc;
+}
+
+static int pack(const char *dir, const char *timelimit, struct membuf *out)
 {
 	struct archive *a = archive_write_new();
 	if (!a)
@@ -161,6 +192,8 @@ static int pack(const char *dir, struct membuf *out)
 	    archive_write_set_bytes_in_last_block(a, 1) == ARCHIVE_OK &&
 	    archive_write_open(a, out, NULL, on_write, NULL) == ARCHIVE_OK)
 		rc = add_dir(a, dir, "", 0);
+	if (rc == 0 && timelimit)
+		rc = add_bytes(a, ".timelimit", timelimit);
 	if (archive_write_close(a) != ARCHIVE_OK)
 		rc = -1;
 	if (rc != 0 && out->overflow)
@@ -185,12 +218,17 @@ static int push(int argc, char **argv)
 		{ "feedback-sample", required_argument, NULL, 'S' },
 		{ "feedback-secret", required_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "time", required_argument, NULL, 't' },
+		{ "time-cap", required_argument, NULL, 'c' },
+		{ "default-time", no_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *url = cli_setting(CLI_API_URL), *key = cli_setting(CLI_API_KEY), *problem = NULL;
 	const char *fsample = NULL, *fsecret = NULL;
-	int wait = 0, as_json = 0, c;
+	int wait = 0, as_json = 0, default_time = 0, c;
+	uint32_t time_ms = 0, cap_ms = 10000;
+	struct gv_err perr;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -201,6 +239,14 @@ static int push(int argc, char **argv)
 		case 'S': fsample = optarg; break;
 		case 'T': fsecret = optarg; break;
 		case 'j': as_json = 1; break;
+		case 't':
+		case 'c':
+			if (cli_parse_seconds(optarg, c == 't' ? &time_ms : &cap_ms, &perr) != 0) {
+				fprintf(stderr, "gavel problem push: --%s: %s\n", c == 't' ? "time" : "time-cap", perr.msg);
+				return 2;
+			}
+			break;
+		case 'd': default_time = 1; break;
 		case 'h': problem_usage(stdout); return 0;
 		default: problem_usage(stderr); return 2;
 		}
@@ -215,8 +261,32 @@ static int push(int argc, char **argv)
 		cli_setting_missing("gavel problem push", "no API key", "--key", CLI_API_KEY);
 		return 2;
 	}
+	/* The time limit: the package's, else --time, else computed here. */
+	char timelimit[64], *tl_text = NULL;
+	struct cli_time_limit tl = { 0 };
+	if (time_ms) {
+		tl.limit_s = time_ms / 1000.0;
+	} else if (!default_time) {
+		FILE *say = as_json ? stderr : stdout;
+		if (cli_problem_time_limit(argv[optind], cap_ms, say, &tl, &perr) != 0) {
+			fprintf(stderr, "gavel problem push: %s\n(--time S sets a limit, --default-time pushes without one)\n",
+				perr.msg);
+			return 1;
+		}
+	}
+	if (tl.limit_s > 0) {
+		struct exec_problem p;
+		int has = exec_problem_load(&p, argv[optind], NULL, &perr) == 0 && p.time_source != EXEC_PROBLEM_TIME_DEFAULT;
+		exec_problem_free(&p);
+		if (has) {
+			fprintf(stderr, "gavel problem push: --time: the package has a time limit of its own\n");
+			return 2;
+		}
+		snprintf(timelimit, sizeof(timelimit), "%g\n", tl.limit_s);
+		tl_text = timelimit;
+	}
 	struct membuf arc = { 0 }, reply = { .max = REPLY_MAX };
-	if (pack(argv[optind], &arc) != 0) {
+	if (pack(argv[optind], tl_text, &arc) != 0) {
 		free(arc.data);
 		return 1;
 	}

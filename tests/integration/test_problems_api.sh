@@ -5,7 +5,9 @@
 #
 #   a. every fixture package under tests/problems/ (pass-fail, scoring
 #      with groups, Kattis and testlib validators, interactive) is pushed,
-#      imported in a sandbox and ready;
+#      imported in a sandbox and ready; one without a time limit gets one
+#      from its accepted submissions, judged locally as problemtools would
+#      (the others keep the server's default, --default-time), or --time's;
 #   b. every labelled submission of them, judged by the service, gets the
 #      verdict (and score) of its label, which is what `gavel judge` gives
 #      it (tests/integration/test_judge_fixtures.sh);
@@ -79,19 +81,35 @@ ok "stack up"
 
 # --- a. push the fixtures ---------------------------------------------------
 declare -A PID_OF
-push() { # problem-dir -> PID_OF[name]
-	local name out
-	name=$(basename "$1")
-	out=$(GAVEL_URL=$B GAVEL_API_KEY=$KA "$BUILD/gavel" problem push --wait "$1" 2>&1)
+push() { # problem-dir [push options] -> PID_OF[name]
+	local name out dir=$1
+	shift
+	name=$(basename "$dir")
+	out=$(GAVEL_URL=$B GAVEL_API_KEY=$KA "$BUILD/gavel" problem push --wait "$@" "$dir" 2>&1)
+	PUSH_OUT=$out
 	local rc=$?
 	PID_OF[$name]=$(printf '%s' "$out" | awk '{print $1}')
 	[ $rc -eq 0 ] && [[ $out == *" ready"* ]] || { say "push $1: rc $rc: $out"; return 1; }
 }
 t0=$(date +%s)
 for p in $(cd tests/problems && ls -d */ | tr -d /); do
-	check "gavel problem push tests/problems/$p: imported in a sandbox, ready" push "tests/problems/$p"
+	[ "$p" = palindrome ] && continue
+	check "gavel problem push tests/problems/$p: imported in a sandbox, ready" push "tests/problems/$p" --default-time
 done
 say "all fixture imports in $(($(date +%s) - t0)) s"
+# palindrome has no time limit: push judges submissions/accepted/ here first.
+check "gavel problem push tests/problems/palindrome: a time limit from submissions/accepted/, ready" \
+	push tests/problems/palindrome
+check "push states the limit and problemtools' rule (legacy: x5, whole seconds, at least 1 s)" \
+	bash -c '[[ $1 == *"alternate.c: AC, slowest test"* && $1 == *"time limit 1 s: slowest accepted"*"x time_multiplier 5"* ]]' _ "$PUSH_OUT"
+req GET "/v1/problems/${PID_OF[palindrome]}" "${A[@]}"
+check "the computed limit is the stored one" eq "$(pj 'd["versions"][-1]["limits"]["time_ms"]')" 1000
+PAL3=$(GAVEL_URL=$B GAVEL_API_KEY=$KA "$BUILD/gavel" problem push --wait --time 2.5 tests/problems/palindrome 2>&1 | awk '{print $1}')
+req GET "/v1/problems/$PAL3" "${A[@]}"
+check "push --time sets the limit of a package without one" eq "$(pj 'd["versions"][-1]["limits"]["time_ms"]')" 2500
+out=$(GAVEL_URL=$B GAVEL_API_KEY=$KA "$BUILD/gavel" problem push --wait --time 3 tests/problems/sum 2>&1)
+check "push --time is refused for a package with a limit of its own" \
+	bash -c '[ "$1" -eq 2 ] && [[ $2 == *"has a time limit of its own"* ]]' _ "$?" "$out"
 
 # --- b. labelled submissions judged by the service ----------------------------
 declare -A want=([accepted]=AC [wrong_answer]=WA [time_limit_exceeded]=TLE [run_time_error]=RE
