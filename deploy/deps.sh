@@ -19,6 +19,8 @@ BASE_PACKAGES=(
 	runsc iproute2 iperf3 nftables
 	# local services (deploy/local, tests/lib/services.sh)
 	postgresql redis-server redis-tools util-linux procps curl
+	# the fresh-root smoke check (tests/fresh/)
+	debootstrap bubblewrap git
 	# language toolchains (used when no languages/*.yaml names packages)
 	g++ python3 default-jdk-headless nodejs rustc golang-go fp-compiler
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of Gavel — unit (cmocka), integration (real PostgreSQL,
-# Redis and runsc) and the security suite — and ends with one summary line,
-# "N passed, M failed", counting every test case it ran.
+# Redis and runsc), the security suite and the fresh-root smoke check — and
+# ends with one summary line, "N passed, M failed", counting every test case
+# it ran.
 #
 # Every test program speaks TAP ("ok N - name" / "not ok N - name", plan
 # "1..N"): cmocka binaries through CMOCKA_MESSAGE_OUTPUT=TAP, scripts by
@@ -89,6 +90,15 @@ echo "== security"
 for t in tests/security/*.sh; do
 	[ -f "$t" ] || continue
 	run_tap "security/$(basename "$t")" 900 bash "$t"
+done
+
+# The README's `make run` on a brand-new Debian 12 root, one submission per
+# language (tests/fresh/fresh_root_smoke.sh; ~15 min on 2 cores the first
+# time, less once its base root and .deb files are cached under /var/tmp).
+echo "== fresh root"
+for t in tests/fresh/*.sh; do
+	[ -f "$t" ] || continue
+	run_tap "fresh/$(basename "$t")" 1800 bash "$t"
 done
 
 echo

@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# The README's first command on a brand-new machine, in TAP: a minimal
+# Debian 12 root (debootstrap minbase plus git and make, what a new user has
+# before reading the README) gets a clone of this repository's committed
+# HEAD, and inside it `make run` must install, build and start everything by
+# itself. Then one program per language (every languages/*.yaml id) is
+# judged through the HTTP API, the CLI creates a tenant with no environment,
+# and `make stop` must stop everything. Prints its duration.
+#
+# The root runs under bubblewrap with every capability and the host's /dev
+# and /sys (runsc creates user namespaces and cgroups, which a plain chroot
+# forbids) and a /proc of its own mount; /run is a fresh tmpfs, so runsc's
+# state is private.
+#
+# Not colliding with the host: the root shares the host's network, because
+# `make run` itself must reach the Debian mirror (its first step installs
+# the packages; a network namespace would have to be set up after it, i.e. a
+# separate install step, which is what this test must not have). So the
+# services get ports nothing on the host listens on, through the variables
+# gavel-local honours (GAVEL_PG_PORT, GAVEL_REDIS_PORT, GAVEL_API_PORT), all
+# on 127.0.0.1; the executor gets a cgroup parent and an egress interface
+# prefix of this run only (GAVEL_EXECUTOR_CGROUP_PARENT, ..._EGRESS_IFPREFIX;
+# /sys is the host's). Everything else the stack writes is inside the root.
+#
+# Cached between runs under GAVEL_FRESH_TOP [/var/tmp/gavel-fresh]: the base
+# root (built once, ~1-2 min) and apt's downloaded .deb files (bound to the
+# root's /var/cache/apt/archives: the install still runs in full, only the
+# downloads are saved). GAVEL_FRESH_MIRROR overrides the Debian mirror
+# (default: the first .../debian source of this host's apt). FRESH_KEEP=1
+# keeps the run's root. When it cannot run (not root, no network, no
+# debootstrap or bwrap, not a git checkout) it fails with the reason.
+set -u
+cd "$(dirname "$0")/../.."
+REPO=$PWD
+# shellcheck source=tests/lib/tap.sh
+. tests/lib/tap.sh
+# shellcheck source=tests/lib/services.sh
+. tests/lib/services.sh
+T0=$(date +%s)
+TOP=${GAVEL_FRESH_TOP:-/var/tmp/gavel-fresh}
+BASE=$TOP/base-bookworm
+ARCHIVES=$TOP/apt-archives
+
+elapsed() { echo $(($(date +%s) - T0)); }
+finish() {
+	echo "# fresh_root_smoke: $(elapsed) s"
+	[ "$fails" -eq 0 ] && [ "$n" -gt 0 ]
+	exit
+}
+# Fails the current step with a reason, and every step after it.
+give_up() { # name reason
+	notok "$1" "$2"
+	echo "# cannot go on: $2"
+	echo "# fresh_root_smoke: $(elapsed) s"
+	exit 1
+}
+
+mapfile -t LANGS < <(sed -n 's/^id:[[:space:]]*\([A-Za-z0-9_+-]*\).*/\1/p' languages/*.yaml)
+# base, clone, make run, one per language, CLI, make stop, nothing left.
+echo "1..$((${#LANGS[@]} + 6))"
+
+# ------------------------------------------------------------- the base
+why=
+[ "$(id -u)" -eq 0 ] || why="needs root (debootstrap, bubblewrap with every capability, runsc)"
+for tool in debootstrap bwrap git flock; do
+	[ -n "$why" ] || command -v "$tool" >/dev/null || why="$tool is not installed (make deps installs it)"
+done
+[ -n "$why" ] || git -C "$REPO" rev-parse --verify -q HEAD >/dev/null || why="$REPO is not a git checkout with a commit"
+[ ${#LANGS[@]} -gt 0 ] || why="no id: line in languages/*.yaml"
+[ -z "$why" ] || give_up "a Debian 12 minbase root" "$why"
+
+mirror=${GAVEL_FRESH_MIRROR:-}
+if [ -z "$mirror" ]; then
+	# One-line sources ("deb URL bookworm main") and deb822 ("URIs: URL").
+	mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		sed -n 's/^deb[[:space:]]\{1,\}\(\[[^]]*\][[:space:]]\{1,\}\)\{0,1\}\(https\{0,1\}:[^[:space:]]*\/debian\)\/\{0,1\}[[:space:]].*/\2/p; s/^URIs:[[:space:]]*\(https\{0,1\}:[^[:space:]]*\/debian\)\/\{0,1\}[[:space:]]*$/\1/p' |
+		head -n1)
+fi
+[ -n "$mirror" ] || give_up "a Debian 12 minbase root" "no Debian mirror in /etc/apt sources; set GAVEL_FRESH_MIRROR"
+
+mkdir -p "$TOP" "$ARCHIVES/partial"
+exec 9>"$TOP/lock"
+# One run at a time on a host: two would build the base twice and share
+# the .deb cache while apt writes it.
+flock -w 1800 9 || give_up "a Debian 12 minbase root" "another fresh-root run holds $TOP/lock"
+if [ ! -e "$BASE/.gavel-base-complete" ]; then
+	rm -rf "$BASE" "$BASE.tmp"
+	if ! debootstrap --variant=minbase --include=ca-certificates,git,make bookworm "$BASE.tmp" "$mirror" \
+		>"$TOP/debootstrap.log" 2>&1; then
+		rm -rf "$BASE.tmp"
+		give_up "a Debian 12 minbase root" "debootstrap from $mirror failed: $(tail -n 3 "$TOP/debootstrap.log" | tr '\n' ' ')"
+	fi
+	touch "$BASE.tmp/.gavel-base-complete"
+	mv "$BASE.tmp" "$BASE"
+	ok "a Debian 12 minbase root (built in $(elapsed) s, from $mirror)"
+else
+	ok "a Debian 12 minbase root (cached in $BASE)"
+fi
+
+# ------------------------------------------------------------- the clone
+ROOT=$(mktemp -d "$TOP/run.XXXXXX") || give_up "a fresh clone of HEAD" "mktemp under $TOP failed"
+OUT=$ROOT/fresh-out
+CG=gavel-fresh-$$
+IFP=gf$(printf '%02x' $((RANDOM % 256)))
+cleanup() {
+	# Whatever still runs inside the root (a failed make stop): its
+	# processes are those whose root directory is $ROOT.
+	local p pids=()
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$ROOT" ] && pids+=("${p#/proc/}")
+	done
+	[ ${#pids[@]} -eq 0 ] || kill -KILL "${pids[@]}" 2>/dev/null
+	sleep 0.5
+	[ -d "/sys/fs/cgroup/$CG" ] && find "/sys/fs/cgroup/$CG" -depth -type d -exec rmdir {} + 2>/dev/null
+	if [ "${FRESH_KEEP:-0}" = 1 ]; then
+		echo "# kept: $ROOT"
+	else
+		rm -rf "$ROOT"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+HEAD=$(git -C "$REPO" rev-parse --short HEAD)
+if ! cp -a "$BASE/." "$ROOT/" || ! git clone -q "$REPO" "$ROOT/project" 2>"$TOP/clone.log"; then
+	give_up "a fresh clone of HEAD" "copying the base or git clone failed: $(head -c 300 "$TOP/clone.log")"
+fi
+rm -f "$ROOT/.gavel-base-complete"
+cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null
+mkdir -p "$OUT" "$ROOT/fresh/progs"
+ok "a fresh clone of HEAD ($HEAD) in $ROOT"
+
+# ------------------------------------------------------------- programs
+# A program per language: reads "a b", prints a+b. A language without one
+# here fails the test: add its program when adding the language.
+prog() { cat >"$ROOT/fresh/progs/$1"; }
+prog c <<'EOF'
+#include <stdio.h>
+int main(void) { long a, b; if (scanf("%ld %ld", &a, &b) != 2) return 1; printf("%ld\n", a + b); return 0; }
+EOF
+prog cpp <<'EOF'
+#include <iostream>
+int main() { long a, b; std::cin >> a >> b; std::cout << a + b << "\n"; }
+EOF
+cp "$ROOT/fresh/progs/cpp" "$ROOT/fresh/progs/cpp20"
+prog go <<'EOF'
+package main
+
+import "fmt"
+
+func main() { var a, b int64; fmt.Scan(&a, &b); fmt.Println(a + b) }
+EOF
+prog java <<'EOF'
+import java.util.Scanner;
+public class Main { public static void main(String[] x) { Scanner s = new Scanner(System.in); System.out.println(s.nextLong() + s.nextLong()); } }
+EOF
+prog javascript <<'EOF'
+const v = require('fs').readFileSync(0, 'utf8').trim().split(/\s+/).map(Number);
+console.log(v[0] + v[1]);
+EOF
+prog pascal <<'EOF'
+program sum; var a, b: int64; begin readln(a, b); writeln(a + b); end.
+EOF
+prog python3 <<'EOF'
+print(sum(map(int, input().split())))
+EOF
+prog rust <<'EOF'
+use std::io::Read;
+fn main() { let mut s = String::new(); std::io::stdin().read_to_string(&mut s).unwrap(); let v: i64 = s.split_whitespace().map(|x| x.parse::<i64>().unwrap()).sum(); println!("{}", v); }
+EOF
+
+# The client: submits each program with one test, polls until it is done,
+# prints "R ok NAME" or "R notok NAME DETAIL" per language. It runs inside
+# the root, with the python3 that make run installed.
+cat >"$ROOT/fresh/submit.py" <<'EOF'
+import json, os, sys, time, urllib.request
+port, key = sys.argv[1], open("/project/var/demo-api-key").read().strip()
+base = "http://127.0.0.1:%s" % port
+def call(method, path, body=None):
+    req = urllib.request.Request(base + path, method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"X-Auth-Token": key, "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=320) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, {"error": e.read().decode(errors="replace")[:300]}
+for lang in sys.argv[2:]:
+    t0 = time.time()
+    src = open("/fresh/progs/" + lang).read() if os.path.exists("/fresh/progs/" + lang) else None
+    if src is None:
+        print("R notok %s no program for this language in tests/fresh/fresh_root_smoke.sh" % lang, flush=True)
+        continue
+    code, d = call("POST", "/v1/submissions?wait=true",
+                   {"language": lang, "source": src, "tests": [{"input": "20 22\n", "expected": "42\n"}]})
+    while code in (200, 201) and d.get("status") not in ("done", "failed", "error") and time.time() - t0 < 600:
+        time.sleep(1)
+        code, d = call("GET", "/v1/submissions/%s" % d.get("id"))
+    res = d.get("result") or {}
+    shown = {k: res.get(k) for k in ("time_ms", "wall_ms", "time_limit_ms", "memory_kb", "message",
+                                     "compile_output") if res.get(k) not in (None, "")}
+    detail = "HTTP %s status %s verdict %s %s" % (code, d.get("status"), d.get("verdict"), json.dumps(shown)[:400])
+    good = code in (200, 201) and d.get("status") == "done" and d.get("verdict") == "AC"
+    print("R %s %s %.1f s; %s" % ("ok" if good else "notok", lang, time.time() - t0, detail), flush=True)
+EOF
+
+# ------------------------------------------------------------- inside
+PG=$(_services_free_port) && RP=$(_services_free_port "$PG") && AP=$(_services_free_port "$PG" "$RP") ||
+	give_up "make run in the fresh root" "no free port in 20000-39999"
+cat >"$ROOT/fresh/inner.sh" <<EOF
+set -u
+cd /project
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
+export GAVEL_PG_PORT=$PG GAVEL_REDIS_PORT=$RP GAVEL_API_PORT=$AP
+export GAVEL_EXECUTOR_CGROUP_PARENT=$CG GAVEL_EXECUTOR_EGRESS_IFPREFIX=$IFP
+s=\$(date +%s)
+make run >/fresh-out/make-run.log 2>&1
+echo "R make-run \$? \$((\$(date +%s) - s))"
+if [ -s var/demo-api-key ]; then
+	python3 /fresh/submit.py $AP ${LANGS[*]} 2>>/fresh-out/submit.log || echo "R notok client python3 /fresh/submit.py failed"
+fi
+env -i PATH=\$PATH build/gavel tenant create fresh-smoke >/fresh-out/cli.log 2>&1
+echo "R cli \$?"
+make stop >/fresh-out/make-stop.log 2>&1
+echo "R make-stop \$?"
+deploy/local/gavel-local status >/fresh-out/status.log 2>&1
+echo "R status \$?"
+EOF
+
+echo "# make run in the fresh root (ports $PG $RP $AP; cgroup $CG); log in $OUT while it runs"
+bwrap --bind "$ROOT" / --dev-bind /dev /dev --proc /proc --bind /sys /sys --tmpfs /run \
+	--bind "$ARCHIVES" /var/cache/apt/archives --cap-add ALL --die-with-parent \
+	/bin/bash /fresh/inner.sh >"$OUT/results" 2>"$OUT/inner.err"
+bwrap_rc=$?
+result() { sed -n "s/^R $1 //p" "$OUT/results" | head -n1; }
+tail_of() { tail -n 8 "$OUT/$1" 2>/dev/null | tr '\n' ' '; }
+
+r=$(result make-run)
+if [ -z "$r" ]; then
+	give_up "make run in the fresh root" "bwrap exit $bwrap_rc: $(tr '\n' ' ' <"$OUT/inner.err" | head -c 400)"
+elif [ "${r%% *}" != 0 ]; then
+	give_up "make run in the fresh root" "exit ${r%% *} after ${r#* } s: $(tail_of make-run.log)"
+fi
+ok "make run in the fresh root: installed, built and started in ${r#* } s"
+for l in "${LANGS[@]}"; do
+	line=$(grep -E "^R (ok|notok) $l " "$OUT/results" | head -n1)
+	case "$line" in
+	"R ok "*) ok "$l: AC through the API (${line#R ok "$l" })" ;;
+	"R notok "*) notok "$l: AC through the API" "${line#R notok "$l" }" ;;
+	*) notok "$l: AC through the API" "no answer from the client: $(tail_of submit.log)" ;;
+	esac
+done
+r=$(result cli)
+check_detail() { tail_of cli.log; }
+check "gavel tenant create with no environment finds the stack" test "$r" = 0
+r=$(result make-stop)
+check_detail() { tail_of make-stop.log; }
+check "make stop" test "$r" = 0
+r=$(result status)
+check_detail() { tail_of status.log; }
+left=()
+for p in /proc/[0-9]*; do
+	[ "$(readlink "$p/root" 2>/dev/null)" = "$ROOT" ] && left+=("${p#/proc/}:$(cat "$p/comm" 2>/dev/null)")
+done
+check_detail() { echo "still running in the root: ${left[*]}; $(tail_of status.log)"; }
+# gavel-local status exits non-zero once PostgreSQL and Redis are stopped.
+check "nothing of the stack runs after make stop" bash -c \
+	"[ '$r' != 0 ] && ! grep -q ': running' '$OUT/status.log' && [ ${#left[@]} = 0 ]"
+finish
