@@ -118,6 +118,13 @@ $(BUILD)/tests/unit/test_import_unpack: $(BUILD)/obj/tests/unit/test_import_unpa
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
 
+# The CLI's local-stack settings (cli/ has no library), for
+# tests/unit/test_cli_local_stack.c.
+$(BUILD)/tests/unit/test_cli_local_stack: $(BUILD)/obj/tests/unit/test_cli_local_stack.o $(call obj,cli/local_stack.c) $(TEST_SUPPORT_OBJS) $(LIBS)
+	@$(if $(filter 1,$(V)),,echo "  LD      $@")
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
+
 $(BUILD)/obj/%.o: %.c | pkgs-found
 	@mkdir -p $(@D)
 	@$(if $(filter 1,$(V)),,echo "  CC      $<")

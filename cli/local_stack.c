@@ -15,37 +15,30 @@
 #include "common/err.h"
 
 #define LOCAL_FILE_MAX 8192
-#define LOCAL_VALUE_MAX 1024
 
-static const char *const local_keys[] = { CLI_DATABASE_URL, CLI_REDIS_URL, CLI_API_URL, CLI_API_KEY };
-#define N_KEYS (sizeof(local_keys) / sizeof(local_keys[0]))
+static const char *const local_keys[CLI_LOCAL_KEYS] = { CLI_DATABASE_URL, CLI_REDIS_URL, CLI_API_URL, CLI_API_KEY };
 
 struct local_stack {
 	bool loaded;
 	bool found;                    /* a file was found and read */
 	char path[PATH_MAX];           /* where it was looked for; "" if nowhere */
 	char problem[GV_ERR_MSG_MAX];  /* why a file that exists was not used */
-	char values[N_KEYS][LOCAL_VALUE_MAX];
+	struct cli_local_values values;
 };
 
 static struct local_stack local;
 
 static int key_index(const char *name, size_t len)
 {
-	for (size_t i = 0; i < N_KEYS; i++)
+	for (size_t i = 0; i < CLI_LOCAL_KEYS; i++)
 		if (strlen(local_keys[i]) == len && memcmp(local_keys[i], name, len) == 0)
 			return (int)i;
 	return -1;
 }
 
-/* Parses KEY=VALUE lines into values: blank lines and lines starting with
- * '#' are skipped, a known key's value is everything after '=' up to the
- * end of the line (no quoting: gavel-local writes URLs and keys with no
- * spaces), unknown keys are ignored so that a newer gavel-local may add
- * some. A line without '=' or a value too long is an error naming the line.
- * Pure. */
-static int parse_local(const char *text, size_t len, char values[][LOCAL_VALUE_MAX], struct gv_err *err)
+int cli_local_parse(const char *text, size_t len, struct cli_local_values *out, struct gv_err *err)
 {
+	memset(out, 0, sizeof(*out));
 	size_t pos = 0;
 	for (int line = 1; pos < len; line++) {
 		const char *s = text + pos;
@@ -56,6 +49,8 @@ static int parse_local(const char *text, size_t len, char values[][LOCAL_VALUE_M
 			n--;
 		if (n == 0 || s[0] == '#')
 			continue;
+		if (memchr(s, '\0', n))
+			return gv_err_set(err, GV_EINVAL, "line %d: NUL byte", line);
 		const char *eq = memchr(s, '=', n);
 		if (!eq || eq == s)
 			return gv_err_set(err, GV_EINVAL, "line %d is not KEY=VALUE", line);
@@ -63,12 +58,10 @@ static int parse_local(const char *text, size_t len, char values[][LOCAL_VALUE_M
 		if (k < 0)
 			continue;
 		size_t vlen = n - (size_t)(eq + 1 - s);
-		if (vlen >= LOCAL_VALUE_MAX)
+		if (vlen >= CLI_LOCAL_VALUE_MAX)
 			return gv_err_set(err, GV_ELIMIT, "line %d: value too long", line);
-		if (memchr(eq + 1, '\0', vlen))
-			return gv_err_set(err, GV_EINVAL, "line %d: NUL byte", line);
-		memcpy(values[k], eq + 1, vlen);
-		values[k][vlen] = '\0';
+		memcpy(out->v[k], eq + 1, vlen);
+		out->v[k][vlen] = '\0';
 	}
 	return 0;
 }
@@ -150,9 +143,9 @@ static int read_local(struct gv_err *err)
 		gv_err_set(err, GV_ELIMIT, "%s is larger than %d bytes", local.path, LOCAL_FILE_MAX);
 		goto out;
 	}
-	if (parse_local(buf, got, local.values, err) != 0) {
+	if (cli_local_parse(buf, got, &local.values, err) != 0) {
 		gv_err_prefix(err, "%s", local.path);
-		memset(local.values, 0, sizeof(local.values));
+		memset(&local.values, 0, sizeof(local.values));
 		goto out;
 	}
 	local.found = true;
@@ -186,7 +179,7 @@ const char *cli_setting(const char *name)
 	if (k < 0)
 		return NULL;
 	load_once();
-	return local.values[k][0] ? local.values[k] : NULL;
+	return local.values.v[k][0] ? local.values.v[k] : NULL;
 }
 
 bool cli_setting_is_local(const char *name)
@@ -198,7 +191,7 @@ bool cli_setting_is_local(const char *name)
 	if (k < 0)
 		return false;
 	load_once();
-	return local.values[k][0] != '\0';
+	return local.values.v[k][0] != '\0';
 }
 
 void cli_setting_missing(const char *cmd, const char *what, const char *flag, const char *name)

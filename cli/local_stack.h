@@ -12,12 +12,33 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
 
 /* The keys the file may hold. */
 #define CLI_DATABASE_URL "GAVEL_DATABASE_URL"
 #define CLI_REDIS_URL "GAVEL_REDIS_URL"
 #define CLI_API_URL "GAVEL_URL"
 #define CLI_API_KEY "GAVEL_API_KEY"
+
+#define CLI_LOCAL_KEYS 4
+#define CLI_LOCAL_VALUE_MAX 1024
+
+/* The settings of one local.env, in the order of the keys above; "" for a
+ * key the file does not name. */
+struct cli_local_values {
+	char v[CLI_LOCAL_KEYS][CLI_LOCAL_VALUE_MAX];
+};
+
+/* Parses the text of a local.env: KEY=VALUE lines, blank lines and lines
+ * starting with '#' skipped, no quoting (the value is the rest of the line,
+ * a trailing CR dropped), unknown keys ignored so that a newer gavel-local
+ * may add some, a later line winning over an earlier one. A line without
+ * '=' or with an empty key, a value of CLI_LOCAL_VALUE_MAX bytes or more, or
+ * a NUL byte is an error naming the line (out is then left partly filled).
+ * Pure. */
+int cli_local_parse(const char *text, size_t len, struct cli_local_values *out, struct gv_err *err) GV_MUST_CHECK;
 
 /* The value of setting NAME (one of the keys above): the environment
  * variable when set and non-empty, else the local stack's value, else NULL.
