@@ -286,6 +286,9 @@ static void limits_record(struct strbuf *b, const char *pfx, const struct exec_l
 		  cpu, pfx, l->wall_ms, pfx, l->memory_kb);
 	if (l->output_bytes || test)
 		sb_printf(b, "%soutput_bytes:%" PRIu64 "\n", pfx, l->output_bytes);
+	/* The real time limit, for gavel-init's idle rule (PROTOCOL.md). */
+	if (test)
+		sb_printf(b, "idle_ms:%" PRIu64 "\n", l->cpu_ms);
 	if (test && l->stderr_bytes)
 		sb_printf(b, "stderr_bytes:%" PRIu64 "\n", l->stderr_bytes);
 	if (test && l->stack_kb)

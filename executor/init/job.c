@@ -25,6 +25,7 @@ struct limit_key {
 static const struct limit_key limit_keys[] = {
 	{ "cpu_ms", 0, LIM(cpu_ms), 1, 3600000, 0, 1 },
 	{ "wall_ms", 0, LIM(wall_ms), 1, 7200000, 0, 1 },
+	{ "idle_ms", 0, LIM(idle_ms), 1, 3600000, 0, 0 },
 	{ "memory_kb", 0, LIM(memory_kb), 1024, KB_MAX, 0, 1 },
 	{ "output_bytes", 0, LIM(output_bytes), 0, 64u << 20, 0, 1 },
 	{ "stderr_bytes", 0, LIM(stderr_bytes), 0, 64u << 20, 65536, 0 },
@@ -178,6 +179,10 @@ int init_job_parse(const char *buf, size_t len, struct init_job *job, struct gv_
 		job->test.stack_kb = job->test.memory_kb;
 	job->compile.stack_kb = 0; /* compilers keep the inherited stack limit */
 	job->compile.stderr_bytes = job->compile.output_bytes;
+	/* The idle rule's bound is the real time limit; a host that sends init
+	 * a looser cpu_ms (its own CPU accounting decides TLE) says it. */
+	if (!job->test.idle_ms)
+		job->test.idle_ms = job->test.cpu_ms;
 	if (job->test.wall_ms < job->test.cpu_ms) {
 		gv_err_set(err, GV_EPROTO, "job record: wall_ms below cpu_ms");
 		goto fail;

@@ -731,8 +731,8 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 			 * (RUNSC-NOTES.md), so a busy node does not make a program
 			 * idle; sleeping, or waiting on nothing, does. */
 			uint64_t elapsed_ms = (now - start) / 1000000ull;
-			if (!killed && spec->idle_is_tle && cpu_now >= 0 && elapsed_ms >= (uint64_t)cpu_now &&
-			    elapsed_ms - (uint64_t)cpu_now >= lim->cpu_ms) {
+			if (!killed && spec->idle_is_tle && lim->idle_ms && cpu_now >= 0 &&
+			    elapsed_ms >= (uint64_t)cpu_now && elapsed_ms - (uint64_t)cpu_now >= lim->idle_ms) {
 				o->killed_idle = 1;
 				kill(pid, SIGKILL);
 				killed = 1;

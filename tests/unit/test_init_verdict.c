@@ -106,6 +106,26 @@ static void verdict__test_without_as__no_address_space_rules(void **state)
 	assert_non_null(strstr(rec.message, "idle"));
 }
 
+/* idle_ms: the real time limit when the host sends init a looser cpu_ms;
+ * absent, the CPU limit itself. */
+static void job__idle_ms__defaults_to_cpu_ms(void **state)
+{
+	(void)state;
+	struct init_job job;
+	struct gv_err err;
+	const char *plain = "version:1\nrun_arg:./main\ncpu_ms:1000\nwall_ms:2000\nmemory_kb:65536\noutput_bytes:1000\n";
+	assert_int_equal(init_job_parse(plain, strlen(plain), &job, &err), 0);
+	assert_int_equal(job.test.idle_ms, 1000);
+	assert_int_equal(job.compile.idle_ms, 0);
+	init_job_free(&job);
+	const char *loose = "version:1\nrun_arg:./main\ncpu_ms:5000\nwall_ms:5000\nidle_ms:1000\n"
+			    "memory_kb:65536\noutput_bytes:1000\n";
+	assert_int_equal(init_job_parse(loose, strlen(loose), &job, &err), 0);
+	assert_int_equal(job.test.cpu_ms, 5000);
+	assert_int_equal(job.test.idle_ms, 1000);
+	init_job_free(&job);
+}
+
 static void verdict__as_limit__adds_room_and_capped_stack(void **state)
 {
 	(void)state;
@@ -142,6 +162,8 @@ static const struct job_case job_cases[] = {
 	{ "wall below cpu", JOB_BASE "wall_ms:10\n", 0 },
 	{ "procs too many", JOB_BASE "procs:100000\n", 0 },
 	{ "rlimit_as 2", JOB_BASE "rlimit_as:2\n", 0 },
+	{ "idle_ms 0", JOB_BASE "idle_ms:0\n", 0 },
+	{ "idle_ms 500", JOB_BASE "idle_ms:500\n", 1 },
 	{ "unknown seccomp policy", JOB_BASE "seccomp:none\n", 0 },
 	{ "bad number", JOB_BASE "fsize_kb:1k\n", 0 },
 	{ "feedback dir on", JOB_BASE "feedback_dir:1\n", 1 },
@@ -239,6 +261,7 @@ int main(void)
 		cmocka_unit_test(verdict__decide_table__matches_rules),
 		cmocka_unit_test(verdict__as_limit__adds_room_and_capped_stack),
 		cmocka_unit_test(verdict__test_without_as__no_address_space_rules),
+		cmocka_unit_test(job__idle_ms__defaults_to_cpu_ms),
 		cmocka_unit_test(job__parse_table__matches_expectations),
 		cmocka_unit_test(job__parse__fills_argv_and_defaults),
 		cmocka_unit_test(job__too_many_args__is_refused),
