@@ -164,12 +164,14 @@ static void add_groups(const struct exec_problem *p, const struct exec_problem_n
 
 /* Kattis first_error stops a pass-fail problem at its first rejection;
  * run_all asks for every case: grade runs everything and keeps the first
- * rejection as the verdict, so the verdict is the same. */
+ * rejection as the verdict, so the verdict is the same. Not in a group
+ * with accept_if_any_accepted: there on_reject break decides which cases
+ * count (verdict.h), and every case runs anyway. */
 static void grade_all(struct exec_problem_node *g)
 {
 	if (g->kind != EXEC_PROBLEM_GROUP)
 		return;
-	if (g->grading.on_reject == EXEC_PROBLEM_FIRST_ERROR)
+	if (g->grading.on_reject == EXEC_PROBLEM_FIRST_ERROR && !g->grading.accept_if_any_accepted)
 		g->grading.on_reject = EXEC_PROBLEM_GRADE;
 	for (size_t i = 0; i < g->nchildren; i++)
 		grade_all(&g->children[i]);
