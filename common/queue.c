@@ -414,6 +414,28 @@ int gv_queue_heartbeat(struct gv_redis *r, const char *node, unsigned capacity, 
 	return int_reply(eval(r, lua, 2, keys, 8, args, err), &v);
 }
 
+int gv_queue_publish_language(struct gv_redis *r, const char *id, const char *version, unsigned ttl_ms,
+			      struct gv_err *err)
+{
+	size_t idl = strlen(id), vl = strlen(version);
+	if (idl == 0 || idl > 32 || strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789_+-") != idl)
+		return gv_err_set(err, GV_EINVAL, "not a valid language id");
+	if (vl == 0 || vl >= GV_QUEUE_LANG_VERSION_MAX)
+		return gv_err_set(err, GV_EINVAL, "language %s: version empty or too long", id);
+	for (size_t i = 0; i < vl; i++)
+		if ((unsigned char)version[i] < 0x20 || (unsigned char)version[i] >= 0x7f)
+			return gv_err_set(err, GV_EINVAL, "language %s: version not printable ASCII", id);
+	char k[GV_QUEUE_KEY_MAX], ttl[16];
+	snprintf(k, sizeof(k), "%s%s", GV_QUEUE_LANG_PREFIX, id);
+	snprintf(ttl, sizeof(ttl), "%u", ttl_ms ? ttl_ms : 1);
+	const char *argv[] = { "SET", k, version, "PX", ttl };
+	redisReply *rep = gv_redis_commandv(r, 5, argv, NULL, err);
+	if (!rep)
+		return -1;
+	gv_redis_reply_free(rep);
+	return 0;
+}
+
 int gv_queue_deregister(struct gv_redis *r, const char *node, struct gv_err *err)
 {
 	char k[GV_QUEUE_KEY_MAX];

@@ -186,6 +186,18 @@ int gv_queue_requeue_token(struct gv_redis *r, const char *lock_value, const cha
 int gv_queue_heartbeat(struct gv_redis *r, const char *node, unsigned capacity, unsigned burst, unsigned running,
 		       unsigned gpus, const char *gpu_ids, const char *languages, long pid,
 		       struct gv_err *err) GV_MUST_CHECK;
+/* "gavel:lang:<id>": the clean version of language id that a live executor
+ * probed ("18.19.0"), set with a TTL at every heartbeat, so that the
+ * frontend lists what executors really run and drops a language no live
+ * executor offers. Executors with different versions of one language: the
+ * latest heartbeat wins. */
+#define GV_QUEUE_LANG_PREFIX "gavel:lang:"
+#define GV_QUEUE_LANG_VERSION_MAX 64 /* bytes of a published version, with the NUL */
+/* id is a language id ([a-z0-9_+-], at most 32 bytes); version printable
+ * ASCII shorter than GV_QUEUE_LANG_VERSION_MAX. */
+int gv_queue_publish_language(struct gv_redis *r, const char *id, const char *version, unsigned ttl_ms,
+			      struct gv_err *err) GV_MUST_CHECK;
+
 /* Removes the registration (graceful shutdown). */
 int gv_queue_deregister(struct gv_redis *r, const char *node, struct gv_err *err) GV_MUST_CHECK;
 /* BLMOVE gavel:nq:<node> -> gavel:inflight:<node> (LEFT RIGHT) with a

@@ -155,6 +155,9 @@ struct daemon {
 	char cg_node[GV_QUEUE_NODE_MAX + 1]; /* node with '.' made '_' for cgroup names */
 	struct lang_registry langs;
 	bool *offered;        /* per langs.defs[i]: the probe passed */
+	/* per langs.defs[i]: the clean version the probe found, published to
+	 * Redis at each heartbeat (gv_queue_publish_language) */
+	char (*versions)[LANG_VERSION_MAX];
 	char languages[DAEMON_LANGS_MAX];
 	struct worker_slot *slots;
 	pid_t pids[DAEMON_MAX_WORKERS + DAEMON_MAX_BURST];
@@ -862,14 +865,15 @@ static int probe_languages(struct daemon *d, struct gv_err *err)
 		return -1;
 	}
 	d->offered = calloc(d->langs.n ? d->langs.n : 1, sizeof(*d->offered));
-	if (!d->offered)
+	d->versions = calloc(d->langs.n ? d->langs.n : 1, sizeof(*d->versions));
+	if (!d->offered || !d->versions)
 		return gv_err_set(err, ENOMEM, "out of memory");
 	size_t len = 0;
 	for (size_t i = 0; i < d->langs.n; i++) {
 		const struct lang_def *l = &d->langs.defs[i];
-		char version[128];
+		char *version = d->versions[i];
 		struct gv_err perr;
-		if (lang_probe(l, (int)d->cfg->probe_timeout_ms, version, sizeof(version), &perr) != 0) {
+		if (lang_probe(l, (int)d->cfg->probe_timeout_ms, version, LANG_VERSION_MAX, &perr) != 0) {
 			gv_warn(&d->log, "language %s not offered: %s", l->id, perr.msg);
 			continue;
 		}
@@ -883,11 +887,33 @@ static int probe_languages(struct daemon *d, struct gv_err *err)
 		memcpy(d->languages + len, l->id, idl + 1);
 		len += idl;
 		d->offered[i] = true;
+		gv_info(&d->log, "language %s: %s %s", l->id, l->name, version);
 	}
 	if (len == 0)
 		return gv_err_set(err, GV_ECONFIG, "no language's toolchain works on this host");
 	gv_info(&d->log, "languages offered: %s", d->languages);
 	return 0;
+}
+
+/* Publishes the probed version of every offered language, living three
+ * heartbeats (at least 15 s, the frontend's idea of a live node): the
+ * frontend lists only languages some live executor offers, with the version
+ * it really runs. */
+static void publish_languages(struct daemon *d, struct gv_redis *r)
+{
+	uint64_t ttl = d->cfg->heartbeat_interval_ms * 3;
+	if (ttl < 15000)
+		ttl = 15000;
+	for (size_t i = 0; i < d->langs.n; i++) {
+		if (!d->offered[i] || !d->versions[i][0])
+			continue;
+		struct gv_err err;
+		if (gv_queue_publish_language(r, d->langs.defs[i].id, d->versions[i],
+					      ttl > UINT32_MAX ? UINT32_MAX : (unsigned)ttl, &err) != 0) {
+			gv_warn(&d->log, "publishing language %s: %s", d->langs.defs[i].id, err.msg);
+			return;
+		}
+	}
 }
 
 static pid_t spawn(struct daemon *d, int k)
@@ -1059,6 +1085,7 @@ int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t 
 					       d.gpu.n, d.gpu_ids, d.languages,
 					       (long)getpid(), &e2) != 0)
 				gv_warn(&d.log, "heartbeat: %s", e2.msg);
+			publish_languages(&d, r);
 			next_hb = now + cfg->heartbeat_interval_ms;
 		}
 		gv_backoff_sleep_ms(100);
@@ -1108,6 +1135,7 @@ int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t 
 	munmap(d.slots, sizeof(*d.slots) * (size_t)d.workers);
 	munmap(d.gpu_table, sizeof(*d.gpu_table));
 	free(d.offered);
+	free(d.versions);
 	lang_registry_free(&d.langs);
 	gv_info(&d.log, "stopped");
 	return 0;
@@ -1125,6 +1153,7 @@ fail_r:
 	gv_redis_free(r);
 fail:
 	free(d.offered);
+	free(d.versions);
 	lang_registry_free(&d.langs);
 	return -1;
 }

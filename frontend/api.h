@@ -6,11 +6,13 @@
 #pragma once
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/queue.h"
 #include "languages/lang.h"
 
 /* An error meant for the client: HTTP status, stable code, message. */
@@ -33,12 +35,37 @@ struct fe_bounds {
 
 /* The languages as the APIs see them, with per-deployment Judge0 ids. */
 #define FE_CATALOG_MAX LANG_MAX
+/* What live executors published (gavel:lang:<id>, common/queue.h): per
+ * catalog entry the clean version a live executor probed, "" when no live
+ * executor offers it. known: filled from Redis at least once. */
+struct fe_probed {
+	bool known;
+	char version[FE_CATALOG_MAX][GV_QUEUE_LANG_VERSION_MAX];
+};
+
 struct fe_catalog {
 	const struct lang_registry *reg; /* borrowed */
 	size_t n;
 	const struct lang_def *lang[FE_CATALOG_MAX];
 	int judge0_id[FE_CATALOG_MAX];   /* 0: none */
+	/* The last versions read from Redis, shared by the worker threads
+	 * (fe_catalog_probed_set/get copy under the mutex). */
+	pthread_mutex_t probed_mu;
+	struct fe_probed probed;
 };
+
+/* Stores p as the catalog's latest probed versions (thread-safe; the
+ * catalog is otherwise read-only after init, hence the const). */
+void fe_catalog_probed_set(const struct fe_catalog *cat, const struct fe_probed *p);
+/* Copies the latest probed versions into out (known false before any). */
+void fe_catalog_probed_get(const struct fe_catalog *cat, struct fe_probed *out);
+/* Display version of entry i: the definition's template with the probed
+ * version ("Node.js 18.19.0"); "" probed or p NULL: without a number. */
+void fe_catalog_display_version(const struct fe_catalog *cat, const struct fe_probed *p, size_t i, char *out,
+				size_t outsz);
+/* Is entry i offered? Always true when p is NULL or not known (no
+ * information: list everything); else a live executor published it. */
+bool fe_catalog_offered(const struct fe_probed *p, size_t i);
 
 /* overrides: "lang=id" items (NULL/0: none); an unknown language, a bad or
  * duplicate id is GV_ECONFIG. */
@@ -120,9 +147,11 @@ int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
 json_t *fe_j0_render(const struct fe_subrow *row, uint64_t fields, bool base64,
 		     const struct fe_catalog *cat);
 
-/* GET /languages, /languages/{id}, /statuses, /about, /config_info. */
-json_t *fe_j0_languages(const struct fe_catalog *cat);
-json_t *fe_j0_language(const struct fe_catalog *cat, int id); /* NULL: unknown */
+/* GET /languages, /languages/{id}, /statuses, /about, /config_info. The
+ * language answers list only what p says live executors offer, with their
+ * probed versions (p NULL: every language, no version number). */
+json_t *fe_j0_languages(const struct fe_catalog *cat, const struct fe_probed *p);
+json_t *fe_j0_language(const struct fe_catalog *cat, int id, const struct fe_probed *p); /* NULL: unknown */
 json_t *fe_j0_statuses(void);
 json_t *fe_j0_about(void);
 json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *b,
@@ -132,23 +161,27 @@ json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *
 
 /* Piston's name for a language ("python" for python3) and its aliases. */
 const char *fe_piston_language(const struct lang_def *lang);
-/* The semantic version published for a language: "3.11.0" from
- * "CPython 3.11". Writes into buf. */
-void fe_piston_version(const struct lang_def *lang, char *buf, size_t size);
+/* The semantic version (x.y.z) of a probed version string: "3.11.0" from
+ * "3.11", "17.0.15" from "17.0.15"; "0.0.0" when it has no number. Writes
+ * into buf. */
+void fe_piston_version(const char *version, char *buf, size_t size);
 /* True when version (x.y.z) satisfies range: "*", "3", "3.11", "3.x",
  * "3.11.0", ">=3.8 <4", "^3.10", "~3.11", "1.0.0 || >=3", ... Pure. */
 bool fe_semver_satisfies(const char *version, const char *range);
 /* Language by Piston name, alias, our id or extension, and version range
- * (NULL = "*"). NULL when none matches. */
+ * (NULL = "*"), matched against the versions live executors published
+ * (fe_catalog_probed_get): once known, a language no live executor offers
+ * does not match; before anything is known the name alone decides. NULL
+ * when none matches. */
 const struct lang_def *fe_piston_find(const struct fe_catalog *cat, const char *name,
 				      const char *range);
 
-json_t *fe_piston_runtimes(const struct fe_catalog *cat);
+json_t *fe_piston_runtimes(const struct fe_catalog *cat, const struct fe_probed *p);
 /* POST /api/v2/execute body -> job (always returns output). 400 / 413 / 422;
  * an unknown runtime is 400 with Piston's message. */
 int fe_piston_parse(const json_t *body, const struct fe_catalog *cat, const struct fe_bounds *b,
 		    struct fe_job *job, struct fe_apierr *e) GV_MUST_CHECK;
-json_t *fe_piston_render(const struct fe_subrow *row, const struct lang_def *lang);
+json_t *fe_piston_render(const struct fe_subrow *row, const struct lang_def *lang, const struct fe_catalog *cat);
 
 /* Helpers shared by the parsers (exposed for tests). */
 /* Reads a Judge0 number: integer, real or a string holding one; null or

@@ -28,6 +28,7 @@ int fe_catalog_init(struct fe_catalog *cat, const struct lang_registry *reg,
 		    char *const *overrides, size_t n_overrides, struct gv_err *err)
 {
 	memset(cat, 0, sizeof(*cat));
+	pthread_mutex_init(&cat->probed_mu, NULL);
 	cat->reg = reg;
 	for (size_t i = 0; i < reg->n && i < FE_CATALOG_MAX; i++) {
 		cat->lang[i] = &reg->defs[i];
@@ -209,4 +210,32 @@ bool fe_file_name_ok(const char *name)
 			return false;
 	}
 	return true;
+}
+
+void fe_catalog_probed_set(const struct fe_catalog *cat, const struct fe_probed *p)
+{
+	/* The cache is the one mutable part of the catalog, behind its mutex. */
+	struct fe_catalog *c = (struct fe_catalog *)cat;
+	pthread_mutex_lock(&c->probed_mu);
+	c->probed = *p;
+	pthread_mutex_unlock(&c->probed_mu);
+}
+
+void fe_catalog_probed_get(const struct fe_catalog *cat, struct fe_probed *out)
+{
+	struct fe_catalog *c = (struct fe_catalog *)cat;
+	pthread_mutex_lock(&c->probed_mu);
+	*out = c->probed;
+	pthread_mutex_unlock(&c->probed_mu);
+}
+
+void fe_catalog_display_version(const struct fe_catalog *cat, const struct fe_probed *p, size_t i, char *out,
+				size_t outsz)
+{
+	lang_display_version(cat->lang[i], p && p->known ? p->version[i] : NULL, out, outsz);
+}
+
+bool fe_catalog_offered(const struct fe_probed *p, size_t i)
+{
+	return !p || !p->known || p->version[i][0] != '\0';
 }

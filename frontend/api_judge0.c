@@ -488,14 +488,16 @@ json_t *fe_j0_render(const struct fe_subrow *row, uint64_t fields, bool base64,
 	return o;
 }
 
-json_t *fe_j0_languages(const struct fe_catalog *cat)
+json_t *fe_j0_languages(const struct fe_catalog *cat, const struct fe_probed *p)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < cat->n; i++) {
-		if (!cat->judge0_id[i])
+		if (!cat->judge0_id[i] || !fe_catalog_offered(p, i))
 			continue;
+		char v[LANG_STR_MAX];
+		fe_catalog_display_version(cat, p, i, v, sizeof(v));
 		json_array_append_new(a, json_pack("{s:i,s:s+++}", "id", cat->judge0_id[i], "name",
-						   cat->lang[i]->name, " (", cat->lang[i]->version, ")"));
+						   cat->lang[i]->name, " (", v, ")"));
 	}
 	return a;
 }
@@ -517,14 +519,21 @@ static char *join_argv(char *const *argv)
 	return s;
 }
 
-json_t *fe_j0_language(const struct fe_catalog *cat, int id)
+json_t *fe_j0_language(const struct fe_catalog *cat, int id, const struct fe_probed *p)
 {
 	const struct lang_def *l = fe_catalog_by_judge0(cat, id);
 	if (!l)
 		return NULL;
+	size_t i = 0;
+	while (i < cat->n && cat->lang[i] != l)
+		i++;
+	if (i == cat->n || !fe_catalog_offered(p, i))
+		return NULL;
+	char v[LANG_STR_MAX];
+	fe_catalog_display_version(cat, p, i, v, sizeof(v));
 	char *compile = l->compile ? join_argv(l->compile) : NULL;
 	char *run = join_argv(l->run);
-	json_t *o = json_pack("{s:i,s:s+++,s:b,s:s,s:o,s:o}", "id", id, "name", l->name, " (", l->version,
+	json_t *o = json_pack("{s:i,s:s+++,s:b,s:s,s:o,s:o}", "id", id, "name", l->name, " (", v,
 			      ")", "is_archived", 0, "source_file", l->source, "compile_cmd",
 			      compile ? json_string(compile) : json_null(), "run_cmd",
 			      run ? json_string(run) : json_null());

@@ -43,9 +43,9 @@ const char *fe_piston_language(const struct lang_def *lang)
 	return p ? p->language : lang->id;
 }
 
-void fe_piston_version(const struct lang_def *lang, char *buf, size_t size)
+void fe_piston_version(const char *version, char *buf, size_t size)
 {
-	const char *s = lang->version;
+	const char *s = version ? version : "";
 	while (*s && !isdigit((unsigned char)*s))
 		s++;
 	unsigned v[3] = { 0, 0, 0 };
@@ -268,30 +268,42 @@ static bool name_matches(const struct lang_def *l, const char *name)
 const struct lang_def *fe_piston_find(const struct fe_catalog *cat, const char *name,
 				      const char *range)
 {
-	for (size_t i = 0; i < cat->n; i++) {
+	struct fe_probed *p = malloc(sizeof(*p));
+	if (!p)
+		return NULL;
+	fe_catalog_probed_get(cat, p);
+	const struct lang_def *found = NULL;
+	for (size_t i = 0; i < cat->n && !found; i++) {
 		const struct lang_def *l = cat->lang[i];
-		if (!name_matches(l, name))
+		if (!name_matches(l, name) || !fe_catalog_offered(p, i))
 			continue;
+		if (!p->known) {
+			found = l; /* no executor has told us its version yet */
+			break;
+		}
 		char v[48];
-		fe_piston_version(l, v, sizeof(v));
+		fe_piston_version(p->version[i], v, sizeof(v));
 		if (fe_semver_satisfies(v, range))
-			return l;
+			found = l;
 	}
-	return NULL;
+	free(p);
+	return found;
 }
 
-json_t *fe_piston_runtimes(const struct fe_catalog *cat)
+json_t *fe_piston_runtimes(const struct fe_catalog *cat, const struct fe_probed *p)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && i < cat->n; i++) {
 		const struct lang_def *l = cat->lang[i];
+		if (!fe_catalog_offered(p, i))
+			continue;
 		char v[48];
-		fe_piston_version(l, v, sizeof(v));
+		fe_piston_version(p && p->known ? p->version[i] : NULL, v, sizeof(v));
 		json_t *aliases = json_array();
-		const struct piston_name *p = piston_name_of(l);
-		for (int k = 0; p && p->aliases[k]; k++)
-			json_array_append_new(aliases, json_string(p->aliases[k]));
-		if (!p)
+		const struct piston_name *pn = piston_name_of(l);
+		for (int k = 0; pn && pn->aliases[k]; k++)
+			json_array_append_new(aliases, json_string(pn->aliases[k]));
+		if (!pn)
 			json_array_append_new(aliases, json_string(l->id));
 		json_array_append_new(a, json_pack("{s:s,s:s,s:o,s:s}", "language", fe_piston_language(l),
 						   "version", v, "aliases", aliases, "runtime", l->id));
@@ -475,11 +487,22 @@ static json_t *stage(const json_t *res, bool run)
 	return o;
 }
 
-json_t *fe_piston_render(const struct fe_subrow *row, const struct lang_def *lang)
+json_t *fe_piston_render(const struct fe_subrow *row, const struct lang_def *lang, const struct fe_catalog *cat)
 {
 	char v[48] = "0.0.0";
-	if (lang)
-		fe_piston_version(lang, v, sizeof(v));
+	for (size_t i = 0; lang && cat && i < cat->n; i++) {
+		if (cat->lang[i] != lang)
+			continue;
+		/* The version live executors published (the cache the listings
+		 * and the version match fill). */
+		struct fe_probed *p = malloc(sizeof(*p));
+		if (p) {
+			fe_catalog_probed_get(cat, p);
+			if (p->known && p->version[i][0])
+				fe_piston_version(p->version[i], v, sizeof(v));
+			free(p);
+		}
+	}
 	json_t *o = json_pack("{s:s,s:s}", "language", lang ? fe_piston_language(lang) : row->language,
 			      "version", v);
 	if (!o)

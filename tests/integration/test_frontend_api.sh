@@ -16,7 +16,7 @@ check() { # name condition-command...
 	local name=$1; shift
 	if "$@"; then ok "$name"; else notok "$name" "got: ${last_code:-} ${last_body:0:300}"; fi
 }
-echo "1..40"
+echo "1..43"
 tmp=$(mktemp -d /tmp/gavel-fe-test.XXXXXX)
 pid=
 cleanup() {
@@ -130,10 +130,21 @@ req GET "/submissions/batch?tokens=$TB&fields=token" "${Bk[@]}"
 check "judge0 batch get: another tenant's token is null" [ "$(jq_ 'd["submissions"]')" = "[None]" ]
 req GET /statuses
 check "judge0 statuses 1..14" [ "$(jq_ 'len(d), d[2]["description"], d[10]["description"]')" = "14 Accepted Runtime Error (NZEC)" ]
+# Executors publish the versions they probed at each heartbeat
+# (gavel:lang:<id>, common/queue.h); none runs here, so publish as one
+# would, without javascript: it must then not be listed.
+for lv in c=12.2.0 cpp=12.2.0 cpp20=12.2.0 go=1.19.8 java=17.0.15 pascal=3.2.2 python3=3.11.2 rust=1.63.0; do
+	redis-cli -u "$GAVEL_REDIS_URL" SET "gavel:lang:${lv%%=*}" "${lv#*=}" PX 120000 >/dev/null
+done
+redis-cli -u "$GAVEL_REDIS_URL" DEL gavel:lang:javascript >/dev/null
 req GET /languages
-check "judge0 languages use Judge0 ids" [ "$(jq_ 'sorted(l["id"] for l in d)')" = "[50, 54, 60, 62, 63, 67, 71, 73]" ]
+check "judge0 languages: Judge0 ids of the languages executors offer" [ "$(jq_ 'sorted(l["id"] for l in d)')" = "[50, 54, 60, 62, 67, 71, 73]" ]
 req GET /languages/71
-check "judge0 language 71 is Python" body_has "Python"
+check "judge0 language 71 is Python with the probed version" [ "$(jq_ 'd["name"]')" = "Python 3 (CPython 3.11.2)" ]
+req GET /languages/63
+check "judge0 language no executor offers -> 404" code_is 404
+req GET /v1/languages
+check "native languages: probed version, javascript marked unavailable" [ "$(jq_ '[(l["version"], l["available"]) for l in d if l["id"] in ("python3", "javascript")]')" = "[(None, False), ('3.11.2', True)]" ]
 req GET /about
 check "judge0 about 1.13.1" body_has '"1.13.1"'
 req GET /config_info
@@ -144,6 +155,7 @@ check "judge0 delete of a queued submission -> 400" code_is 400
 # Piston
 req GET /api/v2/runtimes
 check "piston runtimes list python with aliases" [ "$(jq_ '[r["aliases"] for r in d if r["language"]=="python"][0][:2]')" = "['py', 'py3']" ]
+check "piston runtimes: probed versions, nothing no executor offers" [ "$(jq_ '[r["version"] for r in d if r["language"] in ("python", "javascript")]')" = "['3.11.2']" ]
 req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language":"py","version":"3.x","files":[{"content":"print(1)"}]}'
 check "piston execute accepts text/plain JSON (504 or 200 without executors)" [ "$last_code" = 504 ] || [ "$last_code" = 200 ]
 req POST /api/v2/execute "${A[@]}" -d '{"language":"py","version":"9","files":[{"content":"x"}]}'

@@ -268,6 +268,14 @@ static void piston__semver__ranges(void **state)
 static void piston__find__by_alias_and_version(void **state)
 {
 	(void)state;
+	struct fe_probed *p = calloc(1, sizeof(*p));
+	assert_non_null(p);
+	p->known = true;
+	for (size_t i = 0; i < cat.n; i++)
+		snprintf(p->version[i], sizeof(p->version[i]), "%s",
+			 strcmp(cat.lang[i]->id, "python3") == 0 ? "3.11.2" : "12.2.0");
+	fe_catalog_probed_set(&cat, p);
+	free(p);
 	const struct lang_def *l = fe_piston_find(&cat, "py", "3.x");
 	assert_non_null(l);
 	assert_string_equal(l->id, "python3");
@@ -275,8 +283,52 @@ static void piston__find__by_alias_and_version(void **state)
 	assert_null(fe_piston_find(&cat, "py", "2"));
 	assert_null(fe_piston_find(&cat, "brainfuck", "*"));
 	char v[32];
-	fe_piston_version(l, v, sizeof(v));
+	fe_piston_version("3.11", v, sizeof(v));
 	assert_string_equal(v, "3.11.0");
+	fe_piston_version("17.0.15", v, sizeof(v));
+	assert_string_equal(v, "17.0.15");
+	fe_piston_version(NULL, v, sizeof(v));
+	assert_string_equal(v, "0.0.0");
+}
+
+/* Listings and Piston's version match follow what executors published. */
+static void catalog__probed__listings_follow_executors(void **state)
+{
+	(void)state;
+	struct fe_probed *p = calloc(1, sizeof(*p));
+	assert_non_null(p);
+	p->known = true;
+	size_t js = SIZE_MAX, py = SIZE_MAX;
+	for (size_t i = 0; i < cat.n; i++) {
+		if (!strcmp(cat.lang[i]->id, "javascript"))
+			js = i;
+		if (!strcmp(cat.lang[i]->id, "python3"))
+			py = i;
+	}
+	assert_true(js != SIZE_MAX && py != SIZE_MAX);
+	snprintf(p->version[js], sizeof(p->version[js]), "18.19.0");
+	json_t *a = fe_j0_languages(&cat, p);
+	assert_int_equal(json_array_size(a), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "name")),
+			    "JavaScript (Node.js 18.19.0)");
+	json_decref(a);
+	assert_null(fe_j0_language(&cat, 71, p)); /* python3: no executor offers it */
+	a = fe_piston_runtimes(&cat, p);
+	assert_int_equal(json_array_size(a), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "version")), "18.19.0");
+	json_decref(a);
+	fe_catalog_probed_set(&cat, p);
+	assert_non_null(fe_piston_find(&cat, "node", "18.x"));
+	assert_null(fe_piston_find(&cat, "node", "20.x"));
+	assert_null(fe_piston_find(&cat, "py", "*"));
+	/* Nothing known: every language by name, no numbers invented. */
+	memset(p, 0, sizeof(*p));
+	fe_catalog_probed_set(&cat, p);
+	assert_non_null(fe_piston_find(&cat, "py", "*"));
+	a = fe_j0_languages(&cat, NULL);
+	assert_true(json_array_size(a) > 1);
+	json_decref(a);
+	free(p);
 }
 
 static void catalog__overrides__change_judge0_ids(void **state)
@@ -307,6 +359,7 @@ int main(void)
 		cmocka_unit_test(native__source_over_limit__is_413),
 		cmocka_unit_test(piston__semver__ranges),
 		cmocka_unit_test(piston__find__by_alias_and_version),
+		cmocka_unit_test(catalog__probed__listings_follow_executors),
 		cmocka_unit_test(catalog__overrides__change_judge0_ids),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
