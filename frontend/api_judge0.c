@@ -368,6 +368,27 @@ static json_t *seconds(json_t *ms)
 	return json_string(buf);
 }
 
+/* The display version of lang with what live executors last published
+ * (the catalog's cache; no number when unknown). */
+static void j0_display_version(const struct fe_catalog *cat, const struct lang_def *lang, char *out, size_t outsz)
+{
+	if (!cat) {
+		lang_display_version(lang, NULL, out, outsz);
+		return;
+	}
+	struct fe_probed *p = malloc(sizeof(*p));
+	if (p)
+		fe_catalog_probed_get(cat, p);
+	size_t i = 0;
+	while (i < cat->n && cat->lang[i] != lang)
+		i++;
+	if (i < cat->n)
+		fe_catalog_display_version(cat, p, i, out, outsz);
+	else
+		lang_display_version(lang, NULL, out, outsz);
+	free(p);
+}
+
 json_t *fe_j0_render(const struct fe_subrow *row, uint64_t fields, bool base64,
 		     const struct fe_catalog *cat)
 {
@@ -394,11 +415,14 @@ json_t *fe_j0_render(const struct fe_subrow *row, uint64_t fields, bool base64,
 				      base64);
 			break;
 		case FE_J0_LANGUAGE_ID: v = lid ? json_integer(lid) : json_null(); break;
-		case FE_J0_LANGUAGE:
-			v = lang ? json_pack("{s:i,s:s+++}", "id", lid, "name", lang->name, " (", lang->version,
-					     ")")
+		case FE_J0_LANGUAGE: {
+			char ver[LANG_STR_MAX] = "";
+			if (lang)
+				j0_display_version(cat, lang, ver, sizeof(ver));
+			v = lang ? json_pack("{s:i,s:s+++}", "id", lid, "name", lang->name, " (", ver, ")")
 				 : json_null();
 			break;
+		}
 		case FE_J0_STDIN:
 			v = out_jtext(test0 ? json_object_get(test0, "input") : json_object_get(req, "stdin"),
 				      base64);
