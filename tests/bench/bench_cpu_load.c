@@ -20,10 +20,12 @@
  *    per-test wall time over 3 sessions per mode);
  *  - submit to verdict: open (compile) + one test + close of the same;
  *  - a program that spins forever under the 1 s limit: wall time to its
- *    TLE and the sandbox CPU it burned (init's kill sits at the looser
- *    limit in host mode).
+ *    TLE and the CPU it burned (host mode: the host kills the sandbox at
+ *    limit + margin; guest mode: init kills the program at the limit);
+ *  - the sandbox's CPU per second of wall time while its program sleeps
+ *    and while it sits between tests, and the cost of one cgroup read.
  *
- * Usage: bench_cpu_load [-q] (quick: fewer runs). Needs root and runsc;
+ * Usage: bench_cpu_load [-q] [-c] (-q: fewer runs; -c: the costs only). Needs root and runsc;
  * GAVEL_INIT names gavel-init (make bench sets it). State under
  * /run/gavel/<tag>-<k> and cgroups under gavel-<tag>-<k>, tag from
  * GAVEL_BENCH_TAG (default "cpuload"). */
@@ -90,8 +92,12 @@ static struct exec_job c_job(const struct exec_file *src)
 		.files = src,
 		.n_files = 1,
 		.compile_limits = { .cpu_ms = 20000, .wall_ms = 60000, .memory_kb = 1024 * 1024, .procs = 16 },
-		/* The limits of a 1 s problem: wall 3 x time + 2 s. */
-		.run_limits = { .cpu_ms = 1000, .wall_ms = 5000, .memory_kb = 256 * 1024,
+		/* A 1 s problem. The wall limit is 10 s rather than 3 x time +
+		 * 2 s: on a machine shared with other work the loaded set is
+		 * oversubscribed well past 3x, and a wall-limit kill would cut
+		 * the CPU figure this measures short (such runs are counted
+		 * apart, as "other"). */
+		.run_limits = { .cpu_ms = 1000, .wall_ms = 10000, .memory_kb = 256 * 1024,
 				.output_bytes = 1 << 20, .procs = 1, .rlimit_as = true },
 	};
 	return job;
@@ -330,7 +336,7 @@ static void report_mode(const char *name, const struct figures *q, const struct 
 
 static void report_sources(const struct figures *q, const struct figures *l)
 {
-	double a[MAXP * 16];
+	double a[MAXP * 16], gm[2] = { 0, 0 };
 	const struct figures *sets[2] = { q, l };
 	const char *names[2] = { "quiet", "loaded" };
 	for (int i = 0; i < 2; i++) {
@@ -343,9 +349,14 @@ static void report_sources(const struct figures *q, const struct figures *l)
 		for (int k = 0; k < f->n; k++)
 			d[k] = f->host[k] - f->guest[k];
 		double dm = median(d, f->n);
+		gm[i] = g;
 		printf("host   %s: init's figure median %.0f ms, sandbox cgroup %.1f ms (cgroup - init: median %.1f ms)\n",
 		       names[i], g, h, dm);
 	}
+	/* init's figure is not cut at the limit in host mode (init's CPU
+	 * limit is the wall limit there): the uncensored before/after. */
+	printf("host   init's figure alone (what was reported before), loaded / quiet: %.2f\n",
+	       gm[0] > 0 ? gm[1] / gm[0] : 0);
 }
 
 /* Cost figures: one session of n tests of src; per-test wall (ms). */
