@@ -66,6 +66,15 @@ enum exec_run_status exec_run_status_lang(const struct exec_phase_result *r, con
 	return st;
 }
 
+void exec_phase_apply_lang(struct exec_phase_result *r, const struct lang_def *lang)
+{
+	if (exec_run_status_of(r) != EXEC_RUN_RE || exec_run_status_lang(r, lang) != EXEC_RUN_MLE)
+		return;
+	snprintf(r->status, sizeof(r->status), "MLE");
+	snprintf(r->limit, sizeof(r->limit), "memory");
+	msgf(r->message, sizeof(r->message), "memory limit exceeded (%s)", lang->memory_error);
+}
+
 static enum exec_verdict verdict_of_status(enum exec_run_status s)
 {
 	switch (s) {
@@ -276,6 +285,7 @@ int exec_run_once(struct exec_engine *e, const struct lang_def *lang, const void
 		goto out;
 	}
 	out->ran = true;
+	exec_phase_apply_lang(&out->run, lang);
 	out->status = exec_run_status_lang(&out->run, lang);
 	if (out->status == EXEC_RUN_IE)
 		msgf(out->message, sizeof(out->message), "%s", out->run.message);
@@ -371,10 +381,6 @@ static void judge_case(const struct exec_problem *p, size_t i, const struct exec
 	c->exit_code = run->exit_code;
 	c->signal = run->signal;
 	c->verdict = verdict_of_status(exec_run_status_lang(run, lang));
-	if (c->verdict == EXEC_VERDICT_MLE && strcmp(run->status, "MLE") != 0) {
-		msgf(c->message, sizeof(c->message), "memory limit exceeded (%s)", lang->memory_error);
-		return;
-	}
 	if (c->verdict != EXEC_VERDICT_AC) {
 		msgf(c->message, sizeof(c->message), "%s", run->message);
 		return;
@@ -541,6 +547,7 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 				msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, cerr.msg);
 				msgf(c->message, sizeof(c->message), "%s", cerr.msg);
 			} else {
+				exec_phase_apply_lang(&run, lang);
 				judge_case(p, i, &run, lang, input, input_len, val, c);
 				if (opts && opts->case_output)
 					opts->case_output(i, run.out ? run.out : "", run.out_len, opts->case_output_arg);

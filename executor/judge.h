@@ -78,6 +78,11 @@ enum exec_run_status exec_run_status_of(const struct exec_phase_result *r);
  * is MLE. Pure. */
 enum exec_run_status exec_run_status_lang(const struct exec_phase_result *r, const struct lang_def *lang);
 
+/* Rewrites a run that exec_run_status_lang finds MLE (and the engine RE)
+ * so that every consumer agrees: status "MLE", limit "memory", a message
+ * naming lang->memory_error. */
+void exec_phase_apply_lang(struct exec_phase_result *r, const struct lang_def *lang);
+
 struct exec_run_result {
 	enum exec_run_status status;
 	struct exec_phase_result compile; /* always set once the sandbox was opened */

@@ -163,12 +163,10 @@ static json_t *plain_run(struct exec_engine *e, struct job_state *st, const stru
 			status = "IE";
 			msgf(st->message, sizeof(st->message), "%s", err.msg);
 		} else {
+			exec_phase_apply_lang(&run, st->lj.lang);
 			status = verdict_of_run(&run, st->lj.lang);
 			if (strcmp(status, "IE") == 0)
 				msgf(st->message, sizeof(st->message), "%s", run.message);
-			else if (strcmp(status, "MLE") == 0 && strcmp(run.status, "MLE") != 0)
-				msgf(st->message, sizeof(st->message), "memory limit exceeded (%s)",
-				     st->lj.lang->memory_error);
 			else if (strcmp(status, "OK") != 0)
 				msgf(st->message, sizeof(st->message), "%s", run.message);
 			set_limit_name(sum, &run);
@@ -270,6 +268,7 @@ static json_t *judged_run(struct exec_engine *e, struct job_state *st, const str
 			deciding = i;
 			break;
 		}
+		exec_phase_apply_lang(&run, st->lj.lang);
 		to->t.time_ms = run.time_ms;
 		to->t.wall_ms = run.wall_ms;
 		to->t.memory_kb = run.memory_kb;
