@@ -1,0 +1,174 @@
+/* Unit tests of the language-dependent parts of executor/judge.c that need
+ * no sandbox: the job a language builds for a source (Java's saved file
+ * name and main class in the argvs), the compile-limit notes appended to
+ * compile_output, and a runtime's out-of-memory message turning RE into
+ * MLE. The shipped definitions in $GAVEL_ROOT/languages are used. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "executor/judge.h"
+
+static struct lang_registry reg;
+
+static int load_shipped(void **state)
+{
+	(void)state;
+	const char *root = getenv("GAVEL_ROOT");
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/languages", root && *root ? root : ".");
+	struct gv_err err;
+	if (lang_registry_load(&reg, dir, &err) < 0) {
+		fprintf(stderr, "lang_registry_load: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int free_shipped(void **state)
+{
+	(void)state;
+	lang_registry_free(&reg);
+	return 0;
+}
+
+static bool argv_has(char **argv, const char *word)
+{
+	for (char **a = argv; a && *a; a++)
+		if (!strcmp(*a, word))
+			return true;
+	return false;
+}
+
+static void judge__java_job__public_class_and_package_name_the_files(void **state)
+{
+	(void)state;
+	const struct lang_def *java = lang_find(&reg, "java");
+	assert_non_null(java);
+	const char *src = "package a.b;\n// public class Not {\npublic class hello { }\n";
+	struct exec_lang_job lj;
+	struct gv_err err;
+	assert_int_equal(exec_lang_job_build(&lj, java, "local", src, strlen(src), NULL, &err), 0);
+	assert_string_equal(lj.job.files[0].name, "hello.java");
+	assert_true(argv_has(lj.compile_argv, "hello.java"));
+	assert_true(argv_has(lj.run_argv, "a.b.hello"));
+	assert_true(argv_has(lj.run_argv, "-Xmx256m")); /* the heap is the limit */
+	exec_lang_job_free(&lj);
+
+	struct exec_run_limits lim = { .memory_mb = 64 };
+	src = "class Main { public static void main(String[] a) {} }";
+	assert_int_equal(exec_lang_job_build(&lj, java, "local", src, strlen(src), &lim, &err), 0);
+	assert_string_equal(lj.job.files[0].name, "Main.java");
+	assert_true(argv_has(lj.run_argv, "Main"));
+	assert_true(argv_has(lj.run_argv, "-Xmx64m"));
+	/* The JVM's own memory comes on top of the heap. */
+	assert_int_equal(lj.job.run_limits.memory_kb, (uint64_t)(64 + java->memory_extra_mb) * 1024);
+	exec_lang_job_free(&lj);
+
+	/* Other languages keep their fixed name whatever the source says. */
+	const struct lang_def *c = lang_find(&reg, "c");
+	src = "public class hello {}";
+	assert_int_equal(exec_lang_job_build(&lj, c, "local", src, strlen(src), NULL, &err), 0);
+	assert_string_equal(lj.job.files[0].name, "main.c");
+	exec_lang_job_free(&lj);
+}
+
+static void judge__go_job__builds_an_executable_or_fails(void **state)
+{
+	(void)state;
+	const struct lang_def *go = lang_find(&reg, "go");
+	assert_non_null(go);
+	struct exec_lang_job lj;
+	struct gv_err err;
+	assert_int_equal(exec_lang_job_build(&lj, go, "local", "package x", 9, NULL, &err), 0);
+	assert_true(argv_has(lj.compile_argv, "-buildmode=exe"));
+	exec_lang_job_free(&lj);
+}
+
+struct note_case {
+	const char *status, *limit;
+	int signal;
+	const char *want; /* NULL: no note */
+};
+
+static const struct note_case notes[] = {
+	{ "TLE", "cpu", 0, "compilation time limit exceeded (20000 ms of CPU)" },
+	{ "WLE", "wall", 0, "compilation time limit exceeded (40000 ms of wall-clock time)" },
+	{ "MLE", "memory", 0, "compilation memory limit exceeded (1024 MiB)" },
+	{ "OLE", "output", 0, "compilation output limit exceeded (compiler messages over 65536 bytes)" },
+	{ "SG", "none", 25, "compilation output file size limit exceeded (262144 KiB)" },
+	{ "SG", "none", 11, "compiler killed by signal 11" },
+	{ "RE", "none", 0, NULL },
+};
+
+static void judge__compile_note__names_the_limit(void **state)
+{
+	(void)state;
+	struct exec_limits lim = { .cpu_ms = 20000, .wall_ms = 40000, .memory_kb = 1024 * 1024, .output_bytes = 65536 };
+	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++) {
+		struct exec_phase_result c;
+		memset(&c, 0, sizeof(c));
+		snprintf(c.status, sizeof(c.status), "%s", notes[i].status);
+		snprintf(c.limit, sizeof(c.limit), "%s", notes[i].limit);
+		c.signal = notes[i].signal;
+		/* Earlier compiler output without a final newline is kept. */
+		c.err_out = strdup("main.cpp: in instantiation");
+		c.err_len = strlen(c.err_out);
+		exec_compile_note_limit(&c, &lim);
+		if (!notes[i].want) {
+			assert_string_equal(c.err_out, "main.cpp: in instantiation");
+		} else {
+			char want[256];
+			snprintf(want, sizeof(want), "main.cpp: in instantiation\n%s\n", notes[i].want);
+			assert_string_equal(c.err_out, want);
+			assert_int_equal(c.err_len, strlen(want));
+		}
+		exec_phase_result_free(&c);
+	}
+}
+
+static void judge__memory_error__re_with_marker_is_mle(void **state)
+{
+	(void)state;
+	const struct lang_def *java = lang_find(&reg, "java"), *c = lang_find(&reg, "c");
+	struct exec_phase_result r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.status, sizeof(r.status), "RE");
+	r.exit_code = 1;
+	const char *msg = "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space\n";
+	r.err_out = strdup(msg);
+	r.err_len = strlen(msg);
+	assert_int_equal(exec_run_status_lang(&r, java), EXEC_RUN_MLE);
+	assert_int_equal(exec_run_status_lang(&r, c), EXEC_RUN_RE); /* C has no such marker */
+	/* The marker must lie within err_len. */
+	r.err_len = 20;
+	assert_int_equal(exec_run_status_lang(&r, java), EXEC_RUN_RE);
+	r.err_len = strlen(msg);
+	exec_phase_apply_lang(&r, java);
+	assert_string_equal(r.status, "MLE");
+	assert_string_equal(r.limit, "memory");
+	assert_non_null(strstr(r.message, "OutOfMemoryError"));
+	/* A program that printed it and exited 0 is still OK. */
+	snprintf(r.status, sizeof(r.status), "OK");
+	exec_phase_apply_lang(&r, java);
+	assert_string_equal(r.status, "OK");
+	assert_int_equal(exec_run_status_lang(&r, java), EXEC_RUN_OK);
+	exec_phase_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(judge__java_job__public_class_and_package_name_the_files),
+		cmocka_unit_test(judge__go_job__builds_an_executable_or_fails),
+		cmocka_unit_test(judge__compile_note__names_the_limit),
+		cmocka_unit_test(judge__memory_error__re_with_marker_is_mle),
+	};
+	return cmocka_run_group_tests_name("judge_lang", tests, load_shipped, free_shipped);
+}
