@@ -154,7 +154,10 @@ static int worker(int k, bool guest, int ready_fd, int go_fd, int out_fd)
 		if (exec_session_run_test(s, "", 0, &r, &err) != 0)
 			snprintf(line, sizeof(line), "IE 0 0 0\n");
 		else
-			snprintf(line, sizeof(line), "%s %llu %llu %llu\n", r.status, (unsigned long long)r.time_ms,
+			/* A TLE of init's idle rule (limit wall, PROTOCOL.md) is
+			 * told apart: "TLEi". */
+			snprintf(line, sizeof(line), "%s%s %llu %llu %llu\n", r.status,
+				 !strcmp(r.status, "TLE") && !strcmp(r.limit, "wall") ? "i" : "", (unsigned long long)r.time_ms,
 				 (unsigned long long)r.guest_time_ms, (unsigned long long)r.host_cpu_us);
 		exec_phase_result_free(&r);
 		/* One short line: a single atomic write to the shared pipe. */
@@ -170,7 +173,7 @@ static int worker(int k, bool guest, int ready_fd, int go_fd, int out_fd)
 
 struct figures {
 	double time[MAXP * 16], guest[MAXP * 16], host[MAXP * 16];
-	int n, ac, tle, other;
+	int n, ac, tle, tle_idle, other;
 };
 
 /* Runs procs workers at once (their tests start together, after every
@@ -210,6 +213,10 @@ static void run_set(int procs, bool guest, struct figures *f)
 	while (in && fscanf(in, "%15s %llu %llu %llu", st, &t, &g, &h) == 4 && f->n < MAXP * 16) {
 		/* Figures of runs that ended on their own or on the CPU limit
 		 * only: a wall-limit kill (WLE) cuts the program short. */
+		if (!strcmp(st, "TLEi")) {
+			fprintf(stderr, "bench: a run ended TLE by init's idle rule (init %llu ms, host %llu us)\n", g, h);
+			f->tle_idle++;
+		}
 		if (strcmp(st, "OK") != 0 && strcmp(st, "TLE") != 0) {
 			fprintf(stderr, "bench: a run ended %s (time %llu ms, init %llu ms, host %llu us)\n", st, t, g, h);
 			f->other++;
@@ -332,6 +339,9 @@ static void report_mode(const char *name, const struct figures *q, const struct 
 	       "(min %.2f max %.2f); AC %d TLE %d other %d\n",
 	       name, procs, lm, mn, mx, qm > 0 ? lm / qm : 0, qm > 0 ? mn / qm : 0, qm > 0 ? mx / qm : 0,
 	       l->ac, l->tle, l->other);
+	if (q->tle_idle || l->tle_idle)
+		printf("%-6s of the \"other\": TLE by init's idle rule: quiet %d, loaded %d\n", name, q->tle_idle,
+		       l->tle_idle);
 }
 
 static void report_sources(const struct figures *q, const struct figures *l)
@@ -441,7 +451,7 @@ int main(int argc, char **argv)
 			q.host[q.n] = q2.host[i];
 			q.n++;
 		}
-		q.ac += q2.ac, q.tle += q2.tle, q.other += q2.other;
+		q.ac += q2.ac, q.tle += q2.tle, q.other += q2.other, q.tle_idle += q2.tle_idle;
 		printf("(%s mode: load average %.2f before the loaded set)\n", name, la);
 		report_mode(name, &q, &ld, procs);
 		if (!guest)

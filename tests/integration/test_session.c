@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "executor/cputime.h"
 #include "executor/session.h"
 #include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"
@@ -210,13 +211,22 @@ static void session__cpu_spin__tle(void **state)
 	struct exec_phase_result r;
 	run_one(s, "", &r);
 	assert_string_equal(r.status, "TLE");
-	assert_string_equal(r.limit, "cpu");
-	/* Stopped by the host's count of the sandbox's CPU, past the limit
-	 * (executor/cputime.h), which ends the sandbox: the caller opens a
-	 * fresh one for the next test. */
-	assert_true(r.time_ms >= 1000);
-	assert_true(r.host_cpu_us >= 1000000);
-	assert_false(exec_session_alive(s));
+	fprintf(stderr, "# spin: %s %s time %llu ms, host %llu us: %s\n", r.status, r.limit,
+		(unsigned long long)r.time_ms, (unsigned long long)r.host_cpu_us, r.message);
+	if (strcmp(r.limit, "wall") == 0 && strstr(r.message, "idle")) {
+		/* On a node loaded enough that init's clock lagged the wall
+		 * clock by the limit, init's idle rule (PROTOCOL.md) ends it
+		 * first, keeping the sandbox. */
+		assert_true(exec_session_alive(s));
+	} else {
+		/* Stopped by the host's count of the sandbox's CPU, past the
+		 * limit (executor/cputime.h), which ends the sandbox: the
+		 * caller opens a fresh one for the next test. */
+		assert_string_equal(r.limit, "cpu");
+		assert_true(r.time_ms >= 1000);
+		assert_true(r.host_cpu_us * 1000 >= exec_cpu_host_kill_ns(1000));
+		assert_false(exec_session_alive(s));
+	}
 	exec_phase_result_free(&r);
 	close_cur(s);
 }
