@@ -469,8 +469,10 @@ int exec_validator_compile(struct exec_validator *v, bool *compiled, char **outp
 	}
 	if (!v->compile_failed)
 		return -1;
-	const char *src = v->compile_output ? v->compile_output : v->compile_msg;
-	size_t n = v->compile_output ? v->compile_output_len : strlen(v->compile_msg);
+	/* A compile that printed nothing (killed at a limit) is named by its status. */
+	bool printed = v->compile_output && v->compile_output_len;
+	const char *src = printed ? v->compile_output : v->compile_msg;
+	size_t n = printed ? v->compile_output_len : strlen(v->compile_msg);
 	if (!(*output = malloc(n + 1)))
 		return gv_err_set(err, ENOMEM, "validator compile output");
 	memcpy(*output, src, n);
