@@ -111,7 +111,12 @@ cleanup() {
 	done
 	[ ${#pids[@]} -eq 0 ] || kill -KILL "${pids[@]}" 2>/dev/null
 	sleep 0.5
-	[ -d "/sys/fs/cgroup/$CG" ] && find "/sys/fs/cgroup/$CG" -depth -type d -exec rmdir {} + 2>/dev/null
+	# The executor's cgroup parent, in every hierarchy (v1 has one per
+	# controller, v2 one); runsc creates parents that it does not remove.
+	local d
+	for d in "/sys/fs/cgroup/$CG" /sys/fs/cgroup/*/"$CG"; do
+		[ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
 	if [ "${FRESH_KEEP:-0}" = 1 ]; then
 		echo "# kept: $ROOT"
 	else
