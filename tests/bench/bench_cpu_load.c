@@ -163,8 +163,15 @@ static int worker(int k, bool guest, int ready_fd, int go_fd, int out_fd)
 		/* One short line: a single atomic write to the shared pipe. */
 		if (write(out_fd, line, strlen(line)) < 0)
 			die("out", NULL);
-		if (!exec_session_alive(s))
-			break;
+		/* The host's CPU kill ends the sandbox: the next test gets a
+		 * fresh one, as the judge does. */
+		if (!exec_session_alive(s) && i + 1 < reps) {
+			exec_session_close(s);
+			s = NULL;
+			if (exec_session_open(&e, &job, &s, &r, &err) != 0)
+				die("session reopen", &err);
+			exec_phase_result_free(&r);
+		}
 	}
 	exec_session_close(s);
 	exec_engine_fini(&e);
