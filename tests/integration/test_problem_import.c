@@ -281,6 +281,8 @@ static void assert_same_problem(const struct exec_problem *a, const struct exec_
 	assert_int_equal(a->time_limit_ms, b->time_limit_ms);
 	assert_int_equal(a->memory_mb, b->memory_mb);
 	assert_int_equal(a->nvalidators, b->nvalidators);
+	for (size_t i = 0; i < a->nvalidators; i++)
+		assert_string_equal(a->validators[i].dir, b->validators[i].dir);
 	for (size_t i = 0; i < a->ncases; i++) {
 		const struct exec_problem_node *x = a->cases[i], *y = b->cases[i];
 		assert_string_equal(x->name, y->name);
@@ -331,8 +333,10 @@ static void roundtrip(const char *fixture, enum fmt f, const struct exec_import_
 	free(mb.p);
 }
 
+/* palindrome: problemtools' output_validator/<name>/ layout (C++), built in
+ * the import's sandbox; kattisgrading: legacy testdata.yaml grading. */
 static const char *const fixtures[] = { "hello", "sum", "sumtl", "floats", "scoring", "anypair", "bestnumber",
-					"guess", NULL };
+					"guess", "palindrome", "kattisgrading", NULL };
 
 static void import__fixtures_zip__load_as_the_originals(void **state)
 {
