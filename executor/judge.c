@@ -225,7 +225,7 @@ void exec_compile_note_limit(struct exec_phase_result *c, const struct exec_limi
 	char line[160];
 	line[0] = '\0';
 	const char *st = c->status;
-	if (!strcmp(st, "TLE") || (!strcmp(st, "WLE") && !strcmp(c->limit, "cpu")))
+	if (!strcmp(st, "TLE"))
 		msgf(line, sizeof(line), "compilation time limit exceeded (%" PRIu64 " ms of CPU)", lim->cpu_ms);
 	else if (!strcmp(st, "WLE"))
 		msgf(line, sizeof(line), "compilation time limit exceeded (%" PRIu64 " ms of wall-clock time)",
