@@ -37,9 +37,12 @@ uint64_t exec_cpu_guest_limit(uint64_t limit_ms, uint64_t wall_ms);
  * (ns) in a phase whose real limit is limit_ms, the engine kills the
  * sandbox and the phase is TLE. limit + 100 ms + limit / 20: the margin
  * covers what the sandbox spends around the program in one test (spawn,
- * glibc start-up, init's per-test work; measured 12-55 ms on a loaded
- * 2-core node), so that the program's own CPU is past its limit whenever
- * this fires, and min(guest, host) would have said TLE too. */
+ * glibc start-up, init's per-test work; measured 9-85 ms on a loaded
+ * 2-core node), so that the program's own CPU is past its limit when
+ * this fires, and min(guest, host) would have said TLE too. Not on a node
+ * loaded far past its cores: the sandbox also spends ~0.1-0.18 s of CPU
+ * per second of wall time while a test runs, and a starved program's wall
+ * time is long (tests/bench/README.md). */
 uint64_t exec_cpu_host_kill_ns(uint64_t limit_ms);
 
 enum exec_cpu_outcome {
