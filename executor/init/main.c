@@ -287,6 +287,7 @@ static int compile_phase(struct init_state *s, struct gv_err *err)
 		.bpf = &s->bpf_compile,
 		.combined_cap = 1,
 		.drop_to_sandbox_uid = s->as_root,
+		.compile_phase = 1,
 	};
 	if (init_runner_input_reset(&s->runner, err) < 0 ||
 	    init_runner_run(&s->runner, &spec, &o, err) < 0) {
@@ -623,6 +624,7 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 		 * its wall limit alone applies. */
 		.idle_is_tle = !s->job.interactive,
 		.no_rlimit_as = 1,
+		.single_process = s->job.test.procs == 1, /* as bpf_program was built */
 	};
 	/* Interactive: a fresh stdin pipe per test (its end is the EOF the
 	 * host asks for). The read end goes to the program; the runner closes

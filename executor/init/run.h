@@ -57,6 +57,14 @@ struct init_stream {
 	int (*flush)(void *ctx, struct gv_err *err);
 };
 
+/* RLIMIT_NPROC of a program whose seccomp policy refuses new processes
+ * (procs:1). gVisor counts every task (thread) against it, and let one
+ * task more than the limit start (measured: under RLIMIT_NPROC 1 one fork
+ * or one thread went through, the second thread got EAGAIN). A process
+ * limit of 1 is about processes: threads are the program's own (their CPU
+ * time and memory are the process's), up to this many. */
+#define INIT_SINGLE_PROCESS_TASKS 64
+
 struct init_run_spec {
 	char *const *argv;
 	const struct init_limits *lim;
@@ -66,6 +74,9 @@ struct init_run_spec {
 	const struct init_stream *stream; /* interactive runs only; NULL: memfd stdin, captured stdout */
 	int idle_is_tle;    /* tests: idle (wall minus CPU) up to the CPU limit ends the run as TLE */
 	int no_rlimit_as;   /* tests: no RLIMIT_AS even with lim->rlimit_as; memory is the sampled resident size */
+	int compile_phase;  /* a compiler: the process tree (procs > 1) is walked every 200 ms, not 20 */
+	int single_process; /* the policy refuses new processes (procs:1): RLIMIT_NPROC then bounds
+			     * threads only, at INIT_SINGLE_PROCESS_TASKS */
 };
 
 /* Puts the program's stdout and stderr pipes at fds 1 and 2 of the caller,

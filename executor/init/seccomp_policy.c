@@ -15,7 +15,11 @@
  *   module, reboot, kexec, chroot, pivot_root, swap, clock setting;
  * - sockets of AF_UNIX only (the sandbox has no network either), plus
  *   AF_INET for a job whose tenant's egress policy grants a network;
- * - personality() only to query or to set PER_LINUX.
+ * - personality() only to query or to set PER_LINUX;
+ * - with a process limit of 1 (procs:1), no new process at all: fork,
+ *   vfork and clone without CLONE_THREAD answer EAGAIN (RLIMIT_NPROC does
+ *   not stop a fork on gVisor 20221219), so the CPU and memory init
+ *   measures for the program are all the test used.
  *
  * Default action EPERM rather than KILL: language runtimes (glibc, the JVM,
  * Go, node, Rust std) probe newer syscalls (rseq, statx, clone3, pidfd_*,

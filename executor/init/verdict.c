@@ -77,8 +77,8 @@ void init_decide(const struct init_outcome *o, const struct init_limits *lim,
 	 * program that sleeps past its limit, not its output. */
 	if (o->killed_idle) {
 		char msg[96];
-		snprintf(msg, sizeof(msg), "time limit exceeded (idle: %" PRIu64 " ms wall, %" PRIu64 " ms CPU)",
-			 o->wall_ms, o->cpu_ms);
+		snprintf(msg, sizeof(msg), "time limit exceeded (idle %" PRIu64 " ms: %" PRIu64 " ms wall, %" PRIu64 " ms CPU)",
+			 o->idle_ms, o->wall_ms, o->cpu_ms);
 		set(rec, EXEC_STATUS_TLE, EXEC_LIMIT_WALL, msg);
 		return;
 	}

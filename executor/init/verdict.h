@@ -27,7 +27,8 @@ struct init_outcome {
 	int killed_memory;     /* we killed it: sampled VmHWM >= limit */
 	int killed_wall;       /* we killed it: wall clock */
 	int killed_cpu;        /* we killed it: sampled CPU time (of the whole tree) >= limit */
-	int killed_idle;       /* we killed it: wall minus CPU time reached idle_ms (tests) */
+	int killed_idle;       /* we killed it: idle (no process runnable, CPU still) reached idle_ms (tests) */
+	uint64_t idle_ms;      /* idle time counted so far */
 	uint64_t as_limit_kb;  /* RLIMIT_AS it ran under; 0: none (tests) */
 	int exec_enomem;       /* execve failed with ENOMEM/E2BIG under RLIMIT_AS */
 };

@@ -231,7 +231,10 @@ static void session__cpu_spin__tle(void **state)
 	close_cur(s);
 }
 
-static void session__sleep__wle(void **state)
+/* Idle past the time limit (nothing runnable and the CPU time still, for
+ * idle_ms = cpu_ms = 1 s here) is
+ * TLE on the wall clock, long before the 3 s wall limit. */
+static void session__sleep__tle_idle(void **state)
 {
 	(void)state;
 	require_ready();
@@ -241,9 +244,11 @@ static void session__sleep__wle(void **state)
 	struct exec_phase_result r;
 	double t = test_now_ms();
 	run_one(s, "", &r);
-	assert_string_equal(r.status, "WLE");
+	assert_string_equal(r.status, "TLE");
 	assert_string_equal(r.limit, "wall");
-	/* init's own limit (3 s) answered, not the host backstop. */
+	assert_non_null(strstr(r.message, "idle"));
+	assert_true(r.wall_ms >= 1000 && r.wall_ms < 3000);
+	/* init's idle rule answered, not its wall limit or the host backstop. */
 	assert_true(test_now_ms() - t < 3000 + 4000);
 	assert_true(exec_session_alive(s));
 	exec_phase_result_free(&r);
@@ -787,7 +792,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(session__hello_world__ok, test_teardown),
 		cmocka_unit_test_teardown(session__cpu_spin__tle, test_teardown),
-		cmocka_unit_test_teardown(session__sleep__wle, test_teardown),
+		cmocka_unit_test_teardown(session__sleep__tle_idle, test_teardown),
 		cmocka_unit_test_teardown(session__memory_bomb__mle, test_teardown),
 		cmocka_unit_test_teardown(session__exit_3__re, test_teardown),
 		cmocka_unit_test_teardown(session__test_files_and_feedback__bounded_and_wiped, test_teardown),
