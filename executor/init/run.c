@@ -683,8 +683,8 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 	int tree = lim->procs > 1;
 	unsigned tree_every = spec->compile_phase ? TREE_SAMPLE_EVERY_COMPILE : TREE_SAMPLE_EVERY;
 	unsigned tree_tick = tree_every - 1; /* the first sample walks the tree */
-	int64_t idle_cpu[2] = { -1, -1 }; /* CPU time (ms) one and two samples ago */
-	uint64_t idle_at = 0;             /* when the last sample was taken */
+	struct init_idle idle;
+	init_idle_start(&idle);
 	if (tree) {
 		procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (procfd < 0) {
@@ -751,13 +751,8 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 			 * 2 cores gVisor counted only part of a spin's wall time as
 			 * CPU time); the CPU window keeps a program whose main
 			 * thread sleeps while others work out of it. */
-			if (cpu_now >= 0) {
-				if (idle_cpu[1] >= 0 && !runnable && cpu_now == idle_cpu[1])
-					o->idle_ms += (now - idle_at) / 1000000ull;
-				idle_cpu[1] = tree ? cpu_now : idle_cpu[0];
-				idle_cpu[0] = cpu_now;
-				idle_at = now;
-			}
+			init_idle_sample(&idle, cpu_now, runnable, now, tree ? 1 : 2);
+			o->idle_ms = idle.idle_ms;
 			if (!killed && spec->idle_is_tle && lim->idle_ms && o->idle_ms >= lim->idle_ms) {
 				o->killed_idle = 1;
 				kill(pid, SIGKILL);

@@ -24,6 +24,25 @@ uint64_t init_as_limit_kb(const struct init_limits *lim)
 	return lim->memory_kb + room + stack;
 }
 
+void init_idle_start(struct init_idle *s)
+{
+	s->cpu[0] = s->cpu[1] = -1;
+	s->at_ns = 0;
+	s->idle_ms = 0;
+}
+
+void init_idle_sample(struct init_idle *s, int64_t cpu_ms, int runnable, uint64_t now_ns, int window)
+{
+	if (cpu_ms < 0)
+		return;
+	int64_t before = window >= 2 ? s->cpu[1] : s->cpu[0];
+	if (before >= 0 && !runnable && cpu_ms == before && now_ns > s->at_ns)
+		s->idle_ms += (now_ns - s->at_ns) / 1000000ull;
+	s->cpu[1] = s->cpu[0];
+	s->cpu[0] = cpu_ms;
+	s->at_ns = now_ns;
+}
+
 static void set(struct exec_record *rec, enum exec_status s, enum exec_limit l, const char *msg)
 {
 	rec->status = s;

@@ -42,6 +42,20 @@ struct init_outcome {
 #define INIT_STACK_RESERVE_MAX_KB (128u * 1024)
 uint64_t init_as_limit_kb(const struct init_limits *lim);
 
+/* Idle time of a run (PROTOCOL.md, "How init decides", rule 4): the sum
+ * of sample intervals in which no process was runnable and the CPU time
+ * did not move over the last `window` samples (2 for the program's own
+ * /proc/<pid>/stat every 5 ms, so that the window spans a 10 ms clock
+ * tick; 1 for tree walks every 20 ms). */
+struct init_idle {
+	int64_t cpu[2];    /* CPU time (ms) one and two samples ago; -1: none */
+	uint64_t at_ns;    /* time of the last sample */
+	uint64_t idle_ms;
+};
+void init_idle_start(struct init_idle *s);
+/* cpu_ms < 0: unreadable this time (nothing counted, nothing kept). */
+void init_idle_sample(struct init_idle *s, int64_t cpu_ms, int runnable, uint64_t now_ns, int window);
+
 /* The margin below the RLIMIT_AS limit within which an abnormal end counts
  * as a memory limit: limit/8, at least 1 MiB. */
 uint64_t init_as_margin_kb(uint64_t memory_kb);

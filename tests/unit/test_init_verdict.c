@@ -106,6 +106,43 @@ static void verdict__test_without_as__no_address_space_rules(void **state)
 	assert_non_null(strstr(rec.message, "idle"));
 }
 
+/* Idle accounting: samples (cpu ms, runnable) 5 ms apart (window 2) or
+ * 20 ms apart (window 1, tree walks); idle ms expected after the last. */
+struct idle_case {
+	const char *name;
+	int window;
+	int n;
+	int64_t cpu[8];
+	int runnable[8];
+	uint64_t want_ms;
+};
+
+static const struct idle_case idle_cases[] = {
+	{ "sleeper: flat CPU, sleeping", 2, 6, { 10, 10, 10, 10, 10, 10 }, { 0 }, 20 },
+	{ "spinner starved: flat CPU but runnable", 2, 6, { 10, 10, 10, 10, 10, 10 }, { 1, 1, 1, 1, 1, 1 }, 0 },
+	{ "leader asleep, workers move the CPU a tick per 10 ms", 2, 6, { 10, 10, 20, 20, 30, 30 }, { 0 }, 0 },
+	{ "unreadable samples: their gap counts nothing", 2, 6, { 10, -1, -1, 10, 10, 10 }, { 0 }, 10 },
+	{ "tree walks 20 ms apart", 1, 4, { 50, 50, 50, 60 }, { 0 }, 40 },
+	{ "tree: one process runnable", 1, 4, { 50, 50, 50, 50 }, { 0, 1, 1, 1 }, 0 },
+	{ "I/O: CPU moves every window", 2, 8, { 10, 10, 20, 20, 30, 30, 40, 40 }, { 0 }, 0 },
+};
+
+static void idle__table__counts_only_still_and_blocked(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(idle_cases) / sizeof(idle_cases[0]); i++) {
+		const struct idle_case *c = &idle_cases[i];
+		struct init_idle s;
+		init_idle_start(&s);
+		uint64_t step = c->window >= 2 ? 5000000ull : 20000000ull;
+		for (int k = 0; k < c->n; k++)
+			init_idle_sample(&s, c->cpu[k], c->runnable[k], (uint64_t)(k + 1) * step, c->window);
+		if (s.idle_ms != c->want_ms)
+			fail_msg("case '%s': idle %llu ms, want %llu", c->name, (unsigned long long)s.idle_ms,
+				 (unsigned long long)c->want_ms);
+	}
+}
+
 /* idle_ms: the real time limit when the host sends init a looser cpu_ms;
  * absent, the CPU limit itself. */
 static void job__idle_ms__defaults_to_cpu_ms(void **state)
@@ -262,6 +299,7 @@ int main(void)
 		cmocka_unit_test(verdict__as_limit__adds_room_and_capped_stack),
 		cmocka_unit_test(verdict__test_without_as__no_address_space_rules),
 		cmocka_unit_test(job__idle_ms__defaults_to_cpu_ms),
+		cmocka_unit_test(idle__table__counts_only_still_and_blocked),
 		cmocka_unit_test(job__parse_table__matches_expectations),
 		cmocka_unit_test(job__parse__fills_argv_and_defaults),
 		cmocka_unit_test(job__too_many_args__is_refused),
