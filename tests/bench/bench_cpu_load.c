@@ -29,6 +29,7 @@
  * GAVEL_INIT names gavel-init (make bench sets it). State under
  * /run/gavel/<tag>-<k> and cgroups under gavel-<tag>-<k>, tag from
  * GAVEL_BENCH_TAG (default "cpuload"). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -127,6 +128,31 @@ static void engine_up(struct exec_engine *e, int k, bool guest)
 		die("engine", &err);
 }
 
+/* Removes what slot k's engine leaves once finished: its (empty) cgroup
+ * parent in every hierarchy, its runsc and work roots and their folder.
+ * rmdir only: whatever is not empty stays, to be looked at. */
+static void slot_remove(int k)
+{
+	char p[512];
+	DIR *d = opendir("/sys/fs/cgroup");
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/sys/fs/cgroup/%s/gavel-%s-%d/bench", de->d_name, tag, k);
+		rmdir(p);
+		snprintf(p, sizeof(p), "/sys/fs/cgroup/%s/gavel-%s-%d", de->d_name, tag, k);
+		rmdir(p);
+	}
+	if (d)
+		closedir(d);
+	static const char *const sub[] = { "runsc", "work", "" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "/run/gavel/%s-%d/%s", tag, k, sub[i]);
+		rmdir(p);
+	}
+}
+
 /* One worker: compile the spin program, say ready on ready_fd, wait for a
  * byte on go_fd (-1: at once), run reps tests, write one line per test to
  * out_fd: "status time guest host". */
@@ -175,6 +201,7 @@ static int worker(int k, bool guest, int ready_fd, int go_fd, int out_fd)
 	}
 	exec_session_close(s);
 	exec_engine_fini(&e);
+	slot_remove(k);
 	return 0;
 }
 
@@ -518,7 +545,7 @@ int main(int argc, char **argv)
 		exec_phase_result_free(&r);
 		if (exec_session_run_test(s, "", 0, &r, &err) != 0)
 			die("sleep test", &err);
-		printf("sleep 2 s: %s, sandbox CPU %.1f ms over %llu ms of wall: %.1f ms of CPU per second idle\n",
+		printf("sleep 2 s (init's idle rule ends it at ~1 s): %s, sandbox CPU %.1f ms over %llu ms of wall: %.1f ms of CPU per second idle\n",
 		       r.status, (double)r.host_cpu_us / 1e3, (unsigned long long)r.wall_ms,
 		       r.wall_ms ? (double)r.host_cpu_us / (double)r.wall_ms : 0);
 		exec_phase_result_free(&r);
@@ -553,6 +580,8 @@ int main(int argc, char **argv)
 	}
 	exec_engine_fini(&eh);
 	exec_engine_fini(&eg);
+	slot_remove(90);
+	slot_remove(91);
 	printf("load average at the end %.2f\n", loadavg());
 	return 0;
 }
