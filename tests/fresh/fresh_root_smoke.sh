@@ -102,13 +102,36 @@ ROOT=$(mktemp -d "$TOP/run.XXXXXX") || give_up "a fresh clone of HEAD" "mktemp u
 OUT=$ROOT/fresh-out
 CG=gavel-fresh-$$
 IFP=gf$(printf '%02x' $((RANDOM % 256)))
-cleanup() {
-	# Whatever still runs inside the root (a failed make stop): its
-	# processes are those whose root directory is $ROOT.
-	local p pids=()
+# The processes still running inside the root: those whose root directory
+# is $ROOT (compared by device and inode: seen from the host, the link
+# reads "/" after bubblewrap's pivot_root), and their descendants (runsc's
+# sandbox processes pivot into roots of their own).
+in_root_pids() {
+	local id p pid ppid
+	id=$(stat -c '%d:%i' "$ROOT" 2>/dev/null) || return 0
+	local -A found=() parent=()
 	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" = "$ROOT" ] && pids+=("${p#/proc/}")
+		pid=${p#/proc/}
+		ppid=$(sed -n 's/^PPid:[[:space:]]*//p' "$p/status" 2>/dev/null) || continue
+		parent[$pid]=$ppid
+		[ "$(stat -L -c '%d:%i' "$p/root" 2>/dev/null)" = "$id" ] && found[$pid]=1
 	done
+	local grew=1
+	while [ $grew = 1 ]; do
+		grew=0
+		for pid in "${!parent[@]}"; do
+			if [ -z "${found[$pid]:-}" ] && [ -n "${found[${parent[$pid]}]:-}" ]; then
+				found[$pid]=1
+				grew=1
+			fi
+		done
+	done
+	for pid in "${!found[@]}"; do echo "$pid"; done
+}
+cleanup() {
+	# Whatever still runs inside the root (a failed make stop).
+	local pids
+	mapfile -t pids < <(in_root_pids)
 	[ ${#pids[@]} -eq 0 ] || kill -KILL "${pids[@]}" 2>/dev/null
 	sleep 0.5
 	# The executor's cgroup parent, in every hierarchy (v1 has one per
@@ -240,7 +263,7 @@ EOF
 echo "# make run in the fresh root (ports $PG $RP $AP; cgroup $CG); log in $OUT while it runs"
 bwrap --bind "$ROOT" / --dev-bind /dev /dev --proc /proc --bind /sys /sys --tmpfs /run \
 	--bind "$ARCHIVES" /var/cache/apt/archives --cap-add ALL --die-with-parent \
-	/bin/bash /fresh/inner.sh >"$OUT/results" 2>"$OUT/inner.err"
+	/bin/bash /fresh/inner.sh >"$OUT/results" 2>"$OUT/inner.err" 9>&-
 bwrap_rc=$?
 result() { sed -n "s/^R $1 //p" "$OUT/results" | head -n1; }
 tail_of() { tail -n 8 "$OUT/$1" 2>/dev/null | tr '\n' ' '; }
@@ -269,8 +292,8 @@ check "make stop" test "$r" = 0
 r=$(result status)
 check_detail() { tail_of status.log; }
 left=()
-for p in /proc/[0-9]*; do
-	[ "$(readlink "$p/root" 2>/dev/null)" = "$ROOT" ] && left+=("${p#/proc/}:$(cat "$p/comm" 2>/dev/null)")
+for p in $(in_root_pids); do
+	left+=("$p:$(cat "/proc/$p/comm" 2>/dev/null)")
 done
 check_detail() { echo "still running in the root: ${left[*]}; $(tail_of status.log)"; }
 # gavel-local status exits non-zero once PostgreSQL and Redis are stopped.
