@@ -27,6 +27,7 @@
 
 #include "common/io.h"
 #include "common/log.h"
+#include "executor/cpuslot.h"
 #include "executor/cputime.h"
 #include "executor/pool.h"
 #include "executor/record.h"
@@ -698,6 +699,20 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 {
 	phase_caps(s, l, compile);
 
+	/* A test runs with a CPU of its own (executor/cpuslot.h). The compile
+	 * phase starts with the sandbox, before this is reached, and takes
+	 * none. Waiting for a slot counts in no limit of the test. */
+	struct exec_cpuslot slot = { -1, -1 };
+	const struct exec_engine_config *cfg = &s->e->cfg;
+	if (!compile && !cfg->no_cpu_slots) {
+		const char *dir = cfg->cpu_slot_dir ? cfg->cpu_slot_dir : EXEC_CPU_SLOT_DIR;
+		unsigned n = cfg->cpu_slots ? cfg->cpu_slots : exec_cpuslot_count();
+		if (exec_cpuslot_acquire(dir, n, s->deadline, &slot, err) != 0) {
+			result_set(r, "IE", "none", "no CPU slot for the test");
+			return -1;
+		}
+	}
+
 	/* Host backstop: init enforces wall_ms itself; if it does not answer
 	 * within wall_ms + grace (+ the boot for the first phase), the whole
 	 * sandbox is killed. Never later than the sandbox's own deadline. */
@@ -706,10 +721,13 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 	if (deadline > s->deadline)
 		deadline = s->deadline;
 
-	if (phase_cpu_start(s, r, err) != 0)
+	if (phase_cpu_start(s, r, err) != 0) {
+		exec_cpuslot_release(&slot);
 		return -1;
-	uint64_t kill_ns = s->e->cfg.guest_cpu_time ? 0 : exec_cpu_host_kill_ns(l->cpu_ms);
+	}
+	uint64_t kill_ns = cfg->guest_cpu_time ? 0 : exec_cpu_host_kill_ns(l->cpu_ms);
 	enum phase_end end = pump_phase(s, cmd, cmd_len, deadline, kill_ns, r, err);
+	exec_cpuslot_release(&slot);
 	return finish_phase(s, end, l, r, err);
 }
 

@@ -3,11 +3,15 @@
  * under 3x oversubscription of the node's cores (3 x ncores such runs at
  * once, each in its own engine and sandbox, as executor workers and CLI
  * runs are), as a ratio of the loaded figure to the quiet one measured in
- * the same run. Two modes, run in turn:
+ * the same run. Three modes, run in turn:
  *
- *  - host: the engine as deployed, with the host-side accounting of
- *    executor/cputime.h (time_ms = min(init's figure, the sandbox cgroup's
- *    CPU over the test); TLE decided by the host against the real limit);
+ *  - slots: the engine as deployed: a test runs only while it holds one
+ *    of ncores CPU slots (executor/cpuslot.h), with the host-side
+ *    accounting below;
+ *  - host: without the slots, the host-side accounting of
+ *    executor/cputime.h alone (time_ms = min(init's figure, the sandbox
+ *    cgroup's CPU over the test); TLE decided by the host against the
+ *    real limit);
  *  - guest: exec_engine_config.guest_cpu_time, init's figure alone (what
  *    the engine did before), the baseline the accounting is measured
  *    against.
@@ -106,7 +110,10 @@ static struct exec_job c_job(const struct exec_file *src)
 
 /* An engine of its own for slot k (its own runsc root, work root and
  * cgroup parent: each engine sweeps them at start). */
-static void engine_up(struct exec_engine *e, int k, bool guest)
+enum mode { M_SLOTS, M_HOST, M_GUEST };
+static const char *const mode_names[] = { "slots", "host", "guest" };
+
+static void engine_up(struct exec_engine *e, int k, enum mode mode)
 {
 	/* Borrowed by the engine for its lifetime: never freed here. */
 	char *rroot = malloc(128), *wroot = malloc(128), *cg = malloc(128);
@@ -121,7 +128,8 @@ static void engine_up(struct exec_engine *e, int k, bool guest)
 		.work_root = wroot,
 		.init_path = init_path,
 		.cgroup_parent = cg,
-		.guest_cpu_time = guest,
+		.guest_cpu_time = mode == M_GUEST,
+		.no_cpu_slots = mode != M_SLOTS,
 	};
 	struct gv_err err;
 	if (exec_engine_init(e, &ec, &err) != 0)
@@ -156,10 +164,10 @@ static void slot_remove(int k)
 /* One worker: compile the spin program, say ready on ready_fd, wait for a
  * byte on go_fd (-1: at once), run reps tests, write one line per test to
  * out_fd: "status time guest host". */
-static int worker(int k, bool guest, int ready_fd, int go_fd, int out_fd)
+static int worker(int k, enum mode mode, int ready_fd, int go_fd, int out_fd)
 {
 	struct exec_engine e;
-	engine_up(&e, k, guest);
+	engine_up(&e, k, mode);
 	struct exec_file src = { "main.c", spin_src, strlen(spin_src), false };
 	struct exec_job job = c_job(&src);
 	struct gv_err err;
@@ -212,7 +220,7 @@ struct figures {
 
 /* Runs procs workers at once (their tests start together, after every
  * compile) and collects their lines. */
-static void run_set(int procs, bool guest, struct figures *f)
+static void run_set(int procs, enum mode mode, struct figures *f)
 {
 	int ready[2], go[2], out[2];
 	if (pipe(ready) || pipe(go) || pipe(out))
@@ -226,7 +234,7 @@ static void run_set(int procs, bool guest, struct figures *f)
 			close(ready[0]);
 			close(go[1]);
 			close(out[0]);
-			_exit(worker(k, guest, ready[1], go[0], out[1]));
+			_exit(worker(k, mode, ready[1], go[0], out[1]));
 		}
 	}
 	close(ready[1]);
@@ -471,13 +479,15 @@ int main(int argc, char **argv)
 	/* Quiet before and after the loaded set, so that the load's drift
 	 * over the run is seen in the baseline too. */
 	static struct figures q1, q2, q, ld;
-	for (int mode = 0; mode < 2 && !cost_only; mode++) {
-		bool guest = mode == 1;
-		const char *name = guest ? "guest" : "host";
-		run_set(1, guest, &q1);
+	for (int m = 0; m < 3 && !cost_only; m++) {
+		enum mode mode = (enum mode)m;
+		const char *name = mode_names[m];
+		run_set(1, mode, &q1);
 		double la = loadavg();
-		run_set(procs, guest, &ld);
-		run_set(1, guest, &q2);
+		double t0 = now_ms();
+		run_set(procs, mode, &ld);
+		double loaded_wall = now_ms() - t0;
+		run_set(1, mode, &q2);
 		q = q1;
 		for (int i = 0; i < q2.n && q.n < MAXP * 16; i++) {
 			q.time[q.n] = q2.time[i];
@@ -486,17 +496,18 @@ int main(int argc, char **argv)
 			q.n++;
 		}
 		q.ac += q2.ac, q.tle += q2.tle, q.other += q2.other, q.tle_idle += q2.tle_idle;
-		printf("(%s mode: load average %.2f before the loaded set)\n", name, la);
+		printf("(%s mode: load average %.2f before the loaded set; the loaded set took %.1f s of wall time)\n",
+		       name, la, loaded_wall / 1e3);
 		report_mode(name, &q, &ld, procs);
-		if (!guest)
+		if (mode != M_GUEST)
 			report_sources(&q, &ld);
 	}
 
 	/* What it costs elsewhere: host mode against guest mode, alternated. */
-	printf("== cost of the host-side accounting (host mode / guest mode) ==\n");
+	printf("== cost of the slots and the host-side accounting (as deployed, \"host\" below / before them, \"guest\") ==\n");
 	struct exec_engine eh, eg;
-	engine_up(&eh, 90, false);
-	engine_up(&eg, 91, true);
+	engine_up(&eh, 90, M_SLOTS);
+	engine_up(&eg, 91, M_GUEST);
 	int sessions = quick ? 2 : 3;
 	double pt[2][8], sv[2][8];
 	for (int i = 0; i < sessions; i++) {

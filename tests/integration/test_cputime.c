@@ -117,8 +117,10 @@ static const char *const spin_c =
 	"int main(void){volatile unsigned long x=0;for(unsigned long i=0;i<500000000UL;i++)x+=i;"
 	"printf(\"%lu\\n\",(unsigned long)x);return 0;}\n";
 
-/* Throttled to a quarter of a CPU, the program's guest clock runs two to
- * four times ahead of the CPU it gets; the reported time is the host's,
+/* Throttled to a quarter of a CPU, the program's guest clock may run ahead
+ * of the CPU it gets (two to four times on a loaded node; on a quiet one
+ * gVisor counted almost none of the throttled time, so that is not
+ * asserted); the reported time is never above the host's, which stays
  * within what the quota allows over the test's own wall time. The limit
  * is loose (3 s): under throttling gVisor counts only part of the wait as
  * CPU time, and init's idle rule (wall minus init's CPU figure reaching
@@ -147,9 +149,6 @@ static void cputime__starved_sandbox__reports_cpu_used_not_waited(void **state)
 		assert_int_equal(r.time_ms, r.guest_time_ms < hm ? r.guest_time_ms : hm);
 		/* The sandbox cannot use more than its quota over the test. */
 		assert_true((double)r.host_cpu_us / 1000 <= wall * 0.25 + 50);
-		/* init's figure counted throttled time: it is well above the
-		 * CPU the whole sandbox used. */
-		assert_true(r.guest_time_ms * 1000 > r.host_cpu_us * 5 / 4);
 		exec_phase_result_free(&r);
 	}
 	exec_session_close(s);
