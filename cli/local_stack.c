@@ -117,8 +117,10 @@ static int read_local(struct gv_err *err)
 		gv_err_errno(err, "fstat %s", local.path);
 		goto out;
 	}
-	if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) {
-		gv_err_set(err, GV_EINVAL, "%s is not a regular file owned by this user or root and writable by no one else",
+	if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 077)) {
+		/* It holds the owner's database password: nobody else may
+		 * read it, let alone write it. */
+		gv_err_set(err, GV_EINVAL, "%s is not a regular file owned by this user or root and private to it (mode 0600)",
 			   local.path);
 		goto out;
 	}

@@ -35,14 +35,14 @@ uint64_t exec_cpu_guest_limit(uint64_t limit_ms, uint64_t wall_ms);
 
 /* The host's own kill: once the sandbox cgroup has used this much CPU
  * (ns) in a phase whose real limit is limit_ms, the engine kills the
- * sandbox and the phase is TLE. limit + 100 ms + limit / 20: the margin
- * covers what the sandbox spends around the program in one test (spawn,
- * glibc start-up, init's per-test work; measured 9-85 ms on a loaded
- * 2-core node), so that the program's own CPU is past its limit when
- * this fires, and min(guest, host) would have said TLE too. Not on a node
- * loaded far past its cores: the sandbox also spends ~0.1-0.18 s of CPU
- * per second of wall time while a test runs, and a starved program's wall
- * time is long (tests/bench/README.md). */
+ * sandbox and the phase is TLE. 2 x limit + 200 ms: a backstop that bounds
+ * what a program that never stops burns, not the judge of the limit (that
+ * is min(guest, host) against the real limit when the run ends). The host
+ * figure carries what the Sentry spends for the program, which is large
+ * for a program that faults memory in (a C program filling 256 MiB was
+ * killed at limit + 100 ms + limit / 20 by the host while init's figure
+ * was under the limit, and got TLE for an MLE), so a tight margin turns
+ * such programs' verdicts into TLE. */
 uint64_t exec_cpu_host_kill_ns(uint64_t limit_ms);
 
 enum exec_cpu_outcome {

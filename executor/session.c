@@ -65,6 +65,10 @@ struct exec_session {
 	 * phase's guest clock ran past init's loose limit while the host
 	 * figure stayed below the real one (no verdict from that run). */
 	uint64_t cpu0_ns;
+	/* The sandbox cgroup's CPU time just before the sandbox started (0
+	 * for one created and started at once): where its compile is counted
+	 * from, since init compiles as soon as it boots. */
+	uint64_t boot_cpu_ns;
 	int64_t cpu_next_ms; /* the next host CPU check of the running phase (monotonic ms) */
 	bool starved;
 	bool dir_made, created, reaped, dead, out_eof, err_eof;
@@ -707,10 +711,14 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 	if (!compile && !cfg->no_cpu_slots) {
 		const char *dir = cfg->cpu_slot_dir ? cfg->cpu_slot_dir : EXEC_CPU_SLOT_DIR;
 		unsigned n = cfg->cpu_slots ? cfg->cpu_slots : exec_cpuslot_count();
+		int64_t asked = now_ms();
 		if (exec_cpuslot_acquire(dir, n, s->deadline, &slot, err) != 0) {
 			result_set(r, "IE", "none", "no CPU slot for the test");
 			return -1;
 		}
+		/* The sandbox did nothing while it waited: the wait does not
+		 * shorten what is left of its lifetime deadline. */
+		s->deadline += now_ms() - asked;
 	}
 
 	/* Host backstop: init enforces wall_ms itself; if it does not answer
@@ -725,6 +733,11 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 		exec_cpuslot_release(&slot);
 		return -1;
 	}
+	/* gavel-init starts the compile as soon as the sandbox boots, before
+	 * this is reached: the compile is counted from the start (the boot's
+	 * CPU with it, which only errs on the high side of min(guest, host)). */
+	if (compile)
+		s->cpu0_ns = s->boot_cpu_ns;
 	uint64_t kill_ns = cfg->guest_cpu_time ? 0 : exec_cpu_host_kill_ns(l->cpu_ms);
 	enum phase_end end = pump_phase(s, cmd, cmd_len, deadline, kill_ns, r, err);
 	exec_cpuslot_release(&slot);
@@ -1639,6 +1652,10 @@ static int session_adopt(struct exec_session *s, const struct exec_job *job, str
 	if (write_job_files(s, job, err) != 0)
 		goto fail;
 	int64_t t0 = now_ms();
+	/* Created ahead, its cgroup has counted its creation and its idle
+	 * time: the compile is counted from here (fails closed). */
+	if (!s->e->cfg.guest_cpu_time && sandbox_cpu_ns(s, &s->boot_cpu_ns, err) != 0)
+		goto fail;
 	if (exec_runsc_start(&s->e->runsc, s->id, err) != 0)
 		goto fail;
 	s->started = true;

@@ -15,7 +15,7 @@
 struct init_limits {
 	uint64_t cpu_ms;
 	uint64_t wall_ms;
-	uint64_t idle_ms;        /* tests: wall minus CPU reaching this is TLE (0 in compile limits: none) */
+	uint64_t idle_ms;        /* tests: idle (nothing runnable, CPU still) this long is TLE (0 in compile limits: none) */
 	uint64_t memory_kb;
 	uint64_t output_bytes;   /* stdout cap (compile: stdout + stderr together) */
 	uint64_t stderr_bytes;   /* stderr capture cap (tests) */

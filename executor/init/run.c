@@ -712,15 +712,20 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 			if (memfd >= 0)
 				sample_memory(memfd, &o->vmpeak_kb, &o->hwm_kb);
 			int64_t cpu_now = -1;
-			int runnable = 0;
+			int runnable = 0, walked = 0;
 			if (tree && ++tree_tick % tree_every == 0) {
 				struct tree_sample ts;
-				if (sample_tree(procfd, &ts) == 0) {
-					cpu_now = (int64_t)(ts.cpu_ms + r->reaped_us / 1000u);
-					runnable = ts.runnable;
-					if (ts.rss_kb > o->tree_rss_kb)
-						o->tree_rss_kb = ts.rss_kb;
+				if (sample_tree(procfd, &ts) != 0) {
+					/* Fail closed: without the walk the limits
+					 * would bind the first process only. */
+					gv_err_errno(err, "walk the process tree");
+					goto fail;
 				}
+				walked = 1;
+				cpu_now = (int64_t)(ts.cpu_ms + r->reaped_us / 1000u);
+				runnable = ts.runnable;
+				if (ts.rss_kb > o->tree_rss_kb)
+					o->tree_rss_kb = ts.rss_kb;
 			} else {
 				/* RLIMIT_CPU works in whole seconds and a program may
 				 * ignore SIGXCPU: the CPU limit itself is enforced here,
@@ -750,8 +755,13 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 			 * CPU is runnable, not idle (measured: with a load of 22 on
 			 * 2 cores gVisor counted only part of a spin's wall time as
 			 * CPU time); the CPU window keeps a program whose main
-			 * thread sleeps while others work out of it. */
-			init_idle_sample(&idle, cpu_now, runnable, now, tree ? 1 : 2);
+			 * thread sleeps while others work out of it. A run that
+			 * may start processes is judged idle on its tree walks
+			 * alone (20 ms apart): the samples between them see the
+			 * first process only, whose main thread may wait on
+			 * threads or children that work (the JVM's launcher). */
+			if (!tree || walked)
+				init_idle_sample(&idle, cpu_now, runnable, now, tree ? 1 : 2);
 			o->idle_ms = idle.idle_ms;
 			if (!killed && spec->idle_is_tle && lim->idle_ms && o->idle_ms >= lim->idle_ms) {
 				o->killed_idle = 1;

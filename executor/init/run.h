@@ -72,7 +72,7 @@ struct init_run_spec {
 	int combined_cap;   /* compile: stdout + stderr together over output_bytes is OLE */
 	int drop_to_sandbox_uid; /* init is uid 0: the child becomes INIT_SANDBOX_UID/GID */
 	const struct init_stream *stream; /* interactive runs only; NULL: memfd stdin, captured stdout */
-	int idle_is_tle;    /* tests: idle (wall minus CPU) up to the CPU limit ends the run as TLE */
+	int idle_is_tle;    /* tests: idle (nothing runnable, CPU still) for idle_ms ends the run as TLE */
 	int no_rlimit_as;   /* tests: no RLIMIT_AS even with lim->rlimit_as; memory is the sampled resident size */
 	int compile_phase;  /* a compiler: the process tree (procs > 1) is walked every 200 ms, not 20 */
 	int single_process; /* the policy refuses new processes (procs:1): RLIMIT_NPROC then bounds

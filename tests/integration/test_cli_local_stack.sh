@@ -16,7 +16,7 @@ case "$G" in /*) ;; *) G=$PWD/$G ;; esac
 . tests/lib/tap.sh
 # shellcheck source=tests/lib/services.sh
 . tests/lib/services.sh
-echo 1..17
+echo 1..18
 [ -x "$G" ] || bail "$G is not built"
 
 T=$(mktemp -d /tmp/gavel-cli-local.XXXXXX) || bail "mktemp failed"
@@ -82,7 +82,11 @@ check "GAVEL_DATABASE_URL wins over local.env" bash -c "! grep -q '$NAME' '$T/ou
 chmod 0666 "$T/var/local.env"
 bare tenant list
 check "a local.env others may write is refused, with the reason" bash -c \
-	"grep -q 'writable by no one else' '$T/out' && ! grep -q '$NAME' '$T/out'"
+	"grep -q 'private to it' '$T/out' && ! grep -q '$NAME' '$T/out'"
+chmod 0644 "$T/var/local.env"
+bare tenant list
+check "a local.env others may read (it holds the owner's password) is refused" bash -c \
+	"grep -q 'private to it' '$T/out' && ! grep -q '$NAME' '$T/out'"
 chmod 0600 "$T/var/local.env"
 
 cp -p "$T/var/local.env" "$T/local.env.saved"

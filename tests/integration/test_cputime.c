@@ -122,10 +122,8 @@ static const char *const spin_c =
  * gVisor counted almost none of the throttled time, so that is not
  * asserted); the reported time is never above the host's, which stays
  * within what the quota allows over the test's own wall time. The limit
- * is loose (3 s): under throttling gVisor counts only part of the wait as
- * CPU time, and init's idle rule (wall minus init's CPU figure reaching
- * the limit is TLE, PROTOCOL.md) would stop a program held at 25 % of a
- * CPU long before the host's figure says anything. */
+ * is loose (3 s), to keep the test clear of the CPU limit whatever the
+ * node's load. */
 static void cputime__starved_sandbox__reports_cpu_used_not_waited(void **state)
 {
 	(void)state;

@@ -106,7 +106,10 @@ fi
 # post KEY GPUS SLEEP_S -> submission id (empty on failure; the code in $TMP/code)
 post() {
 	local body
+	# limits: a program idle for its whole time limit is TLE; the sleep
+	# that holds the GPUs stays under it.
 	body=$(python3 -c 'import json,sys; print(json.dumps({"language": "python3", "gpus": int(sys.argv[1]),
+		"limits": {"time_ms": 8000, "wall_ms": 20000},
 		"source": "import os, time\nfor k in sorted(os.environ): print(k + \"=\" + os.environ[k])\ntime.sleep(%s)\n" % sys.argv[2]}))' "$2" "$3")
 	curl -s -o "$TMP/resp" -w '%{http_code}' -X POST "$API/v1/submissions" -H "X-Auth-Token: $1" \
 		-H 'Content-Type: application/json' -d "$body" >"$TMP/code"

@@ -160,9 +160,11 @@ def kinds1(i):
 def kinds2(i):
     k = i % 6
     return [
-        ("python3", PY_SLOW % "1.5", "AC", None), ("python3", PY_SLOW % "1", "AC", None),
+        # A program idle for its whole time limit is TLE (as in DOMjudge
+        # and Kattis): the slow ones get a limit above their sleep.
+        ("python3", PY_SLOW % "1.5", "AC", 4000), ("python3", PY_SLOW % "1", "AC", 4000),
         ("c", C_SUM, "AC", None), ("python3", PY_WA, "WA", None),
-        ("python3", PY_SLOW % "0.5", "AC", None), ("c", C_WA, "WA", None),
+        ("python3", PY_SLOW % "0.5", "AC", 4000), ("c", C_WA, "WA", None),
     ][k]
 
 os.makedirs(out, exist_ok=True)

@@ -188,9 +188,10 @@ check_alive "the native API group"
 # ------------------------------------------------------- (b) SSE events
 
 # Two slow jobs fill the executor's two slots first, so the watched one is
-# still queued when the stream opens.
+# still queued when the stream opens (their time limit is above their sleep:
+# a program idle for its whole limit is TLE).
 for _ in 1 2; do
-	req POST /v1/submissions "${A[@]}" "${J[@]}" -d '{"language":"python3","source":"import time\ntime.sleep(2)","stdin":""}'
+	req POST /v1/submissions "${A[@]}" "${J[@]}" -d '{"language":"python3","source":"import time\ntime.sleep(2)","stdin":"","limits":{"time_ms":5000,"wall_ms":15000}}'
 done
 req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(body c "$C_SUM")"
 SID_SSE=$(pj 'd["id"]')
