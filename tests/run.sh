@@ -37,8 +37,10 @@ run_tap() { # name timeout command...
 	shift 2
 	case "$name" in *"$FILTER"*) ;; *) return 0 ;; esac
 	local log="$logdir/$(echo "$name" | tr '/' '_').log"
+	local t0=$SECONDS
 	CMOCKA_MESSAGE_OUTPUT=TAP timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
 	local rc=$?
+	local took=$((SECONDS - t0))
 	local ok notok plan
 	ok=$(grep -cE '^ok [0-9]+' "$log")
 	notok=$(grep -cE '^not ok [0-9]+' "$log")
@@ -54,20 +56,28 @@ run_tap() { # name timeout command...
 	failed=$((failed + notok + missing))
 	if [ $((notok + missing)) -gt 0 ]; then
 		failures+=("$name (exit $rc, log $log)")
-		printf 'FAIL %s: %d ok, %d not ok, %d missing (exit %d)\n' "$name" "$ok" "$notok" "$missing" "$rc"
+		printf 'FAIL %s: %d ok, %d not ok, %d missing (exit %d) (%d s)\n' "$name" "$ok" "$notok" "$missing" "$rc" "$took"
 		grep -E '^not ok|ERROR|error:' "$log" | head -n 20 | sed 's/^/    /'
 	else
-		printf 'ok   %s: %d\n' "$name" "$ok"
+		printf 'ok   %s: %d (%d s)\n' "$name" "$ok" "$took"
 	fi
 }
 
-echo "== unit"
+section_start=$SECONDS
+section() { # the next section's name; prints how long the last one took
+	[ -n "${section_name:-}" ] && echo "   ($section_name: $((SECONDS - section_start)) s)"
+	section_name=$1
+	section_start=$SECONDS
+	echo "== $1"
+}
+
+section unit
 for t in "$BUILD"/tests/unit/test_*; do
 	[ -x "$t" ] || continue
 	run_tap "unit/$(basename "$t")" 300 "$t"
 done
 
-echo "== services for integration tests"
+section "services for integration tests"
 if ! services_start "$services_dir"; then
 	echo "FAIL could not start PostgreSQL and Redis for the integration tests"
 	failed=$((failed + 1))
@@ -75,7 +85,7 @@ if ! services_start "$services_dir"; then
 else
 	# shellcheck disable=SC1091
 	. "$services_dir/env"
-	echo "== integration"
+	section integration
 	for t in "$BUILD"/tests/integration/test_*; do
 		[ -x "$t" ] || continue
 		run_tap "integration/$(basename "$t")" 600 "$t"
@@ -86,7 +96,7 @@ else
 	done
 fi
 
-echo "== security"
+section security
 for t in tests/security/*.sh; do
 	[ -f "$t" ] || continue
 	run_tap "security/$(basename "$t")" 900 bash "$t"
@@ -95,12 +105,15 @@ done
 # The README's `make run` on a brand-new Debian 12 root, one submission per
 # language (tests/fresh/fresh_root_smoke.sh; ~15 min on 2 cores the first
 # time, less once its base root and .deb files are cached under /var/tmp).
-echo "== fresh root"
+section "fresh root"
 for t in tests/fresh/*.sh; do
 	[ -f "$t" ] || continue
 	run_tap "fresh/$(basename "$t")" 1800 bash "$t"
 done
 
+section_end() { [ -n "${section_name:-}" ] && echo "   ($section_name: $((SECONDS - section_start)) s)"; }
+section_end
+echo "   (all: $SECONDS s)"
 echo
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "Failed:"
