@@ -125,11 +125,21 @@ body_for() { # file problem-id [extra json]
 	python3 -c 'import json,sys; d={"language":sys.argv[2],"source":open(sys.argv[1]).read(),"problem_id":sys.argv[3]}
 d.update(json.loads(sys.argv[4])); print(json.dumps(d))' "$1" "$(lang_of "$1")" "$2" "${3:-{\}}"
 }
-# Every labelled submission of every fixture, as test_judge_fixtures.sh
-# judges them with `gavel judge`.
+# One labelled submission per problem and verdict folder, judged by the
+# service as test_judge_fixtures.sh judges every one with `gavel judge`:
+# every problem and every verdict class goes through the service (all 90
+# took over 15 minutes on 2 cores), plus the two the checks below read.
 SUBS=()
+declare -A SEEN
 for s in tests/problems/*/submissions/*/*; do
-	[ -f "$s" ] && SUBS+=("${s#tests/problems/}")
+	[ -f "$s" ] || continue
+	s=${s#tests/problems/}
+	case "$s" in
+	scoring/submissions/wrong_answer/int32_scores_40.c | hello/submissions/wrong_answer/no_comma.py) ;;
+	*) [ -n "${SEEN[${s%/*}]:-}" ] && continue ;;
+	esac
+	SEEN[${s%/*}]=1
+	SUBS+=("$s")
 done
 declare -A SID_OF
 for s in "${SUBS[@]}"; do
