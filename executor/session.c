@@ -708,9 +708,9 @@ static int run_phase(struct exec_session *s, const char *cmd, size_t cmd_len,
 	 * none. Waiting for a slot counts in no limit of the test. */
 	struct exec_cpuslot slot = { -1, -1 };
 	const struct exec_engine_config *cfg = &s->e->cfg;
-	if (!compile && !cfg->no_cpu_slots) {
+	if (!compile && cfg->cpu_slots > 0) {
 		const char *dir = cfg->cpu_slot_dir ? cfg->cpu_slot_dir : EXEC_CPU_SLOT_DIR;
-		unsigned n = cfg->cpu_slots ? cfg->cpu_slots : exec_cpuslot_count();
+		unsigned n = cfg->cpu_slots;
 		int64_t asked = now_ms();
 		if (exec_cpuslot_acquire(dir, n, s->deadline, &slot, err) != 0) {
 			result_set(r, "IE", "none", "no CPU slot for the test");

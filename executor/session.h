@@ -59,14 +59,13 @@ struct exec_engine_config {
 	 * figure does not grow with the node's load). Only the benchmarks set
 	 * it, to measure that accounting against what it replaces. */
 	bool guest_cpu_time;
-	/* CPU slots (executor/cpuslot.h): a test phase runs only while it
-	 * holds one of cpu_slots [the CPUs this process may use] lock files
-	 * under cpu_slot_dir [/run/gavel/cpu-slots], shared by every engine
-	 * on the node. no_cpu_slots runs tests without them (the benchmarks,
-	 * to measure what they change). */
+	/* CPU slots (executor/cpuslot.h): with cpu_slots > 0 a test phase
+	 * runs only while it holds one of cpu_slots lock files under
+	 * cpu_slot_dir [/run/gavel/cpu-slots], shared by every engine on the
+	 * node. 0: off, the default until their cost to throughput is
+	 * measured (tests/bench/bench_cpu_load sets it for its "slots" mode). */
 	const char *cpu_slot_dir;
 	uint32_t cpu_slots;
-	bool no_cpu_slots;
 	/* runsc --nvproxy (its GPU proxy) for every sandbox: set only on a
 	 * node with real GPUs, after executor/gpu.c found the flag. */
 	bool nvproxy;

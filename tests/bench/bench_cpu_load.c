@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "executor/cpuslot.h"
 #include "executor/session.h"
 
 #define MAXP 64
@@ -129,7 +130,7 @@ static void engine_up(struct exec_engine *e, int k, enum mode mode)
 		.init_path = init_path,
 		.cgroup_parent = cg,
 		.guest_cpu_time = mode == M_GUEST,
-		.no_cpu_slots = mode != M_SLOTS,
+		.cpu_slots = mode == M_SLOTS ? exec_cpuslot_count() : 0,
 	};
 	struct gv_err err;
 	if (exec_engine_init(e, &ec, &err) != 0)
