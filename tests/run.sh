@@ -57,7 +57,12 @@ run_tap() { # name timeout command...
 	if [ $((notok + missing)) -gt 0 ]; then
 		failures+=("$name (exit $rc, log $log)")
 		printf 'FAIL %s: %d ok, %d not ok, %d missing (exit %d) (%d s)\n' "$name" "$ok" "$notok" "$missing" "$rc" "$took"
-		grep -E '^not ok|ERROR|error:' "$log" | head -n 20 | sed 's/^/    /'
+		# Each failure with the first two diagnostic ("# ") lines after
+		# it: CI shows only this summary, not the logs.
+		awk '/^not ok / { print; d = 2; next }
+		     /^# / && d > 0 { print; d--; next }
+		     { d = 0 }
+		     /ERROR|error:/ { print }' "$log" | head -n 24 | cut -c1-300 | sed 's/^/    /'
 	else
 		printf 'ok   %s: %d (%d s)\n' "$name" "$ok" "$took"
 	fi

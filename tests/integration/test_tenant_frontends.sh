@@ -50,33 +50,69 @@ done
 # Let the bucket fill completely before the burst.
 sleep 1.5
 
-# 600 requests, alternating frontends, 16 at a time; each line: code and the
-# request's start time.
-for i in $(seq 600); do echo "${ports[$((i % 2))]}"; done >"$tmp/targets"
-start=$(date +%s.%N)
-xargs -P 16 -I{} curl -s -o /dev/null -D - -H "X-Auth-Token: $K" \
-	"http://127.0.0.1:{}/v1/submissions/nosuchsubmission0000" <"$tmp/targets" >"$tmp/headers"
-end=$(date +%s.%N)
-accepted=$(grep -c '^HTTP/1.1 404' "$tmp/headers")
-limited=$(grep -c '^HTTP/1.1 429' "$tmp/headers")
-python3 - "$start" "$end" "$accepted" "$RATE" "$BURST" >"$tmp/verdict" <<'PY'
-import sys
-start, end, accepted, rate, burst = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-expected = burst + rate * (end - start)
-print("%d %.1f %.3f" % (1 if abs(accepted - expected) <= 0.05 * expected else 0, expected, end - start))
+# 600 requests, alternating frontends, from 16 threads on kept-alive
+# connections (one curl process per request was too slow on a busy 2-core
+# CI machine: the burst took over 5 s, the bucket refilled as fast as it
+# was drained and nothing was refused). Prints the counts, the window and
+# the first 429's headers; the bucket's expectation is computed from the
+# window the requests really took.
+python3 - "$K" "$RATE" "$BURST" "${ports[@]}" >"$tmp/verdict" 2>"$tmp/load.err" <<'PY'
+import http.client, sys, threading, time
+key, rate, burst, ports = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+total, workers = 600, 16
+codes, first429, lock = {}, [], threading.Lock()
+todo = iter(range(total))
+def worker():
+    conns = {}
+    while True:
+        with lock:
+            i = next(todo, None)
+        if i is None:
+            return
+        port = ports[i % len(ports)]
+        for attempt in (0, 1):
+            try:
+                c = conns.get(port) or http.client.HTTPConnection("127.0.0.1", int(port), timeout=20)
+                conns[port] = c
+                c.request("GET", "/v1/submissions/nosuchsubmission0000", headers={"X-Auth-Token": key})
+                r = c.getresponse()
+                r.read()
+                break
+            except (OSError, http.client.HTTPException):
+                conns.pop(port, None)
+                if attempt:
+                    r = None
+        with lock:
+            code = r.status if r is not None else 0
+            codes[code] = codes.get(code, 0) + 1
+            if code == 429 and not first429:
+                first429.append("\n".join("%s: %s" % kv for kv in r.getheaders()))
+threads = [threading.Thread(target=worker) for _ in range(workers)]
+start = time.time()
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+elapsed = time.time() - start
+accepted, limited = codes.get(404, 0), codes.get(429, 0)
+expected = burst + rate * elapsed
+print("%d %d %d %.1f %.3f %s" % (accepted, limited, 1 if abs(accepted - expected) <= 0.05 * expected else 0,
+                                 expected, elapsed, ",".join("%s:%s" % kv for kv in sorted(codes.items()))))
+sys.stderr.write((first429[0] if first429 else "") + "\n")
 PY
-read -r within expected elapsed <"$tmp/verdict"
+read -r accepted limited within expected elapsed all_codes <"$tmp/verdict"
+accepted=${accepted:-0} limited=${limited:-0}
 if [ $((accepted + limited)) -eq 600 ] && [ "$limited" -gt 0 ]; then
 	ok "600 requests over 2 frontends: $accepted accepted, $limited refused with 429"
 else
-	notok "600 requests over 2 frontends answered 404 or 429" "accepted $accepted, limited $limited"
+	notok "600 requests over 2 frontends answered 404 or 429" "codes ${all_codes:-none} in ${elapsed:-?} s"
 fi
 if [ "$within" = 1 ]; then
 	ok "accepted $accepted vs bucket $expected (burst $BURST + $RATE/s x ${elapsed}s): within 5%"
 else
 	notok "accepted count matches the shared bucket within 5%" "accepted $accepted, expected $expected over ${elapsed}s"
 fi
-h429=$(awk 'BEGIN{RS="\r\n\r\n"} /^HTTP\/1.1 429/ {print; exit}' "$tmp/headers")
+h429=$(cat "$tmp/load.err")
 if grep -qi '^Retry-After: [0-9]' <<<"$h429" && grep -qi '^X-RateLimit-Limit: [0-9]' <<<"$h429" &&
 	grep -qi '^X-RateLimit-Remaining: [0-9]' <<<"$h429" && grep -qi '^X-RateLimit-Reset: [0-9]' <<<"$h429"; then
 	ok "429 carries Retry-After and X-RateLimit-Limit/Remaining/Reset"

@@ -21,6 +21,8 @@
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <grp.h>
+#include <setjmp.h>
+#include <signal.h>
 
 #ifndef __NR_io_uring_setup
 #define __NR_io_uring_setup 425
@@ -424,10 +426,33 @@ static void g_perf_event(void)
 /* ---- other ABIs: the allowlist must not be bypassable through the i386
  * (int $0x80) or x32 syscall tables. Even a harmless call that works there
  * shows the filter does not pin the architecture. ---- */
+static sigjmp_buf int80_fault;
+
+static void int80_on_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(int80_fault, 1);
+}
+
+/* A host without i386 emulation (ia32_emulation=0, or a platform that does
+ * not route the gate) answers int $0x80 with SIGSEGV: no i386 table is
+ * reachable at all, which is the refusal this group looks for, so it reads
+ * as ENOSYS rather than ending the probe. */
 static long int80(long nr, long a1, long a2, long a3)
 {
-	long ret;
-	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(a1), "c"(a2), "d"(a3) : "memory");
+	struct sigaction on_segv = { .sa_handler = int80_on_segv }, before;
+	sigemptyset(&on_segv.sa_mask);
+	if (sigaction(SIGSEGV, &on_segv, &before) != 0)
+		return -EINVAL;
+	volatile long ret = -ENOSYS;
+	if (sigsetjmp(int80_fault, 1) == 0) {
+		long r;
+		__asm__ volatile("int $0x80" : "=a"(r) : "a"(nr), "b"(a1), "c"(a2), "d"(a3) : "memory");
+		ret = r;
+	} else {
+		info("int $0x80 nr %ld raised SIGSEGV: no i386 entry on this host", nr);
+	}
+	sigaction(SIGSEGV, &before, NULL);
 	return ret;
 }
 
