@@ -261,7 +261,12 @@ echo "R status \$?"
 EOF
 
 echo "# make run in the fresh root (ports $PG $RP $AP; cgroup $CG); log in $OUT while it runs"
-bwrap --bind "$ROOT" / --dev-bind /dev /dev --proc /proc --bind /sys /sys --tmpfs /run \
+# A clean environment, as a new user's shell has: under tests/run.sh this
+# process carries the harness's GAVEL_ROOT, BUILD and database URLs, which
+# sent the root's gavel-local to the host's checkout (make run "started"
+# nothing inside, and every submission found no stack).
+env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	bwrap --bind "$ROOT" / --dev-bind /dev /dev --proc /proc --bind /sys /sys --tmpfs /run \
 	--bind "$ARCHIVES" /var/cache/apt/archives --cap-add ALL --die-with-parent \
 	/bin/bash /fresh/inner.sh >"$OUT/results" 2>"$OUT/inner.err" 9>&-
 bwrap_rc=$?
