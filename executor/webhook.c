@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/backoff.h"
+#include "common/feedback.h"
 #include "common/json.h"
 #include "common/pg.h"
 #include "common/judge0.h"
@@ -536,7 +537,11 @@ static int load(const struct exec_webhook_env *env, const struct exec_webhook_it
 			     "SELECT id, language, status, verdict, "
 			     "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
 			     "to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "
-			     "result::text, request->>'callback_url', api = 'judge0' "
+			     "result::text, request->>'callback_url', api = 'judge0', "
+			     /* The problem's feedback policy: the body is what GET
+			      * shows, filtered as GET filters it. */
+			     "(SELECT p.feedback::text FROM problems p WHERE p.tenant_id = submissions.tenant_id "
+			     "AND p.id = submissions.problem_id) "
 			     "FROM submissions WHERE id = $1 AND status = 'done'",
 			     1, p, err);
 	if (!l->res)
@@ -569,6 +574,7 @@ static int load(const struct exec_webhook_env *env, const struct exec_webhook_it
 	const char *rtext = val(l->res, 6);
 	if (rtext && !(l->result = gv_json_parse(rtext, strlen(rtext), WEBHOOK_BODY_MAX, 0, err)))
 		goto fail_nocommit;
+	gv_feedback_filter(l->result, val(l->res, 9));
 	l->judge0 = val(l->res, 8) && !strcmp(val(l->res, 8), "t");
 	l->row = (struct exec_webhook_row){
 		.id = val(l->res, 0),

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "frontend/api_internal.h"
 
@@ -156,6 +157,28 @@ int fe_get_text(const json_t *obj, const char *key, const char *field, size_t ma
 		return fe_apierr_set(e, 400, "invalid_request", "field '%s': contains a NUL byte", field);
 	*out = json_string_value(v);
 	*len = n;
+	return 0;
+}
+
+int fe_get_callback_url(const json_t *body, struct fe_job *job, struct fe_apierr *e)
+{
+	const char *cb;
+	size_t len;
+	int r = fe_get_text(body, "callback_url", "callback_url", 2048, false, &cb, &len, e);
+	if (r != 0 || len == 0)
+		return r < 0 ? -1 : 0;
+	size_t scheme = !strncasecmp(cb, "https://", 8) ? 8 : !strncasecmp(cb, "http://", 7) ? 7 : 0;
+	if (!scheme)
+		return fe_apierr_set(e, 400, "invalid_request",
+				     "field 'callback_url': only http:// and https:// URLs are delivered");
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)cb[i] <= ' ' || cb[i] == 0x7f)
+			return fe_apierr_set(e, 400, "invalid_request",
+					     "field 'callback_url': spaces and control characters are not allowed");
+	size_t host = strcspn(cb + scheme, "/?#");
+	if (host == 0 || cb[scheme] == ':' || cb[scheme] == '@')
+		return fe_apierr_set(e, 400, "invalid_request", "field 'callback_url': no host");
+	json_object_set_new(job->spec, "callback_url", json_stringn(cb, len));
 	return 0;
 }
 

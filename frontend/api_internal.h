@@ -16,6 +16,11 @@ json_t *fe_text(const char *s, size_t len, const char *field, size_t max, struct
 /* String field: 0 set, 1 absent/null (unless required), -1 error. */
 int fe_get_text(const json_t *obj, const char *key, const char *field, size_t max, bool required,
 		const char **out, size_t *len, struct fe_apierr *e);
+/* The optional "callback_url" field into job->spec: 0 set or absent, -1
+ * error (400). Only http:// and https:// URLs with a host, no spaces or
+ * control characters, are taken at submit; where they may point (public
+ * addresses only) is the deliverer's check when it resolves the host. */
+int fe_get_callback_url(const json_t *body, struct fe_job *job, struct fe_apierr *e);
 /* Non-negative integer field <= max: 0 set, 1 absent/null, -1 error. */
 int fe_get_uint(const json_t *obj, const char *key, const char *field, uint32_t max, uint32_t *out,
 		struct fe_apierr *e);

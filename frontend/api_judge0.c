@@ -313,13 +313,8 @@ int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
 		w_ms = 0; /* wall stays the language default */
 	if (fe_job_limits(job, t_ms, w_ms, m_mb, o_kb, e) < 0)
 		goto fail;
-	const char *cb;
-	size_t cbl;
-	r = fe_get_text(body, "callback_url", "callback_url", 2048, false, &cb, &cbl, e);
-	if (r < 0)
+	if (fe_get_callback_url(body, job, e) < 0)
 		goto fail;
-	if (r == 0 && cbl > 0)
-		json_object_set_new(job->spec, "callback_url", json_stringn(cb, cbl));
 	free(src);
 	free(in);
 	free(exp);

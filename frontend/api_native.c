@@ -281,13 +281,8 @@ int fe_native_parse(const json_t *body, const struct fe_catalog *cat, const stru
 	if (fe_get_uint(body, "gpus", "gpus", GV_JOBSPEC_GPUS_MAX, &gpus, e) < 0)
 		goto fail;
 	json_object_set_new(job->spec, "gpus", json_integer(gpus));
-	const char *cb;
-	size_t cbl;
-	r = fe_get_text(body, "callback_url", "callback_url", 2048, false, &cb, &cbl, e);
-	if (r < 0)
+	if (fe_get_callback_url(body, job, e) < 0)
 		goto fail;
-	if (r == 0)
-		json_object_set_new(job->spec, "callback_url", json_stringn(cb, cbl));
 	if (parse_problem(body, job, e) < 0)
 		goto fail;
 	return 0;

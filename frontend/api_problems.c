@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/feedback.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/queue.h"
@@ -82,13 +83,8 @@ static const char SQL_RESOLVE[] =
 
 /* ------------------------------------------------------------- policy */
 
-static const char *const ITEMS[] = { "input", "expected", "output", "diff" };
-#define N_ITEMS 4
-
-static json_t *default_policy(void)
-{
-	return json_pack("{s:[ssss],s:[]}", "sample", "input", "expected", "output", "diff", "secret");
-}
+#define ITEMS gv_feedback_items
+#define N_ITEMS GV_FEEDBACK_ITEMS
 
 static int parse_list(const char *s, const char *field, json_t **out, struct fe_apierr *e)
 {
@@ -124,7 +120,7 @@ static int parse_list(const char *s, const char *field, json_t **out, struct fe_
 int fe_problem_policy_from_query(const char *sample, const char *secret, json_t **out, struct fe_apierr *e)
 {
 	*out = NULL;
-	json_t *p = default_policy();
+	json_t *p = gv_feedback_default_policy();
 	if (!p)
 		return fe_apierr_set(e, 500, "internal", "out of memory");
 	json_t *a;
@@ -179,47 +175,6 @@ static int policy_from_json(const json_t *j, json_t **out, struct fe_apierr *e)
 			snprintf(lists[k], sizeof(lists[k]), "none");
 	}
 	return fe_problem_policy_from_query(lists[0], lists[1], out, e);
-}
-
-static bool allowed(const json_t *list, const char *item)
-{
-	size_t i;
-	json_t *v;
-	json_array_foreach(list, i, v)
-		if (json_is_string(v) && !strcmp(json_string_value(v), item))
-			return true;
-	return false;
-}
-
-void fe_problem_feedback_filter(json_t *result, const char *policy)
-{
-	if (!json_is_object(result) || !json_object_get(result, "problem"))
-		return;
-	json_t *pol = policy ? json_loads(policy, 0, NULL) : NULL;
-	json_t *sample = json_object_get(pol, "sample"), *secret = json_object_get(pol, "secret");
-	if (!json_is_array(sample) || !json_is_array(secret)) {
-		json_decref(pol);
-		pol = default_policy();
-		sample = json_object_get(pol, "sample");
-		secret = json_object_get(pol, "secret");
-	}
-	size_t i;
-	json_t *t;
-	json_array_foreach(json_object_get(result, "tests"), i, t) {
-		/* Fail closed: anything not marked a sample is secret. */
-		const json_t *list = json_is_true(json_object_get(t, "sample")) ? sample : secret;
-		json_t *fb = json_object_get(t, "feedback");
-		if (fb) {
-			for (size_t k = 0; k < N_ITEMS; k++)
-				if (!list || !allowed(list, ITEMS[k]))
-					json_object_del(fb, ITEMS[k]);
-			if (json_object_size(fb) == 0)
-				json_object_del(t, "feedback");
-		}
-		if (!list || (!allowed(list, "expected") && !allowed(list, "diff")))
-			json_object_set_new(t, "message", json_string(""));
-	}
-	json_decref(pol);
 }
 
 /* ------------------------------------------------------------ helpers */

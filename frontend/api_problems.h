@@ -36,12 +36,6 @@ void fe_problem_submission_check(struct fe_req *r, json_t *rows, bool wait);
  * Takes rows. */
 void fe_submission_store(struct fe_req *r, json_t *rows, bool wait);
 
-/* Applies a feedback policy (its JSON text; NULL or malformed: the
- * default) to a stored problem result in place: per test, "feedback" keeps
- * only the allowed items, and the checker's "message", which may quote the
- * answer, stays only where "expected" or "diff" is allowed. A result
- * without "problem" is left alone. Pure. */
-void fe_problem_feedback_filter(json_t *result, const char *policy);
 
 /* Parses the two query lists into a policy object (new reference). NULL
  * values keep the default for that class. -1 with e (400) on an unknown

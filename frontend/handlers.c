@@ -3,6 +3,7 @@
  * connections. Every query carries the caller's tenant twice: as the
  * transaction's gavel.tenant_id (row-level security) and in its WHERE
  * clause, so another tenant's id answers exactly like a missing one. */
+#include <errno.h>
 #include <event2/buffer.h>
 #include <hiredis/hiredis.h>
 #include <sodium.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/feedback.h"
 #include "common/jobspec.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -126,7 +128,7 @@ static void row_load(const PGresult *res, int i, struct rowbuf *rb)
 		rb->total = atoll(PQgetvalue(res, i, 8));
 	/* What the submitter may see of a problem's tests: filtered here,
 	 * before any API renders the row. */
-	fe_problem_feedback_filter(rb->res, PQnfields(res) > 9 ? val(res, i, 9) : NULL);
+	gv_feedback_filter(rb->res, PQnfields(res) > 9 ? val(res, i, 9) : NULL);
 }
 
 static void row_clear(struct rowbuf *rb)
@@ -1161,6 +1163,31 @@ static void handle_get(struct fe_req *r)
 	fetch_row(r, false, on_get_row);
 }
 
+
+/* The list's page and page size from the query, each clamped to its range
+ * (page 1..100000, per_page 1..100, 20 when absent or not a number): a
+ * number past long's range read as a negative page once. */
+static long query_in_range(struct fe_req *r, const char *name, long def, long lo, long hi)
+{
+	const char *v = fe_query(r, name);
+	if (!v || !*v)
+		return def;
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (*end)
+		return def;
+	if (errno == ERANGE)
+		return n < 0 ? lo : hi;
+	return n < lo ? lo : n > hi ? hi : n;
+}
+
+static void list_page(struct fe_req *r, long *page, long *per)
+{
+	*page = query_in_range(r, "page", 1, 1, 100000);
+	*per = query_in_range(r, "per_page", 20, 1, 100);
+}
+
 static void on_many(void *arg, PGresult *const *res, int n, const char *error)
 {
 	struct fe_req *r = arg;
@@ -1182,10 +1209,8 @@ static void on_many(void *arg, PGresult *const *res, int n, const char *error)
 			json_array_append_new(arr, fe_j0_render(&rb.row, r->j0_fields, r->j0_base64, &app->cat));
 			row_clear(&rb);
 		}
-		long page = atol(fe_query(r, "page") ? fe_query(r, "page") : "1");
-		long per = atol(fe_query(r, "per_page") ? fe_query(r, "per_page") : "20");
-		page = page < 1 ? 1 : page;
-		per = per < 1 ? 20 : per > 100 ? 100 : per;
+		long page, per;
+		list_page(r, &page, &per);
 		long pages = (long)((total + per - 1) / per);
 		json_t *meta = json_pack("{s:i,s:o,s:o,s:i,s:I}", "current_page", (int)page, "next_page",
 					 page < pages ? json_integer(page + 1) : json_null(), "prev_page",
@@ -1288,10 +1313,8 @@ static void handle_list(struct fe_req *r)
 		fe_reply_apierr(r, &e);
 		return;
 	}
-	long page = atol(fe_query(r, "page") ? fe_query(r, "page") : "1");
-	long per = atol(fe_query(r, "per_page") ? fe_query(r, "per_page") : "20");
-	page = page < 1 ? 1 : page > 100000 ? 100000 : page;
-	per = per < 1 ? 20 : per > 100 ? 100 : per;
+	long page, per;
+	list_page(r, &page, &per);
 	char lim[24], off[24];
 	snprintf(lim, sizeof(lim), "%ld", per);
 	snprintf(off, sizeof(off), "%ld", (page - 1) * per);

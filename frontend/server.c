@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/buffer.h>
+#include <event2/keyvalq_struct.h>
 #include <event2/thread.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -441,6 +443,19 @@ static void on_conn_close(struct evhttp_connection *evcon, void *arg)
 	fe_handle_gone(r);
 }
 
+/* More than one Content-Length header, or one with a list of values. */
+static bool conflicting_lengths(struct evkeyvalq *h)
+{
+	int seen = 0;
+	for (struct evkeyval *kv = h->tqh_first; kv; kv = kv->next.tqe_next) {
+		if (strcasecmp(kv->key, "Content-Length"))
+			continue;
+		if (++seen > 1 || strchr(kv->value, ','))
+			return true;
+	}
+	return false;
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct fe_worker *w = arg;
@@ -468,6 +483,19 @@ static void on_request(struct evhttp_request *req, void *arg)
 	r->query_ok = true;
 	if (q && evhttp_parse_query_str(q, &r->query) < 0) {
 		fe_reply_error(r, 400, "invalid_request", "malformed query string");
+		return;
+	}
+	/* Decoded values are C strings: "%00" would cut one short, so that
+	 * "KEY%00junk" read as KEY. */
+	if (q && strstr(q, "%00")) {
+		fe_reply_error(r, 400, "invalid_request", "malformed query string: NUL byte");
+		return;
+	}
+	if (conflicting_lengths(evhttp_request_get_input_headers(req))) {
+		/* Request smuggling's opening: which one a proxy in front used
+		 * is unknown. */
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		fe_reply_error(r, 400, "invalid_request", "more than one Content-Length header");
 		return;
 	}
 	if (evcon)

@@ -16,7 +16,7 @@ check() { # name condition-command...
 	local name=$1; shift
 	if "$@"; then ok "$name"; else notok "$name" "got: ${last_code:-} ${last_body:0:300}"; fi
 }
-echo "1..43"
+echo "1..47"
 tmp=$(mktemp -d /tmp/gavel-fe-test.XXXXXX)
 pid=
 cleanup() {
@@ -72,6 +72,20 @@ check "malformed JSON message says where" body_has "line"
 head -c 70000 /dev/zero | tr '\0' 'x' >"$tmp/big"
 req POST /v1/submissions "${A[@]}" --data-binary @"$tmp/big"
 check "oversized body -> 413" code_is 413
+# Parsing edges an attacker leans on (issue: hardening).
+req GET "/v1/submissions/aaaaaaaaaaaaaaaaaaaaaa?api_key=${KA}%00junk"
+check "a query key followed by %00 and junk -> 400, not authenticated" err_is 400 invalid_request
+req POST /v1/submissions "${A[@]}" -H 'Content-Length: 35' -H 'Content-Length: 5' \
+	--data-binary '{"language":"python3","source":"x"}'
+check "two Content-Length headers -> 400" err_is 400 invalid_request
+for u in gopher://127.0.0.1:70/x file:///etc/passwd 'http://' 'http://a b/'; do
+	req POST /v1/submissions "${A[@]}" -d "{\"language\":\"python3\",\"source\":\"x\",\"callback_url\":\"$u\"}"
+	err_is 400 invalid_request || break
+done
+check "callback_url other than http(s) with a host -> 400 at submit ($u)" err_is 400 invalid_request
+req GET "/submissions?page=99999999999999999999&per_page=-99999999999999999999" "${A[@]}"
+check "Judge0 list: page past long's range is clamped (no current_page -1)" \
+	[ "$last_code:$(jq_ 'd["meta"]["current_page"] >= 1')" = "200:True" ]
 req POST /v1/submissions "${A[@]}" -d '{"language":"cobol","source":"x"}'
 check "unknown language -> 422 unknown_language" err_is 422 unknown_language
 req POST /v1/submissions "${A[@]}" -d '{"language":"python3","source":"x","stdn":"1"}'

@@ -31,7 +31,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
 # One check per fixture push, the rest fixed.
-echo "1..$((39 + $(ls -d tests/problems/*/ | wc -l)))"
+echo "1..$((42 + $(ls -d tests/problems/*/ | wc -l)))"
 . tests/lib/tap.sh
 check_detail() { echo "last: ${last_code:-} ${last_body:-}"; }
 say() { printf '# %s\n' "$*"; }
@@ -203,6 +203,29 @@ check "PUT of the feedback policy (200)" eq "$last_code $(pj 'd["feedback"]')" "
 req GET "/v1/submissions/$RUN_ALL_SID" "${A[@]}"
 check "policy enforced at GET: secret output and diff shown, input and expected not, samples hidden" eq \
 	"$(pj '(sorted(d["result"]["tests"][1]["feedback"].keys()), "feedback" in d["result"]["tests"][0])')" "(['diff', 'output'], False)"
+
+# A secret test's exit code carries its input's first byte if shown: the
+# samples pass, every other test exits with ord(input[0]). The default
+# policy hides it per test and in the result's own figures (the secret test
+# decided the verdict), through every shape: the wait answer, GET, Judge0.
+cat >"$TMP/exitleak.py" <<'PY'
+import sys
+d = sys.stdin.read()
+if d.split() in (["1", "2"], ["-5", "5"]):
+    print(sum(map(int, d.split())))
+else:
+    sys.exit(ord(d[0]) if d else 1)
+PY
+req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" -d "$(body_for "$TMP/exitleak.py" "${PID_OF[sum]}")"
+LEAK_SID=$(pj 'd["id"]')
+leak_shown() { pj '[(t["sample"], t["verdict"], t["exit_code"], t["signal"]) for t in d["result"]["tests"] if t["verdict"] != "SKIPPED"] + [d["result"]["exit_code"], d["result"]["signal"], d["result"]["message"]]'; }
+want_leak="[(True, 'AC', 0, 0), (True, 'AC', 0, 0), (False, 'RE', None, None), None, None, '']"
+check "secret exit code hidden in the wait answer (per test and the result's own)" eq "$(leak_shown)" "$want_leak"
+req GET "/v1/submissions/$LEAK_SID" "${A[@]}"
+check "secret exit code hidden at GET" eq "$(leak_shown)" "$want_leak"
+req GET "/submissions/$LEAK_SID?base64_encoded=false&fields=exit_code,exit_signal,status" "${A[@]}"
+check "secret exit code hidden in the Judge0 shape" eq "$(pj '(d["exit_code"], d["exit_signal"], d["status"]["description"])')" \
+	"(None, None, 'Runtime Error (NZEC)')"
 
 # --- d. versions --------------------------------------------------------------
 cp -r tests/problems/hello "$TMP/hello2"

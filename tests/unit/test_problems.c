@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "common/feedback.h"
 #include "executor/problem_store.h"
 #include "executor/testdata_cache.h"
 #include "frontend/api_problems.h"
@@ -175,7 +176,7 @@ static void feedback__default_policy__samples_only(void **state)
 {
 	(void)state;
 	json_t *r = result_fixture();
-	fe_problem_feedback_filter(r, NULL);
+	gv_feedback_filter(r, NULL);
 	json_t *t0 = json_array_get(json_object_get(r, "tests"), 0), *t1 = json_array_get(json_object_get(r, "tests"), 1);
 	assert_non_null(json_object_get(json_object_get(t0, "feedback"), "input"));
 	assert_non_null(json_object_get(json_object_get(t0, "feedback"), "diff"));
@@ -196,7 +197,7 @@ static void feedback__policy_from_query__applied(void **state)
 	json_decref(pol);
 	assert_string_equal(text, "{\"sample\":[],\"secret\":[\"output\",\"diff\"]}");
 	json_t *r = result_fixture();
-	fe_problem_feedback_filter(r, text);
+	gv_feedback_filter(r, text);
 	free(text);
 	json_t *t0 = json_array_get(json_object_get(r, "tests"), 0), *t1 = json_array_get(json_object_get(r, "tests"), 1);
 	assert_null(json_object_get(t0, "feedback"));
@@ -214,14 +215,70 @@ static void feedback__not_a_problem_result__untouched(void **state)
 {
 	(void)state;
 	json_t *r = json_pack("{s:[{s:s}]}", "tests", "message", "kept");
-	fe_problem_feedback_filter(r, NULL);
+	gv_feedback_filter(r, NULL);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(r, "tests"), 0), "message")),
 			    "kept");
 	json_decref(r);
 	/* A malformed policy is the default one. */
 	r = result_fixture();
-	fe_problem_feedback_filter(r, "{\"sample\": 3}");
+	gv_feedback_filter(r, "{\"sample\": 3}");
 	assert_null(json_object_get(json_array_get(json_object_get(r, "tests"), 1), "feedback"));
+	json_decref(r);
+}
+
+/* A secret test's exit code and signal are a channel for its input (exit
+ * with the first input byte): hidden with the output, per test and in the
+ * result's own figures when that test decided the verdict. */
+static json_t *exit_fixture(const char *second_verdict)
+{
+	return json_pack("{s:{s:s},s:s,s:i,s:i,s:s,s:[{s:b,s:s,s:i,s:i,s:s},{s:b,s:s,s:i,s:i,s:s}]}", "problem", "id",
+			 "p", "verdict", second_verdict, "exit_code", 48, "signal", 0, "message",
+			 "test 2: expected 7, got 8", "tests", "sample", 1, "verdict", "AC", "exit_code", 0, "signal",
+			 0, "message", "", "sample", 0, "verdict", second_verdict, "exit_code", 48, "signal", 6,
+			 "message", "expected 7, got 8");
+}
+
+static void feedback__secret_exit_code__hidden_everywhere(void **state)
+{
+	(void)state;
+	json_t *r = exit_fixture("WA");
+	gv_feedback_filter(r, NULL);
+	json_t *t0 = json_array_get(json_object_get(r, "tests"), 0), *t1 = json_array_get(json_object_get(r, "tests"), 1);
+	assert_true(json_is_integer(json_object_get(t0, "exit_code")));
+	assert_true(json_is_null(json_object_get(t1, "exit_code")));
+	assert_true(json_is_null(json_object_get(t1, "signal")));
+	assert_string_equal(json_string_value(json_object_get(t1, "verdict")), "WA");
+	/* The secret test decided the verdict: the result's own figures too. */
+	assert_true(json_is_null(json_object_get(r, "exit_code")));
+	assert_true(json_is_null(json_object_get(r, "signal")));
+	assert_string_equal(json_string_value(json_object_get(r, "message")), "");
+	json_decref(r);
+
+	/* Granted "output" for secret tests: the exit code is the program's
+	 * own saying, shown with its output. */
+	r = exit_fixture("RE");
+	gv_feedback_filter(r, "{\"sample\":[],\"secret\":[\"output\"]}");
+	t1 = json_array_get(json_object_get(r, "tests"), 1);
+	assert_int_equal(json_integer_value(json_object_get(t1, "exit_code")), 48);
+	assert_int_equal(json_integer_value(json_object_get(r, "exit_code")), 48);
+	assert_string_equal(json_string_value(json_object_get(r, "message")), "");
+	json_decref(r);
+
+	/* Every test passed: the last one decided, here the secret one. */
+	r = exit_fixture("AC");
+	gv_feedback_filter(r, NULL);
+	assert_true(json_is_null(json_object_get(r, "exit_code")));
+	json_decref(r);
+
+	/* A sample decided (the secret one was skipped): its figures show. */
+	r = exit_fixture("SKIPPED");
+	json_t *tests = json_object_get(r, "tests");
+	json_object_set_new(json_array_get(tests, 0), "verdict", json_string("WA"));
+	json_object_set_new(json_array_get(tests, 0), "exit_code", json_integer(3));
+	json_object_set_new(r, "exit_code", json_integer(3));
+	gv_feedback_filter(r, NULL);
+	assert_int_equal(json_integer_value(json_object_get(r, "exit_code")), 3);
+	assert_string_equal(json_string_value(json_object_get(r, "message")), "test 2: expected 7, got 8");
 	json_decref(r);
 }
 
@@ -237,6 +294,7 @@ int main(void)
 		cmocka_unit_test(feedback__default_policy__samples_only),
 		cmocka_unit_test(feedback__policy_from_query__applied),
 		cmocka_unit_test(feedback__not_a_problem_result__untouched),
+		cmocka_unit_test(feedback__secret_exit_code__hidden_everywhere),
 	};
 	return cmocka_run_group_tests_name("problems", tests, cache_setup, cache_teardown);
 }
