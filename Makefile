@@ -130,7 +130,7 @@ $(BUILD)/obj/%.o: %.c | pkgs-found
 	@$(if $(filter 1,$(V)),,echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
-.PHONY: all deps test asan run stop clean tests-build bench bench-build pkgs-found
+.PHONY: all deps test asan run stop clean tests-build bench bench-build pkgs-found fuzz fuzz-build
 .DEFAULT_GOAL := all
 # Keep test objects: they are intermediates of the test link rules.
 .SECONDARY:
@@ -165,6 +165,28 @@ bench: deps
 	$(Q)for b in $(BENCH_BINS); do GAVEL_INIT=$(BUILD)/gavel-init $$b || exit 1; done
 
 bench-build: all $(BENCH_BINS)
+
+# Fuzz targets: each tests/fuzz/fuzz_*.c is one libFuzzer binary, built by
+# clang with ASan and UBSan into build-fuzz/ over its own copy of the
+# libraries, instrumented for coverage; tests/fuzz/run.sh runs each for a
+# bounded time. HARDEN without _FORTIFY_SOURCE: its __memcpy_chk and
+# friends would go around ASan's checks.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_BINS = $(patsubst %.c,$(BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
+# Sandbox-side parsers with no library of their own: gavel-init's job
+# parser, gavel-unpack's checks.
+FUZZ_EXTRA_SRCS := $(wildcard executor/init/job.c) $(filter-out executor/unpack/main.c,$(UNPACK_OWN_SRCS))
+$(BUILD)/tests/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(call obj,$(FUZZ_EXTRA_SRCS)) $(LIBS)
+	@$(if $(filter 1,$(V)),,echo "  LD      $@")
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lm -lpthread
+
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+	    HARDEN=-fPIE SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+	    fuzz-build
+
+fuzz-build: $(FUZZ_BINS)
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -21,6 +21,8 @@ BASE_PACKAGES=(
 	postgresql redis-server redis-tools util-linux procps curl
 	# the fresh-root smoke check (tests/fresh/)
 	debootstrap bubblewrap git
+	# fuzz targets (make fuzz, tests/fuzz/): clang and its libFuzzer runtime
+	clang libclang-rt-dev
 	# language toolchains (used when no languages/*.yaml names packages)
 	g++ python3 default-jdk-headless nodejs rustc golang-go fp-compiler
 )
