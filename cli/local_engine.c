@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "languages/lang_pch.h"
+
 #define CLI_STATE_DIR "/run/gavel/cli"
 
 /* The folder holding this binary, from /proc/self/exe. */
@@ -93,6 +95,19 @@ int cli_local_open(struct cli_local *l, struct gv_err *err)
 		if (flock(l->lock_fd, LOCK_EX) != 0)
 			return gv_err_errno(err, "flock %s/lock", CLI_STATE_DIR);
 	}
+	const char *pch = getenv("GAVEL_PCH_DIR");
+	pch = pch ? pch : LANG_PCH_DEFAULT_DIR;
+	if (*pch) {
+		/* Built once per compiler version (seconds), then only checked;
+		 * a failure costs speed only. */
+		unsigned built = 0;
+		char report[1024];
+		struct gv_err perr;
+		if (lang_pch_prepare(&l->langs, pch, &built, report, sizeof(report), &perr) != 0)
+			fprintf(stderr, "gavel: no precompiled headers in %s: %s\n", pch, perr.msg);
+		else if (report[0])
+			fprintf(stderr, "gavel: precompiled headers not built: %s\n", report);
+	}
 	const char *runsc = getenv("GAVEL_RUNSC");
 	struct exec_engine_config cfg = {
 		.runsc_path = runsc && *runsc ? runsc : "/usr/bin/runsc",
@@ -100,6 +115,7 @@ int cli_local_open(struct cli_local *l, struct gv_err *err)
 		.work_root = CLI_STATE_DIR "/work",
 		.init_path = l->init_path,
 		.cgroup_parent = "gavel-cli",
+		.pch_dir = *pch ? pch : NULL,
 	};
 	if (exec_engine_init(&l->engine, &cfg, err) != 0) {
 		gv_err_prefix(err, "the sandbox cannot be set up, so nothing was run");

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "languages/lang_pch.h"
 
 /* The process environment inside, exactly. Nothing of the host's. */
 static const char *const sandbox_env[] = {
@@ -137,6 +138,8 @@ static json_t *build_mounts(const struct exec_bundle_params *p)
 	rc |= json_array_append_new(m, mount_entry("/etc", "bind", p->etc_path, ro, N(ro)));
 	for (size_t i = 0; p->etc_binds && p->etc_binds[i]; i++)
 		rc |= json_array_append_new(m, mount_entry(p->etc_binds[i], "bind", p->etc_binds[i], ro, N(ro)));
+	if (p->pch_path)
+		rc |= json_array_append_new(m, mount_entry(LANG_PCH_MOUNT, "bind", p->pch_path, ro, N(ro)));
 	rc |= json_array_append_new(m, mount_entry("/tmp", "tmpfs", "tmpfs", tmp_opts, N(tmp_opts)));
 	rc |= json_array_append_new(m, mount_entry("/box", "bind", p->box_path, rw, N(rw)));
 	rc |= json_array_append_new(m, mount_entry("/gavel-init", "bind", p->init_path, ro, N(ro)));
@@ -466,12 +469,12 @@ static int mkdir_p_at(int dirfd, const char *rel, struct gv_err *err)
 /* The skeleton root: empty directories and the merged-/usr symlinks, all
  * created here by us in a fresh directory, so nothing in it comes from
  * outside. It is mounted read-only; the mount points (usr etc tmp box proc
- * dev sys, the gavel-init file) exist so that gVisor need not create them.
+ * dev sys pch, the gavel-init file) exist so that gVisor need not create them.
  * The generated /etc holds no host secret: fixed passwd/group/hosts/
  * nsswitch and a copy of the loader cache. */
 int exec_bundle_write_skeleton(int bundle_fd, const char *const *etc_binds, struct gv_err *err)
 {
-	static const char *const dirs[] = {"usr", "etc", "tmp", "box", "proc", "dev", "sys"};
+	static const char *const dirs[] = {"usr", "etc", "tmp", "box", "proc", "dev", "sys", LANG_PCH_MOUNT + 1};
 	static const char *const links[][2] = {
 		{"bin", "usr/bin"}, {"lib", "usr/lib"}, {"lib64", "usr/lib64"}, {"sbin", "usr/sbin"},
 		{"lib32", "usr/lib32"},

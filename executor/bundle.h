@@ -37,6 +37,9 @@ struct exec_bundle_params {
 	/* Host paths bound read-only into /etc when non-NULL: what the JVM
 	 * needs (/etc/java-17-openjdk, /etc/alternatives). */
 	const char *const *etc_binds;
+	/* Host folder of precompiled headers (languages/lang_pch.h), bound
+	 * read-only at LANG_PCH_MOUNT; NULL: the mount point stays empty. */
+	const char *pch_path;
 	bool seccomp;                /* emit linux.seccomp (runsc --oci-seccomp) */
 	/* GPUs (executor/gpu.h): NULL for none; else "0,1", added to the
 	 * environment as NVIDIA_VISIBLE_DEVICES (digits and commas only). */

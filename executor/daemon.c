@@ -33,6 +33,7 @@
 #include "executor/session.h"
 #include "executor/webhook.h"
 #include "languages/lang.h"
+#include "languages/lang_pch.h"
 #include "tenants/audit.h"
 #include "tenants/db.h"
 #include "tenants/egress.h"
@@ -76,6 +77,9 @@ const struct gv_config_option exec_daemon_config_table[] = {
 	  GV_CONFIG_FIELD(struct exec_daemon_config, platform), .def = "", .doc = "runsc platform; empty: default" },
 	{ .name = "executor.languages_dir", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, languages_dir), .def = "languages", .doc = "language files" },
+	{ .name = "executor.pch_dir", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, pch_dir), .def = LANG_PCH_DEFAULT_DIR,
+	  .doc = "precompiled headers built at start, mounted read-only in sandboxes; empty: none" },
 	{ .name = "executor.init_path", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, init_path), .def = "build/gavel-init", .doc = "gavel-init" },
 	{ .name = "executor.probe_timeout", .type = GV_CONFIG_DURATION,
@@ -700,6 +704,7 @@ static void worker_main(struct daemon *d, int k)
 		.cgroup_parent = cg,
 		.platform = c->platform && *c->platform ? c->platform : NULL,
 		.nvproxy = d->gpu.n > 0 && !d->gpu.simulated,
+		.pch_dir = c->pch_dir && *c->pch_dir ? c->pch_dir : NULL,
 	};
 	char net_prefix[EXEC_NET_PREFIX_MAX + 1] = "";
 	w.egress = calloc(1, sizeof(*w.egress));
@@ -863,6 +868,21 @@ static int probe_languages(struct daemon *d, struct gv_err *err)
 	if (lang_registry_load(&d->langs, d->cfg->languages_dir, err) != 0) {
 		gv_err_prefix(err, "languages from %s", d->cfg->languages_dir);
 		return -1;
+	}
+	if (d->cfg->pch_dir && *d->cfg->pch_dir) {
+		/* Before the workers start, so that their engines find the
+		 * folder; a failure costs speed only. */
+		unsigned built = 0;
+		char report[1024];
+		struct gv_err perr;
+		uint64_t t0 = mono_ms();
+		if (lang_pch_prepare(&d->langs, d->cfg->pch_dir, &built, report, sizeof(report), &perr) != 0)
+			gv_warn(&d->log, "precompiled headers in %s: %s", d->cfg->pch_dir, perr.msg);
+		else if (report[0])
+			gv_warn(&d->log, "precompiled headers not built: %s", report);
+		if (built)
+			gv_info(&d->log, "precompiled headers built for %u languages in %s (%lld ms)", built,
+				d->cfg->pch_dir, (long long)(mono_ms() - t0));
 	}
 	d->offered = calloc(d->langs.n ? d->langs.n : 1, sizeof(*d->offered));
 	d->versions = calloc(d->langs.n ? d->langs.n : 1, sizeof(*d->versions));

@@ -53,6 +53,7 @@ struct exec_daemon_config {
 	char *cgroup_parent;      /* per worker: <cgroup_parent>/<node>-w<k> */
 	char *platform;           /* empty: runsc's default */
 	char *languages_dir;
+	char *pch_dir;            /* precompiled headers (languages/lang_pch.h); "" none */
 	char *init_path;
 	uint64_t probe_timeout_ms;
 	char *database_url;       /* database.service_url */

@@ -1344,6 +1344,7 @@ static int build_bundle(struct exec_session *s, int bfd, struct gv_err *err)
 		.nproc = 4096,
 		.fsize_bytes = s->shape.fsize_bytes,
 		.etc_binds = s->e->etc_binds,
+		.pch_path = s->e->pch_path,
 		.seccomp = true,
 		.netns_path = s->has_net ? s->net.netns_path : NULL,
 		.gpu_visible = s->gpu_visible,
@@ -2083,6 +2084,9 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 	if (e->work_root_fd < 0)
 		return gv_err_errno(err, "open %s", c->work_root);
 	exec_bundle_default_etc_binds(e->etc_binds);
+	struct stat pch_st;
+	/* Speed only: without the folder, compiles parse the headers. */
+	e->pch_path = cfg->pch_dir && stat(cfg->pch_dir, &pch_st) == 0 && S_ISDIR(pch_st.st_mode) ? cfg->pch_dir : NULL;
 	/* Leftovers of an earlier run: containers first (their processes hold
 	 * the cgroups), then cgroups, then work dirs. */
 	if (exec_runsc_sweep(&e->runsc, &e->swept_containers, err) != 0 ||

@@ -66,6 +66,9 @@ struct exec_engine_config {
 	 * measured (tests/bench/bench_cpu_load sets it for its "slots" mode). */
 	const char *cpu_slot_dir;
 	uint32_t cpu_slots;
+	/* Folder of precompiled headers (languages/lang_pch.h), bound
+	 * read-only into every sandbox when it exists at init; NULL: none. */
+	const char *pch_dir;
 	/* runsc --nvproxy (its GPU proxy) for every sandbox: set only on a
 	 * node with real GPUs, after executor/gpu.c found the flag. */
 	bool nvproxy;
@@ -106,6 +109,7 @@ struct exec_engine {
 	struct exec_reaper reaper;
 	struct exec_runsc runsc;
 	const char *etc_binds[EXEC_BUNDLE_MAX_ETC_BINDS + 1];
+	const char *pch_path; /* cfg.pch_dir when it was a folder at init, else NULL */
 	int work_root_fd;
 	unsigned swept_containers, swept_cgroups, swept_dirs;
 	struct exec_pending pending[EXEC_PENDING_MAX];

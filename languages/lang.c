@@ -62,6 +62,7 @@ void lang_def_clear(struct lang_def *def)
 	lang_argv_free(def->extensions);
 	lang_argv_free(def->packages);
 	lang_argv_free(def->host_etc);
+	lang_argv_free(def->precompiled_headers);
 	free(def->path);
 	memset(def, 0, sizeof(*def));
 }
@@ -210,6 +211,7 @@ static const struct key top_keys[] = {
 	{"run", K_ARGV, F(run), true},
 	{"rlimit_as", K_BOOL, F(rlimit_as), true},
 	{"host_etc", K_LIST, F(host_etc), false},
+	{"precompiled_headers", K_LIST, F(precompiled_headers), false},
 	{"memory_extra_mb", K_U32, F(memory_extra_mb), false},
 	{"memory_error", K_STR, F(memory_error), false},
 	{"time_factor", K_DOUBLE, F(time_factor), false},
@@ -355,6 +357,20 @@ static bool valid_filename(const char *s)
 }
 
 /* No "." or ".." component, no empty component. */
+/* An include name a header file may be built from: relative, no "..",
+ * letters, digits and "_+-./" only, ending in ".h" or ".hpp" or with no
+ * dot at all (<vector>). */
+static bool header_name_ok(const char *p)
+{
+	size_t n = strlen(p);
+	if (n == 0 || n > 128 || p[0] == '/' || p[0] == '.' || strstr(p, "..") || strstr(p, "//") || p[n - 1] == '/')
+		return false;
+	for (const char *s = p; *s; s++)
+		if (!(isalnum((unsigned char)*s) || strchr("_+-./", *s)))
+			return false;
+	return true;
+}
+
 static bool clean_abs_path(const char *p, const char *prefix)
 {
 	size_t plen = strlen(prefix);
@@ -471,6 +487,10 @@ static int validate(struct pctx *c, struct lang_def *def, yaml_node_t *root)
 	for (char **p = def->host_etc ? def->host_etc : (char *[]){NULL}; *p; p++)
 		if (!clean_abs_path(*p, "/etc/") || !(*p)[5])
 			return perr(c, root, "host_etc '%.80s' must be a clean path under /etc/", *p);
+	for (char **p = def->precompiled_headers ? def->precompiled_headers : (char *[]){NULL}; *p; p++)
+		if (!header_name_ok(*p))
+			return perr(c, root, "precompiled header '%.80s' must be a relative include name like bits/stdc++.h",
+				    *p);
 	if (!(def->time_factor > 0 && def->time_factor <= 10))
 		return perr(c, root, "time_factor must be in (0, 10]");
 	if (def->memory_extra_mb > 4096)
@@ -527,6 +547,13 @@ int lang_def_parse(struct lang_def *def, const char *name, const char *text, siz
 	if (!def->host_etc) {
 		def->host_etc = calloc(1, sizeof(char *));
 		if (!def->host_etc) {
+			gv_err_errno(err, "calloc");
+			goto out;
+		}
+	}
+	if (!def->precompiled_headers) {
+		def->precompiled_headers = calloc(1, sizeof(char *));
+		if (!def->precompiled_headers) {
 			gv_err_errno(err, "calloc");
 			goto out;
 		}
@@ -943,11 +970,9 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Runs argv with a clean environment, no shell, stdin /dev/null, stdout and
- * stderr into one pipe of which the first outsz-1 bytes are kept. Kills the
- * process group at the deadline. */
-static int run_capture(char *const *argv, int timeout_ms, char *out, size_t outsz, int *status, bool *timed_out,
-		       struct gv_err *err)
+/* The process group is killed at the deadline. */
+int lang_run_capture(char *const *argv, int timeout_ms, char *out, size_t outsz, int *status, bool *timed_out,
+		     struct gv_err *err)
 {
 	static char *const envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/tmp", NULL};
 	int pfd[2];
@@ -1036,7 +1061,7 @@ int lang_probe(const struct lang_def *def, int timeout_ms, char *version_out, si
 	char out[1024];
 	int status = 0;
 	bool timed_out = false;
-	if (run_capture(def->version_command, timeout_ms, out, sizeof(out), &status, &timed_out, err) < 0)
+	if (lang_run_capture(def->version_command, timeout_ms, out, sizeof(out), &status, &timed_out, err) < 0)
 		goto fail;
 	if (timed_out) {
 		gv_err_set(err, GV_ECONFIG, "version_command did not finish within %d ms", timeout_ms);

@@ -55,6 +55,8 @@ struct lang_def {
 	char **extensions;     /* lower case, with the dot: ".cpp" */
 	char **packages;       /* Debian packages providing the toolchain */
 	char **host_etc;       /* host /etc paths the toolchain needs in the sandbox */
+	char **precompiled_headers; /* headers built ahead for compile's exact flags
+				     * ("bits/stdc++.h"; languages/lang_pch.h); empty: none */
 	bool rlimit_as;        /* limit the address space too (native code) */
 	uint32_t memory_extra_mb; /* added to the sandbox's memory cap for runtime overhead */
 	char *memory_error;    /* stderr text meaning the runtime's own memory limit was hit
@@ -128,6 +130,13 @@ size_t lang_argv_len(const char *const *argv);
  * to version_out (NUL-terminated, truncated; may be NULL). */
 int lang_probe(const struct lang_def *def, int timeout_ms, char *version_out, size_t outsz,
 	       struct gv_err *err) GV_MUST_CHECK;
+
+/* Runs argv (argv[0] absolute) as lang_probe runs version_command: clean
+ * environment, no shell, stdin /dev/null, cwd /tmp; stdout and stderr
+ * merged, the first outsz-1 bytes kept in out; killed at timeout_ms. 0 with
+ * *status (wait status) and *timed_out, or -1 with err. */
+int lang_run_capture(char *const *argv, int timeout_ms, char *out, size_t outsz, int *status, bool *timed_out,
+		     struct gv_err *err) GV_MUST_CHECK;
 
 #define LANG_VERSION_MAX 64 /* bytes of a clean version, with the NUL */
 

@@ -13,6 +13,7 @@
 
 #include "languages/lang.h"
 #include "languages/lang_entry.h"
+#include "languages/lang_pch.h"
 
 static struct lang_registry reg;
 
@@ -389,6 +390,9 @@ static const struct bad_def bad_defs[] = {
 	 "must look like '.cpp'"},
 	{"lang__def__host_etc_outside_etc__fails", GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nhost_etc: [/root]\n" GOOD_LIMITS,
 	 "host_etc"},
+	{"lang__def__precompiled_header_outside__fails",
+	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nprecompiled_headers: [../../etc/shadow]\n" GOOD_LIMITS,
+	 "precompiled header"},
 	{"lang__def__yaml_syntax__fails_with_line", GOOD_HEAD "run: [/usr/bin/x\nrlimit_as: true\n", "x.yaml:"},
 	{"lang__def__not_a_mapping__fails", "- a\n- b\n", "expected a mapping"},
 	{"lang__def__empty__fails", "", "empty file"},
@@ -401,6 +405,27 @@ static const struct bad_def bad_defs[] = {
 	 "source: main.x\nrun: [/usr/bin/x]\nrlimit_as: true\n" GOOD_LIMITS,
 	 "only {version}"},
 };
+
+/* The shipped C++ languages precompile bits/stdc++.h with exactly the
+ * flags their compile uses, minus what does not shape a header. */
+static void lang__pch__flags_of_the_compile(void **state)
+{
+	(void)state;
+	const struct lang_def *cpp = lang_find(&reg, "cpp"), *c = lang_find(&reg, "c");
+	assert_non_null(cpp);
+	assert_true(lang_pch_wanted(cpp));
+	assert_string_equal(cpp->precompiled_headers[0], "bits/stdc++.h");
+	char flags[256];
+	assert_int_equal(lang_pch_flags(cpp, flags, sizeof(flags)), 0);
+	assert_string_equal(flags, "-std=gnu++17 -O2 -pipe");
+	assert_int_equal(lang_pch_flags(lang_find(&reg, "cpp20"), flags, sizeof(flags)), 0);
+	assert_string_equal(flags, "-std=gnu++20 -O2 -pipe");
+	assert_false(lang_pch_wanted(c));
+	assert_int_equal(lang_pch_flags(c, flags, sizeof(flags)), 0);
+	assert_string_equal(flags, "-std=gnu17 -O2 -pipe");
+	assert_int_equal(lang_pch_flags(cpp, flags, 8), -1);
+	assert_false(lang_pch_wanted(lang_find(&reg, "python3")));
+}
 
 static void run_bad_def(void **state)
 {
@@ -430,6 +455,7 @@ int main(void)
 {
 	const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(lang__shipped__required_ids_present),
+		cmocka_unit_test(lang__pch__flags_of_the_compile),
 		cmocka_unit_test(lang__extensions__map_to_ids),
 		cmocka_unit_test(lang__judge0_ids__map_to_ids),
 		cmocka_unit_test(lang__shipped__sane_fields),

@@ -456,7 +456,7 @@ def make_probes():
     add(Probe("raw_sockets", "raw_sockets.c", "no raw/packet/netlink/vsock/alg sockets"))
     for g, what in SYSCALL_GROUPS:
         add(Probe("sys_" + g, "syscalls.c", "denied syscalls: " + what, stdin="GROUP %s\n" % g, blocked=True))
-    add(Probe("write_ro", "write_ro.c", "root, /usr, /etc read-only", blocked=True))
+    add(Probe("write_ro", "write_ro.c", "root, /usr, /etc, /pch read-only", blocked=True))
     add(Probe("chmod_chown", "chmod_chown.c", "no chown/chmod of others' files or to root", blocked=True))
     add(Probe("proc_init", "proc_init.c", "gavel-init's /proc entries and host-wide /proc, /sys knobs out of reach", blocked=True))
     add(Probe("dev_files", "dev_files.c", "no host devices: /dev/mem, kmsg, tty, disks, kvm; no /sys/firmware; no syslog", blocked=True))

@@ -61,11 +61,14 @@ static void remove_entry(const char *path)
 int main(void)
 {
 	static const char *dirs[] = { "/", "/usr", "/usr/bin", "/usr/lib", "/usr/local/bin", "/usr/share",
-				      "/etc", "/bin", "/lib", "/var", "/proc", "/sys", "/dev", "/home", "/root" };
+				      "/etc", "/bin", "/lib", "/var", "/proc", "/sys", "/dev", "/home", "/root",
+				      /* the node's precompiled headers: swapping one would
+				       * change what later submissions compile against */
+				      "/pch", "/pch/cpp", "/pch/cpp/bits" };
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
 		create_in(dirs[i]);
 	static const char *files[] = { "/etc/passwd", "/etc/ld.so.cache", "/usr/bin/gcc", "/usr/bin/python3",
-				       "/usr/lib/x86_64-linux-gnu/libc.so.6", "/bin/sh" };
+				       "/usr/lib/x86_64-linux-gnu/libc.so.6", "/bin/sh", "/pch/cpp/bits/stdc++.h.gch" };
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
 		open_for_write(files[i]);
 	touch("/usr/bin/gcc");
@@ -73,6 +76,7 @@ int main(void)
 	remove_entry("/etc/passwd");
 	remove_entry("/usr/bin/gcc");
 	remove_entry("/usr/lib");
+	remove_entry("/pch/cpp/bits/stdc++.h.gch");
 	/* Writable places (informational: the program needs somewhere). */
 	char cwd[512];
 	if (getcwd(cwd, sizeof cwd))
