@@ -4,6 +4,7 @@
 #include "frontend/api.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,11 @@ struct partial {
 	int n; /* components given (wildcards end it) */
 };
 
+/* A larger component is refused (as node-semver refuses numbers past
+ * MAX_SAFE_INTEGER): the bounds below add one to a component, which must
+ * not overflow. */
+#define SEMVER_COMPONENT_MAX 999999999L
+
 static int parse_partial(const char **sp, struct partial *p)
 {
 	const char *s = *sp;
@@ -84,7 +90,10 @@ static int parse_partial(const char **sp, struct partial *p)
 		if (!isdigit((unsigned char)*s))
 			return -1;
 		char *end;
+		errno = 0;
 		p->v[i] = strtol(s, &end, 10);
+		if (errno == ERANGE || p->v[i] > SEMVER_COMPONENT_MAX)
+			return -1;
 		s = end;
 		p->n++;
 		if (*s != '.')

@@ -258,6 +258,10 @@ static void piston__semver__ranges(void **state)
 		{ "3.11.0", "2 || 3", true },   { "3.11.0", "1.0.0 - 3.11", true }, { "3.11.0", "<3.11.0", false },
 		{ "0.2.5", "^0.2.1", true },    { "0.3.0", "^0.2.1", false },    { "3.11.0", "garbage", false },
 		{ "3.11.0", ">3", false },      { "4.0.0", ">3", true },         { "3.11.0", "<=3", true },
+		/* Components too large to bump are refused, not overflowed. */
+		{ "3.11.0", ">=99999999999999999999", false }, { "3.11.0", "<=9223372036854775807", false },
+		{ "3.11.0", "^9223372036854775807", false },   { "3.11.0", "~3.9223372036854775807", false },
+		{ "3.11.0", "<1000000000", false },            { "3.11.0", "<999999999", true },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (fe_semver_satisfies(cases[i].v, cases[i].range) != cases[i].want)
