@@ -211,11 +211,20 @@ int fe_spec_add_file(struct fe_job *job, const char *name, const char *content, 
 	*total += len;
 	if (*total > max)
 		return fe_apierr_set(e, 413, "too_large", "source: more than %zu bytes", max);
+	/* The executor refuses a spec naming one file twice (an IE after the
+	 * submission was accepted), so the client hears it here. */
+	json_t *files = json_object_get(job->spec, "files");
+	size_t i;
+	json_t *old;
+	json_array_foreach(files, i, old)
+		if (!strcmp(json_string_value(json_object_get(old, "name")), name))
+			return fe_apierr_set(e, 400, "invalid_request", "field '%s.name': '%.64s' appears twice",
+					     field, name);
 	json_t *c = fe_text(content, len, field, max, e);
 	if (!c)
 		return -1;
 	json_t *f = json_pack("{s:s,s:o}", "name", name, "content", c);
-	if (!f || json_array_append_new(json_object_get(job->spec, "files"), f) != 0)
+	if (!f || json_array_append_new(files, f) != 0)
 		return fe_apierr_set(e, 500, "internal", "out of memory");
 	return 0;
 }

@@ -26,7 +26,8 @@ int fe_get_uint(const json_t *obj, const char *key, const char *field, uint32_t 
 		struct fe_apierr *e);
 /* Starts job->spec for lang. */
 int fe_spec_base(struct fe_job *job, const struct lang_def *lang, struct fe_apierr *e);
-/* Appends a file, counting its size into *total against max. */
+/* Appends a file, counting its size into *total against max; a name
+ * already in the spec is 400. */
 int fe_spec_add_file(struct fe_job *job, const char *name, const char *content, size_t len,
 		     size_t *total, size_t max, const char *field, struct fe_apierr *e);
 bool fe_file_name_ok(const char *name);

@@ -208,6 +208,7 @@ static void native__validation__table(void **state)
 		{ "{\"language\":\"python3\",\"source\":\"x\",\"limits\":{\"time_ms\":999999}}", 422, "limit_exceeded" },
 		{ "{\"language\":\"python3\",\"source\":\"x\",\"limits\":{\"time_ms\":-1}}", 400, "invalid_request" },
 		{ "{\"language\":\"cpp\",\"files\":[{\"content\":\"x\"},{\"name\":\"../a\",\"content\":\"\"}]}", 400, "invalid_request" },
+		{ "{\"language\":\"cpp\",\"files\":[{\"content\":\"x\"},{\"name\":\"a.h\",\"content\":\"\"},{\"name\":\"a.h\",\"content\":\"\"}]}", 400, "invalid_request" },
 		{ "[1]", 400, "invalid_request" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
