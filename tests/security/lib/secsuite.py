@@ -363,35 +363,91 @@ def c_no_shadow_in_output(host, res, out):
     return []
 
 
-class DiskWatch:
-    """Host free space: sampled every 0.1 s while the probe runs; the check
-    fails if it ever dropped by more than 256 MiB (the work dir is a host
-    folder: what the sandbox writes there lands on the host's disk)."""
+# Where `gavel run` / `gavel judge` put each sandbox's work dir, the host
+# folder bound at /box (cli/local_engine.c CLI_STATE_DIR "/work";
+# executor/session.c: <work_root>/<sandbox id>/box).
+WORK_ROOT = "/run/gavel/cli/work"
 
-    PATHS = ("/", "/tmp", ROOT)
+
+def tree_bytes(path):
+    """Bytes allocated under path (st_blocks, links not followed); 0 if it
+    is missing. Files vanish while we walk: those are skipped."""
+    total = 0
+    for dp, dns, fns in os.walk(path):
+        for n in fns + dns:
+            try:
+                total += os.lstat(os.path.join(dp, n)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+def existing_ancestor(path):
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    return path
+
+
+class DiskWatch:
+    """Host disk while the probe runs, sampled every 0.1 s: free space on
+    /, /tmp, the checkout and the file system holding the CLI's work root,
+    and the bytes allocated under the work root itself, where every
+    sandbox's /box lives on the host. The check fails if free space ever
+    dropped, or the work root grew, by more than 256 MiB, and also if no
+    sandbox folder ever appeared under the work root during the run: then
+    the watch was not looking where /box lives."""
+
+    LIMIT = 256 * MB
 
     def __init__(self):
         self.before, self.lowest, self.stop = {}, {}, None
+        self.tree_before = self.tree_peak = 0
+        self.sandboxes_seen = set()
+
+    def paths(self):
+        return ("/", "/tmp", ROOT, existing_ancestor(WORK_ROOT))
+
+    def sample(self):
+        for p in self.paths():
+            free = shutil.disk_usage(p).free
+            self.lowest[p] = min(self.lowest.get(p, free), free)
+        try:
+            self.sandboxes_seen.update(os.listdir(WORK_ROOT))
+        except OSError:
+            pass
+        self.tree_peak = max(self.tree_peak, tree_bytes(WORK_ROOT))
 
     def pre(self, host):
-        self.before = {p: shutil.disk_usage(p).free for p in self.PATHS}
+        self.before = {p: shutil.disk_usage(p).free for p in self.paths()}
         self.lowest = dict(self.before)
+        self.tree_before = self.tree_peak = tree_bytes(WORK_ROOT)
+        try:
+            self.existing = set(os.listdir(WORK_ROOT))
+        except OSError:
+            self.existing = set()
+        self.sandboxes_seen = set()
         self.stop = threading.Event()
 
-        def sample():
+        def loop():
             while not self.stop.wait(0.1):
-                for p in self.PATHS:
-                    self.lowest[p] = min(self.lowest[p], shutil.disk_usage(p).free)
-        threading.Thread(target=sample, daemon=True).start()
+                self.sample()
+        threading.Thread(target=loop, daemon=True).start()
 
     def check(self, host, res, out):
         if self.stop:
             self.stop.set()
+        self.sample()
         fails = []
         for p, free in self.before.items():
-            drop = free - min(self.lowest.get(p, free), shutil.disk_usage(p).free)
-            if drop > 256 * MB:
+            drop = free - self.lowest.get(p, free)
+            if drop > self.LIMIT:
                 fails.append("host free space on %s dropped by %d MiB during the run" % (p, drop // MB))
+        grew = self.tree_peak - self.tree_before
+        if grew > self.LIMIT:
+            fails.append("the work root %s (where /box lives) grew by %d MiB during the run" % (WORK_ROOT, grew // MB))
+        if not (self.sandboxes_seen - self.existing):
+            fails.append("no sandbox folder appeared under %s during the run: the disk watch did not see where "
+                         "/box lives" % WORK_ROOT)
         return fails
 
 
