@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "executor/cpuslot.h"
 #include "languages/lang_pch.h"
 
 #define CLI_STATE_DIR "/run/gavel/cli"
@@ -108,6 +109,11 @@ int cli_local_open(struct cli_local *l, struct gv_err *err)
 		else if (report[0])
 			fprintf(stderr, "gavel: precompiled headers not built: %s\n", report);
 	}
+	uint32_t cpu_slots;
+	if (exec_cpuslot_parse(getenv("GAVEL_CPU_SLOTS"), &cpu_slots, err) != 0) {
+		gv_err_prefix(err, "GAVEL_CPU_SLOTS");
+		return -1;
+	}
 	const char *runsc = getenv("GAVEL_RUNSC");
 	struct exec_engine_config cfg = {
 		.runsc_path = runsc && *runsc ? runsc : "/usr/bin/runsc",
@@ -116,6 +122,7 @@ int cli_local_open(struct cli_local *l, struct gv_err *err)
 		.init_path = l->init_path,
 		.cgroup_parent = "gavel-cli",
 		.pch_dir = *pch ? pch : NULL,
+		.cpu_slots = cpu_slots,
 	};
 	if (exec_engine_init(&l->engine, &cfg, err) != 0) {
 		gv_err_prefix(err, "the sandbox cannot be set up, so nothing was run");

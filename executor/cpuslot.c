@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -121,4 +123,22 @@ void exec_cpuslot_release(struct exec_cpuslot *slot)
 		close(slot->fd); /* drops the lock */
 	slot->fd = -1;
 	slot->index = -1;
+}
+
+int exec_cpuslot_parse(const char *setting, uint32_t *n, struct gv_err *err)
+{
+	*n = 0;
+	if (!setting || !*setting || !strcmp(setting, "off") || !strcmp(setting, "0"))
+		return 0;
+	if (!strcmp(setting, "auto")) {
+		*n = exec_cpuslot_count();
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(setting, &end, 10);
+	if (errno || *end || setting[0] == '-' || v < 1 || v > 1024)
+		return gv_err_set(err, GV_ECONFIG, "cpu slots '%.40s': expected off, auto or 1..1024", setting);
+	*n = (uint32_t)v;
+	return 0;
 }

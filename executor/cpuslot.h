@@ -34,6 +34,10 @@ struct exec_cpuslot {
  * 1). */
 unsigned exec_cpuslot_count(void);
 
+/* The slot count a setting names: "off" (or "0": no slots), "auto" (one
+ * per CPU, exec_cpuslot_count) or a number 1..1024. */
+int exec_cpuslot_parse(const char *setting, uint32_t *n, struct gv_err *err) GV_MUST_CHECK;
+
 /* Takes one of n slots under dir (created 0700 if missing; slot files
  * "slot-<i>", 0600, opened without following links). Blocks, polling,
  * until a slot is free or until deadline_ms (CLOCK_MONOTONIC ms): then

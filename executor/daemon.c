@@ -25,6 +25,7 @@
 #include "common/pg.h"
 #include "common/queue.h"
 #include "common/redis.h"
+#include "executor/cpuslot.h"
 #include "executor/gpu.h"
 #include "executor/judge_inline.h"
 #include "executor/problem_judge.h"
@@ -77,6 +78,9 @@ const struct gv_config_option exec_daemon_config_table[] = {
 	  GV_CONFIG_FIELD(struct exec_daemon_config, platform), .def = "", .doc = "runsc platform; empty: default" },
 	{ .name = "executor.languages_dir", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, languages_dir), .def = "languages", .doc = "language files" },
+	{ .name = "executor.cpu_slots", .type = GV_CONFIG_STRING,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, cpu_slots), .def = "off",
+	  .doc = "tests hold one of these CPU slots while they run (off, auto: one per CPU, or a count)" },
 	{ .name = "executor.pch_dir", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, pch_dir), .def = LANG_PCH_DEFAULT_DIR,
 	  .doc = "precompiled headers built at start, mounted read-only in sandboxes; empty: none" },
@@ -706,6 +710,8 @@ static void worker_main(struct daemon *d, int k)
 		.nvproxy = d->gpu.n > 0 && !d->gpu.simulated,
 		.pch_dir = c->pch_dir && *c->pch_dir ? c->pch_dir : NULL,
 	};
+	if (exec_cpuslot_parse(c->cpu_slots, &ec.cpu_slots, &err) != 0)
+		ec.cpu_slots = 0; /* refused before any worker starts */
 	char net_prefix[EXEC_NET_PREFIX_MAX + 1] = "";
 	w.egress = calloc(1, sizeof(*w.egress));
 	if (!w.egress)
@@ -998,6 +1004,9 @@ int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t 
 	if (cfg->burst_slots < 0 || cfg->burst_slots > DAEMON_MAX_BURST)
 		return gv_err_set(err, GV_ECONFIG, "executor.burst_slots must be 0..%d", DAEMON_MAX_BURST);
 	d.workers = cfg->capacity + cfg->burst_slots;
+	uint32_t cpu_slots;
+	if (exec_cpuslot_parse(cfg->cpu_slots, &cpu_slots, err) != 0)
+		return -1;
 	if (exec_gpu_inventory_init(&d.gpu, cfg->gpus, cfg->gpu_simulated, cfg->runsc_path, "/dev", err) != 0)
 		return -1;
 	if (exec_gpu_ids_text(d.gpu.ids, d.gpu.n, d.gpu_ids, sizeof(d.gpu_ids)) != 0)

@@ -54,6 +54,7 @@ struct exec_daemon_config {
 	char *platform;           /* empty: runsc's default */
 	char *languages_dir;
 	char *pch_dir;            /* precompiled headers (languages/lang_pch.h); "" none */
+	char *cpu_slots;          /* executor/cpuslot.h: off, auto or a count */
 	char *init_path;
 	uint64_t probe_timeout_ms;
 	char *database_url;       /* database.service_url */

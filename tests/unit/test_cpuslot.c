@@ -122,6 +122,26 @@ static void cpuslot__count__at_least_one(void **state)
 	assert_true(n <= (unsigned)sysconf(_SC_NPROCESSORS_CONF) || sysconf(_SC_NPROCESSORS_CONF) < 1);
 }
 
+static void cpuslot__parse__off_auto_count(void **state)
+{
+	(void)state;
+	struct gv_err err;
+	uint32_t n = 99;
+	assert_int_equal(exec_cpuslot_parse(NULL, &n, &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(exec_cpuslot_parse("off", &n, &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(exec_cpuslot_parse("auto", &n, &err), 0);
+	assert_int_equal(n, exec_cpuslot_count());
+	assert_int_equal(exec_cpuslot_parse("3", &n, &err), 0);
+	assert_int_equal(n, 3);
+	static const char *const bad[] = { "-1", "1025", "2x", "on", "99999999999999999999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(exec_cpuslot_parse(bad[i], &n, &err), -1);
+		assert_non_null(strstr(err.msg, "expected off, auto"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -130,6 +150,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cpuslot__folder_writable_by_others__refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(cpuslot__folder_is_a_link__refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(cpuslot__count__at_least_one, setup, teardown),
+		cmocka_unit_test(cpuslot__parse__off_auto_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
