@@ -173,9 +173,11 @@ bench-build: all $(BENCH_BINS)
 # friends would go around ASan's checks.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_BINS = $(patsubst %.c,$(BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
-# Sandbox-side parsers with no library of their own: gavel-init's job
-# parser, gavel-unpack's checks.
-FUZZ_EXTRA_SRCS := $(wildcard executor/init/job.c) $(filter-out executor/unpack/main.c,$(UNPACK_OWN_SRCS))
+# The targets' shared checks (tests/fuzz/harness.c), and sandbox-side
+# parsers with no library of their own: gavel-init's job parser,
+# gavel-unpack's checks.
+FUZZ_EXTRA_SRCS := $(wildcard tests/fuzz/harness.c executor/init/job.c) \
+                   $(filter-out executor/unpack/main.c,$(UNPACK_OWN_SRCS))
 $(BUILD)/tests/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(call obj,$(FUZZ_EXTRA_SRCS)) $(LIBS)
 	@$(if $(filter 1,$(V)),,echo "  LD      $@")
 	@mkdir -p $(@D)
