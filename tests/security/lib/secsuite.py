@@ -241,10 +241,17 @@ class Host:
 
 class Probe:
     def __init__(self, name, src, promise, expect=("OK",), args=(), stdin=None, done=True,
-                 blocked=False, checks=(), bound=None):
+                 blocked=False, checks=(), bound=None, judge=False):
         self.name, self.src, self.promise = name, src, promise
         self.expect, self.args, self.stdin = tuple(expect), list(args), stdin
         self.done, self.blocked, self.checks, self.bound_override = done, blocked, list(checks), bound
+        # judge: run as a submission of the fixture problem (`gavel judge`,
+        # JUDGE_TESTS tests in one sandbox, a validator that accepts a test
+        # only if the probe printed DONE and no ESCAPED); expect is then
+        # the judgement's verdict.
+        self.judge = judge
+        if judge and expect == ("OK",):
+            self.expect = ("AC",)
 
     def ext(self):
         return ".java" if os.path.isdir(os.path.join(PROBES, self.src)) else os.path.splitext(self.src)[1]
@@ -252,6 +259,10 @@ class Probe:
     def bound(self):
         if self.bound_override:
             return self.bound_override
+        if self.judge:
+            # Two compiles (probe, validator), then every test at the
+            # fixture's 4 s limit (wall at most a few times that).
+            return 2 * 10 + JUDGE_TESTS * 8 + SLACK
         wall, compile_wall = LANG_WALL[self.ext()]
         if "--wall" in self.args:
             wall = float(self.args[self.args.index("--wall") + 1])
@@ -506,6 +517,8 @@ def make_probes():
               stdin=stdin_paths, checks=[c_host_identity]))
     add(Probe("answers", "answers.c", "no answers or other tests' data visible anywhere (marker search)",
               args=["--time", "8", "--wall", "20"]))
+    add(Probe("answers_judge", "answers.c", "judged on a problem of 4 tests whose answers are the marker: "
+              "no answer and no other test's input visible in any test", judge=True))
     add(Probe("fds", "fds.c", "only fds 0-2 inherited, none a terminal (TIOCSTI)"))
     add(Probe("net", "net.c", "no network: host listener, metadata, public addresses, host Unix sockets unreachable",
               args=["--wall", "15"], stdin=stdin_net, checks=[c_listener_untouched]))
@@ -597,6 +610,30 @@ def prepare_source(probe, rundir):
     return dst
 
 
+JUDGE_FIXTURE = os.path.join(SUITE, "judge")
+JUDGE_TESTS = 4
+JUDGE_NAMES = ["sample/1"] + ["secret/%02d" % i for i in range(1, JUDGE_TESTS)]
+
+
+def make_problem(host, rundir, stdin_text):
+    """The fixture problem for one judged probe run, in rundir/problem:
+    tests/security/judge/ (problem.yaml, the validator) and JUDGE_TESTS
+    tests. Input k is "TEST k", "INPUT <its own random marker>" and the
+    probe's stdin lines; every answer is the suite's secret marker, which
+    the probe must never find, nor another test's input marker."""
+    pdir = os.path.join(rundir, "problem")
+    shutil.rmtree(pdir, ignore_errors=True)
+    shutil.copytree(JUDGE_FIXTURE, pdir)
+    for k, name in enumerate(JUDGE_NAMES, 1):
+        base = os.path.join(pdir, "data", name)
+        os.makedirs(os.path.dirname(base), exist_ok=True)
+        with open(base + ".in", "w") as f:
+            f.write("TEST %d\nINPUT GAVEL-SECIN-%s\n%s" % (k, secrets.token_hex(12), stdin_text))
+        with open(base + ".ans", "w") as f:
+            f.write(host.token + "\n")
+    return pdir
+
+
 def run_gavel(host, probe, rundir, stdin_text, timeout):
     """One `gavel run --json`. Returns a dict: rc, elapsed, timed_out,
     result (parsed JSON or None), raw stdout/stderr, leftovers."""
@@ -604,10 +641,13 @@ def run_gavel(host, probe, rundir, stdin_text, timeout):
     for name in ("secret.ans", "gavel-secprobe-expected.out"):
         with open(os.path.join(rundir, name), "w") as f:
             f.write(host.token + "\n")
-    stdin_path = os.path.join(rundir, "stdin.txt")
-    with open(stdin_path, "w") as f:
-        f.write(stdin_text)
-    cmd = [GAVEL, "run", "--json"] + probe.args + ["--stdin", stdin_path, source]
+    if probe.judge:
+        cmd = [GAVEL, "judge", "--json", make_problem(host, rundir, stdin_text), source]
+    else:
+        stdin_path = os.path.join(rundir, "stdin.txt")
+        with open(stdin_path, "w") as f:
+            f.write(stdin_text)
+        cmd = [GAVEL, "run", "--json"] + probe.args + ["--stdin", stdin_path, source]
     t0 = time.monotonic()
     timed_out = False
     try:
@@ -648,6 +688,57 @@ def run_gavel(host, probe, rundir, stdin_text, timeout):
 TRY_RE = re.compile(r"^TRY (\d+) (.*)$")
 
 
+def host_facts(host, fails):
+    """Host-side facts checked after every probe, whatever its mode."""
+    if host.listener.hits:
+        fails.append("the host listener was reached: %s" % host.listener.hits)
+        host.listener.hits.clear()
+    now = (file_state(host.canary_file)[0], dir_state(host.canary_dir))
+    if now != host.canary_before:
+        fails.append("host canary files changed: %s" % (now,))
+    shadow_now = file_state("/etc/shadow")[0]
+    if shadow_now != host.shadow_before:
+        fails.append("HOST /etc/shadow CHANGED during this probe (restored from the driver's copy)")
+        host.restore_shadow()
+        host.shadow_before = file_state("/etc/shadow")[0]
+
+
+def judged_outcome(host, probe, run, fails, diag):
+    """Checks of a `gavel judge --json` run: the verdict, every test there
+    and (for an expected AC) accepted by the validator, no ESCAPED and no
+    secret marker anywhere in what the CLI printed."""
+    res = run["result"]
+    text = (run["stdout"] + b"\n" + run["stderr"]).decode("utf-8", "replace")
+    if host.token in text:
+        fails.append("the secret answer marker appears in the judge's output")
+    if "ESCAPED" in text:
+        esc = [l for l in text.splitlines() if "ESCAPED" in l]
+        fails.append("escape: " + " | ".join(esc[:4]))
+    if res is None:
+        fails.append("no JSON result from gavel judge")
+        diag.append("gavel stdout: %r" % run["stdout"][:300])
+        diag.append("gavel stderr: %r" % run["stderr"][-600:])
+        return
+    verdict = res.get("verdict")
+    tests = res.get("tests") or []
+    if verdict not in probe.expect:
+        fails.append("verdict %s, expected %s (message: %s)" % (verdict, "/".join(probe.expect),
+                                                                (res.get("message") or "")[:200]))
+    names = [t.get("name") for t in tests]
+    if names != JUDGE_NAMES:
+        fails.append("tests judged %s, expected %s" % (names, JUDGE_NAMES))
+    if probe.expect == ("AC",):
+        for t in tests:
+            if t.get("verdict") != "AC":
+                fails.append("test %s: %s (%s)" % (t.get("name"), t.get("verdict"), (t.get("message") or "")[:200]))
+    for check in probe.checks:
+        fails.extend(check(host, res, text))
+    diag.append("verdict %s; compile output %r" % (verdict, (res.get("compile_output") or "")[:300]))
+    for t in tests:
+        diag.append("test %s: %s time_ms %s memory_kb %s message %r" % (t.get("name"), t.get("verdict"),
+                    t.get("time_ms"), t.get("memory_kb"), (t.get("message") or "")[:250]))
+
+
 def judge_probe(host, probe, deadline):
     """Runs a probe (re-running past attempts that seccomp killed) and
     returns (ok, summary, diagnostics)."""
@@ -659,6 +750,18 @@ def judge_probe(host, probe, deadline):
     skip = 0
     if any(c == disk_watch.check for c in probe.checks):
         disk_watch.pre(host)
+    if probe.judge:
+        run = run_gavel(host, probe, rundir, base_stdin, probe.bound())
+        diag.append("judge: %.1fs, gavel exit %s%s" % (run["elapsed"], run["rc"],
+                                                       ", TIMED OUT" if run["timed_out"] else ""))
+        if run["timed_out"]:
+            fails.append("gavel judge did not finish within %.0f s: host not responsive" % probe.bound())
+        if run["leftovers"]:
+            fails.append("processes outlived the judgement (killed by the driver): %s" % run["leftovers"])
+        judged_outcome(host, probe, run, fails, diag)
+        host_facts(host, fails)
+        shutil.rmtree(rundir, ignore_errors=True)
+        return dedup(fails, diag)
     for round_ in range(60):
         if time.monotonic() > deadline:
             return False, "suite time budget exhausted during this probe", diag
@@ -721,20 +824,13 @@ def judge_probe(host, probe, deadline):
     else:
         fails.append("too many seccomp-killed re-runs")
     diag.extend(killed_attempts)
-    # Host-side facts after every probe.
-    if host.listener.hits:
-        fails.append("the host listener was reached: %s" % host.listener.hits)
-        host.listener.hits.clear()
-    now = (file_state(host.canary_file)[0], dir_state(host.canary_dir))
-    if now != host.canary_before:
-        fails.append("host canary files changed: %s" % (now,))
-    shadow_now = file_state("/etc/shadow")[0]
-    if shadow_now != host.shadow_before:
-        fails.append("HOST /etc/shadow CHANGED during this probe (restored from the driver's copy)")
-        host.restore_shadow()
-        host.shadow_before = file_state("/etc/shadow")[0]
+    host_facts(host, fails)
     shutil.rmtree(rundir, ignore_errors=True)
-    # de-duplicate, keep order
+    return dedup(fails, diag)
+
+
+def dedup(fails, diag):
+    """(ok, summary, diagnostics) with repeated failures said once."""
     seen, uniq = set(), []
     for f in fails:
         if f not in seen:

@@ -3,10 +3,14 @@
  * *.ans / gavel-secprobe-* next to the submitted source and in its temporary
  * folder on the host; this probe walks the sandbox's file system (all but
  * /proc, /sys, /dev and the read-only /usr) and reports any file whose name
- * looks like an answer or whose content holds the marker's prefix. */
+ * looks like an answer or whose content holds the marker's prefix.
+ * Judged (`gavel judge`, the fixture under tests/security/judge/), every
+ * answer of the problem is that marker and every test's input carries a
+ * marker of its own (an "INPUT <marker>" line on stdin): another
+ * test's input marker found anywhere is reported too. */
 #include "probe.h"
 
-static char prefix[32];
+static char prefix[32], in_prefix[32], own_input[128];
 static long entries, files_read;
 
 static int ends_with(const char *s, const char *suf)
@@ -32,6 +36,13 @@ static void check_content(const char *path, off_t size)
 	char *hit = memmem(buf, (size_t)n, prefix, strlen(prefix));
 	if (hit)
 		escaped("marker found in %s: %.60s", path, hit);
+	/* Our own input may lie in a file (it is ours); any other is not. */
+	size_t pl = strlen(in_prefix), ol = strlen(own_input);
+	for (char *p = buf; (p = memmem(p, (size_t)(buf + n - p), in_prefix, pl)); p += pl)
+		if (!ol || (size_t)(buf + n - p) < ol || memcmp(p, own_input, ol) != 0) {
+			escaped("another test's input marker in %s: %.60s", path, p);
+			break;
+		}
 }
 
 static void walk(const char *dir, int depth)
@@ -70,14 +81,26 @@ int main(void)
 {
 	/* Built at run time so that neither this source nor its binary holds
 	 * the marker's prefix verbatim. */
-	const char *rev = "-EBORPCES-LEVAG";
+	const char *rev = "-EBORPCES-LEVAG", *in_rev = "-NICES-LEVAG";
 	size_t n = strlen(rev);
 	for (size_t i = 0; i < n; i++)
 		prefix[i] = rev[n - 1 - i];
 	prefix[n] = 0;
+	n = strlen(in_rev);
+	for (size_t i = 0; i < n; i++)
+		in_prefix[i] = in_rev[n - 1 - i];
+	in_prefix[n] = 0;
+
+	/* Judged: "INPUT <marker>" names this test's own input marker. */
+	static char input[1 << 16];
+	ssize_t got = read(0, input, sizeof input - 1);
+	input[got > 0 ? got : 0] = 0;
+	char *line = strstr(input, "INPUT ");
+	if (line && sscanf(line + 6, "%127s", own_input) == 1)
+		info("this test's input marker: %.20s...", own_input);
 
 	walk("/", 0);
-	info("walked %ld entries, read %ld files", entries, files_read);
+	printf("EVIDENCE walked %ld entries, read %ld files\n", entries, files_read);
 	if (entries == 0)
 		escaped("walked nothing: the probe could not look (treat as a failure)");
 	return finish();
