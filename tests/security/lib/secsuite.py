@@ -368,6 +368,45 @@ def c_stdout_lacks(text):
     return check
 
 
+EVIDENCE_INIT_RE = re.compile(r"EVIDENCE init (\d+) boot (-?\d+) state (\S)")
+
+
+def c_same_init(host, res, out):
+    """Judged kill_init: every test reports init's start time and the
+    sandbox's boot instant (validator message); all must be the same init
+    of the same sandbox (boot instants within 50 ms: two reads of two
+    clocks), so the signals of one test did not end the init that ran the
+    next. A replaced sandbox boots later: its instant differs by far more."""
+    seen = []
+    for t in res.get("tests") or []:
+        m = EVIDENCE_INIT_RE.search(t.get("message") or "")
+        if not m:
+            return ["test %s carries no init evidence (message %r)" % (t.get("name"), (t.get("message") or "")[:120])]
+        seen.append((t.get("name"), int(m.group(1)), int(m.group(2))))
+    if len(seen) != JUDGE_TESTS:
+        return ["init evidence from %d tests, expected %d" % (len(seen), JUDGE_TESTS)]
+    starts = {s[1] for s in seen}
+    boots = [s[2] for s in seen]
+    if len(starts) != 1 or max(boots) - min(boots) > 50:
+        return ["not the same gavel-init in every test (name, start ticks, boot ms): %s" % seen]
+    return []
+
+
+EVIDENCE_STATE_RE = re.compile(r"EVIDENCE test (\d+) planted (\d+) things")
+
+
+def c_state_planted(host, res, out):
+    """Judged state probe: test k says it is test k and planted something
+    (a probe that planted nothing would find nothing in the next test)."""
+    tests = res.get("tests") or []
+    for k, t in enumerate(tests, 1):
+        m = EVIDENCE_STATE_RE.search(t.get("message") or "")
+        if not m or int(m.group(1)) != k or int(m.group(2)) == 0:
+            return ["test %s: no evidence that test %d planted anything (message %r)"
+                    % (t.get("name"), k, (t.get("message") or "")[:120])]
+    return []
+
+
 def c_no_shadow_in_output(host, res, out):
     if any(h in out for h in host.shadow_secrets):
         return ["a host /etc/shadow password hash appears in the output"]
@@ -532,7 +571,12 @@ def make_probes():
     add(Probe("forge_init_pipe", "forge_init_pipe.c",
               "the program cannot write into gavel-init's result pipe: a forged OK result is not believed",
               expect=("RE",), done=False, checks=[c_exit_code(3), c_stdout_lacks("FORGED-BY-PROGRAM")]))
-    add(Probe("kill_init", "kill_init.c", "signals to gavel-init change nothing: the run still reports OK"))
+    add(Probe("kill_init", "kill_init.c", "signals to gavel-init change nothing: the run still reports OK",
+              checks=[c_stdout_has("EVIDENCE init ")]))
+    add(Probe("state_judge", "state.c", "judged (4 tests, one sandbox): files in every writable dir, System V and "
+              "POSIX IPC objects planted by one test are gone in the next", judge=True, checks=[c_state_planted]))
+    add(Probe("kill_init_judge", "kill_init.c", "judged (4 tests, one sandbox): after every test's signals to gavel-init, "
+              "the next test runs under the same init in the same sandbox", judge=True, checks=[c_same_init]))
     add(Probe("box_artifacts", "box_artifacts.c", "the compiled program and job record cannot be changed for later tests"))
     add(Probe("symlinks", "symlinks.c", "links/FIFOs/sparse files planted in the work dir are never followed by the host",
               stdin=stdin_canary))

@@ -1,6 +1,14 @@
 /* kill_init — the program cannot signal gavel-init (pid 1) or anything but
- * its own processes; after trying, it ends normally and the run must still
- * report properly (the driver checks the result is a normal OK). */
+ * its own processes. A killed init would take this probe with it (pid 1 of
+ * its namespace), so the probe cannot see that itself; what shows it is
+ * outside: the run must still report normally (OK with DONE: only init
+ * sends the result), and, judged (kill_init_judge: 4 tests in one
+ * sandbox), every test after the first must run under the very same init.
+ * For that the probe prints "EVIDENCE init <start> boot <ms>": init's start
+ * time in clock ticks since the sandbox booted and the sandbox's boot
+ * instant (CLOCK_REALTIME - CLOCK_MONOTONIC, which gVisor counts from the
+ * sandbox's start); the driver requires both to be the same in all tests.
+ * A stopped init is visible from here: its state in /proc/1/stat. */
 #include "probe.h"
 
 /* The kernel may permit the call (init can share the program's uid) and
@@ -40,7 +48,33 @@ int main(void)
 		info("parent pid %d", (int)getppid());
 	try_kill(getppid(), SIGKILL, "SIGKILL (parent)");
 	nanosleep(&ts, NULL);
-	if (kill(1, 0) < 0 && errno == ESRCH)
-		escaped("gavel-init (pid 1) is gone");
+	char stat[1024] = "";
+	int fd = open("/proc/1/stat", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, stat, sizeof stat - 1);
+		stat[n > 0 ? n : 0] = 0;
+		close(fd);
+	}
+	/* Fields after "(comm)": state is the 3rd of the line, starttime
+	 * the 22nd. */
+	char *rp = strrchr(stat, ')');
+	char state = 0;
+	unsigned long long start = 0;
+	if (rp && sscanf(rp + 2, "%c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+			 &state, &start) == 2) {
+		if (state == 'T' || state == 't') {
+			escaped("gavel-init is stopped (state %c)", state);
+			kill(1, SIGCONT);
+		} else if (state == 'Z' || state == 'X') {
+			escaped("gavel-init is dead (state %c)", state);
+		}
+		struct timespec rt, mono;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		long long boot_ms = (rt.tv_sec - mono.tv_sec) * 1000LL + (rt.tv_nsec - mono.tv_nsec) / 1000000;
+		printf("EVIDENCE init %llu boot %lld state %c\n", start, boot_ms, state);
+	} else {
+		info("/proc/1/stat unreadable: %.80s", stat);
+	}
 	return finish();
 }
