@@ -107,6 +107,12 @@ for t in tests/security/*.sh; do
 	run_tap "security/$(basename "$t")" 900 bash "$t"
 done
 
+# Every libFuzzer target under tests/fuzz/, built by `make fuzz` into
+# build-fuzz/, FUZZ_SECONDS (20) each, two at a time (~2.5 min on 2 cores
+# with the build).
+section fuzz
+run_tap "fuzz/run.sh" 900 bash tests/fuzz/run.sh
+
 # The README's `make run` on a brand-new Debian 12 root, one submission per
 # language (tests/fresh/fresh_root_smoke.sh; ~15 min on 2 cores the first
 # time, less once its base root and .deb files are cached under /var/tmp).

@@ -33,7 +33,7 @@ work=$(mktemp -d /tmp/gavel-fuzz.XXXXXX)
 keep=0
 trap '[ $keep -eq 1 ] || rm -rf "$work"' EXIT
 
-if ! make --no-print-directory FUZZ_BUILD="$BUILD_DIR" fuzz >"$work/build.log" 2>&1; then
+if ! make --no-print-directory -j"$(nproc)" FUZZ_BUILD="$BUILD_DIR" fuzz >"$work/build.log" 2>&1; then
 	n=0
 	for t in "${targets[@]}"; do
 		n=$((n + 1))
