@@ -614,6 +614,15 @@ def make_probes():
               checks=[c_cpu_near(1), c_wall_between(0, 5)]))
     add(Probe("tree_mem", "tree_limits.js", "children's memory counts: two 200 MiB children under 256 MiB end MLE",
               expect=("MLE",), done=False, stdin="GROUP mem\n", args=["--time", "10", "--memory", "256", "--wall", "20"]))
+    add(Probe("tree_cpu_spread", "tree_limits.js", "CPU spread over six children, each under the limit: TLE near it",
+              expect=("TLE",), done=False, stdin="GROUP cpu_spread\n", args=["--time", "1", "--wall", "10"],
+              checks=[c_cpu_near(1), c_wall_between(0, 5)]))
+    add(Probe("tree_cpu_churn", "tree_limits.js", "CPU of short-lived, already reaped children counts: TLE near the limit",
+              expect=("TLE",), done=False, stdin="GROUP cpu_churn\n", args=["--time", "1", "--wall", "10"],
+              checks=[c_cpu_near(1), c_wall_between(0, 5)]))
+    add(Probe("tree_mem_spread", "tree_limits.js", "memory spread over eight 48 MiB children under 256 MiB: MLE near the limit",
+              expect=("MLE",), done=False, stdin="GROUP mem_spread\n", args=["--time", "10", "--memory", "256", "--wall", "20"],
+              checks=[c_memory_near(256)]))
     add(Probe("hello_after_resources", "hello.c", "the engine still works after the resource attacks",
               checks=[c_stdout_is("hello\n")], done=False))
     add(Probe("cc_include_zero", "cc_include_zero.c", "#include \"/dev/zero\" ends CE within the compile limits",
