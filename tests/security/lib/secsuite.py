@@ -2,8 +2,9 @@
 """The adversarial suite's driver (started by tests/security/run.sh).
 
 Each probe under tests/security/probes/ is a hostile program. The driver runs
-it through the real CLI (`gavel run --json`), exactly as a tenant's code would
-run, and checks the outcome: the expected status, no "ESCAPED" line, the
+it through the real CLI (`gavel run --json`, or for promises that span tests
+`gavel judge --json` on the fixture problem made from tests/security/judge/),
+exactly as a tenant's code would run, and checks the outcome: the expected status, no "ESCAPED" line, the
 "DONE" line where the program should end normally, the run ending within its
 limits plus slack, and host-side facts only the driver can see (no leftover
 process, a TCP/Unix listener that nobody reached, canary files and
