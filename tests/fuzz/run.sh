@@ -82,10 +82,15 @@ for t in "${targets[@]}"; do
 	failed=1
 	keep=1
 	echo "not ok $n - $t: crash after $execs executions (exit $rc)"
-	grep -E '^SUMMARY|invariant broken|runtime error|ERROR: ' "$log" | head -n 3 | cut -c1-250 | sed 's/^/# /'
+	# tests/run.sh shows two "# " lines after a failure: what broke, then
+	# the input.
+	why=$(grep -m1 -E 'invariant broken|runtime error' "$log")
+	[ -n "$why" ] || why=$(grep -m1 -E '^SUMMARY' "$log")
+	echo "# ${why:-no sanitizer report; see the log}" | cut -c1-250
 	for a in "$work/$t".crash-* "$work/$t".leak-* "$work/$t".timeout-* "$work/$t".oom-*; do
 		[ -f "$a" ] || continue
-		echo "# input ($a, $(stat -c %s "$a") bytes): $(head -c 3000 "$a" | base64 -w0)"
+		echo "# input ($(stat -c %s "$a") bytes, base64): $(head -c 3000 "$a" | base64 -w0)"
+		echo "# kept: $a"
 	done
 	echo "# log: $log"
 done
