@@ -11,7 +11,7 @@
 #   base64 -d > crash <<< '...'; build-fuzz/tests/fuzz/fuzz_x crash
 # Names on the command line run only those targets: run.sh fuzz_lang.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 SECS=${FUZZ_SECONDS:-20}
 JOBS=${FUZZ_JOBS:-2}
