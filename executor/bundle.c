@@ -474,7 +474,7 @@ static int mkdir_p_at(int dirfd, const char *rel, struct gv_err *err)
  * nsswitch and a copy of the loader cache. */
 int exec_bundle_write_skeleton(int bundle_fd, const char *const *etc_binds, struct gv_err *err)
 {
-	static const char *const dirs[] = {"usr", "etc", "tmp", "box", "proc", "dev", "sys", LANG_PCH_MOUNT + 1};
+	static const char *const dirs[] = {"usr", "etc", "tmp", "box", "proc", "dev", "sys", LANG_PCH_MOUNT_NAME};
 	static const char *const links[][2] = {
 		{"bin", "usr/bin"}, {"lib", "usr/lib"}, {"lib64", "usr/lib64"}, {"sbin", "usr/sbin"},
 		{"lib32", "usr/lib32"},

@@ -26,7 +26,8 @@
 /* Where sandboxes see the PCH folder, and where nodes keep it unless
  * configured otherwise (executor.pch_dir; GAVEL_PCH_DIR for gavel run and
  * gavel judge). */
-#define LANG_PCH_MOUNT "/pch"
+#define LANG_PCH_MOUNT_NAME "pch"
+#define LANG_PCH_MOUNT "/" LANG_PCH_MOUNT_NAME
 #define LANG_PCH_DEFAULT_DIR "/var/cache/gavel/pch"
 
 /* The compile flags a PCH must be built with for def: def->compile
