@@ -29,13 +29,16 @@ static bool verdict_is(const json_t *test, const char *name)
 
 /* The test whose outcome the result's own exit code and message describe:
  * the first that failed, else the last that ran (as the judge picks it);
- * -1 when none ran (CE). */
+ * -1 when none ran (CE); -2 when a test has no readable verdict, so that
+ * which one decided is unknown. */
 static long deciding_test(const json_t *tests)
 {
 	long last_run = -1;
 	size_t i;
 	json_t *t;
 	json_array_foreach(tests, i, t) {
+		if (!json_is_string(json_object_get(t, "verdict")))
+			return -2;
 		if (verdict_is(t, "SKIPPED"))
 			continue;
 		if (!verdict_is(t, "AC"))
@@ -67,10 +70,19 @@ void gv_feedback_filter(json_t *result, const char *policy)
 		const json_t *list = json_is_true(json_object_get(t, "sample")) ? sample : secret;
 		json_t *fb = json_object_get(t, "feedback");
 		if (fb) {
-			for (size_t k = 0; k < GV_FEEDBACK_ITEMS; k++)
-				if (!list || !granted(list, gv_feedback_items[k]))
-					json_object_del(fb, gv_feedback_items[k]);
-			if (json_object_size(fb) == 0)
+			/* Every key not granted goes, known item or not: fail
+			 * closed against any shape the stored result has. */
+			const char *key;
+			json_t *v;
+			void *tmp;
+			json_object_foreach_safe(fb, tmp, key, v) {
+				bool known = false;
+				for (size_t k = 0; k < GV_FEEDBACK_ITEMS; k++)
+					known |= !strcmp(key, gv_feedback_items[k]);
+				if (!json_is_object(fb) || !known || !list || !granted(list, key))
+					json_object_del(fb, key);
+			}
+			if (!json_is_object(fb) || json_object_size(fb) == 0)
 				json_object_del(t, "feedback");
 		}
 		bool hide_message = !list || (!granted(list, "expected") && !granted(list, "diff"));
@@ -86,7 +98,7 @@ void gv_feedback_filter(json_t *result, const char *policy)
 			decider_hides_message = hide_message;
 		}
 	}
-	if (decider < 0) {
+	if (decider == -1) {
 		/* Nothing ran: the result's figures describe no test. */
 		decider_hides_exit = decider_hides_message = false;
 	}

@@ -264,6 +264,20 @@ static void feedback__secret_exit_code__hidden_everywhere(void **state)
 	assert_string_equal(json_string_value(json_object_get(r, "message")), "");
 	json_decref(r);
 
+	/* Keys the policy does not know are dropped even where everything is
+	 * granted, and a test without a readable verdict hides the result's
+	 * own figures (which test decided cannot be told). */
+	r = exit_fixture("WA");
+	t0 = json_array_get(json_object_get(r, "tests"), 0);
+	json_object_set_new(t0, "feedback", json_pack("{s:s,s:s}", "input", "1 2", "answer_file", "3"));
+	json_object_del(json_array_get(json_object_get(r, "tests"), 1), "verdict");
+	json_object_set_new(t0, "verdict", json_string("AC"));
+	gv_feedback_filter(r, NULL);
+	assert_non_null(json_object_get(json_object_get(t0, "feedback"), "input"));
+	assert_null(json_object_get(json_object_get(t0, "feedback"), "answer_file"));
+	assert_true(json_is_null(json_object_get(r, "exit_code")));
+	json_decref(r);
+
 	/* Every test passed: the last one decided, here the secret one. */
 	r = exit_fixture("AC");
 	gv_feedback_filter(r, NULL);
