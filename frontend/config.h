@@ -24,7 +24,14 @@ struct fe_config {
 	uint64_t max_body_size;
 	uint64_t max_header_size;
 	int max_connections;
+	int max_connections_per_address; /* 0: no cap */
 	uint64_t request_timeout_ms;
+	uint64_t header_timeout_ms;   /* whole request head, from accept or its first byte */
+	uint64_t body_timeout_ms;     /* whole request body, from the end of the head */
+	uint64_t upload_timeout_ms;   /* same for a problem package */
+	char *metrics_token;          /* GET /metrics on the API port: Bearer token, "" refused */
+	char *metrics_listen;
+	int metrics_port;             /* 0: no metrics listener */
 	uint64_t wait_timeout_ms;     /* longest wait=true hold */
 	uint64_t sse_max_duration_ms;
 	int max_batch_size;

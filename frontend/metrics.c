@@ -82,8 +82,20 @@ void fe_metrics_render(const struct fe_metrics *m, int connections, struct evbuf
 	evbuffer_add_printf(out, "# HELP " name " " help "\n# TYPE " name " counter\n" name " %lu\n", \
 			    atomic_load_explicit(&m->field, memory_order_relaxed))
 	COUNTER("gavel_submissions_created_total", "Submissions accepted and stored.", submissions_created);
-	COUNTER("gavel_connections_refused_total", "Requests refused with 503: over max_connections in progress.",
+	COUNTER("gavel_connections_refused_total",
+		"Connections refused at accept with 503: over max_connections and none idle to close.",
 		connections_refused);
+	COUNTER("gavel_connections_refused_per_address_total",
+		"Connections refused at accept with 503: over max_connections_per_address.", conns_refused_addr);
+	COUNTER("gavel_connections_evicted_total",
+		"Idle connections (no request in progress) closed to make room under max_connections.",
+		conns_evicted);
+	COUNTER("gavel_header_timeouts_total", "Connections closed: request head not complete within header_timeout.",
+		header_timeouts);
+	COUNTER("gavel_body_timeouts_total",
+		"Connections closed: request body not complete within body_timeout (upload_timeout).", body_timeouts);
+	COUNTER("gavel_body_key_refused_total",
+		"Write requests whose key was refused before the body: body limited to 16 KiB.", preauth_refused);
 	COUNTER("gavel_auth_failures_total", "Requests refused with 401 or 403.", auth_failures);
 	COUNTER("gavel_rate_limited_total", "Requests refused with 429.", rate_limited);
 	COUNTER("gavel_enqueue_failures_total", "Stored submissions whose Redis enqueue failed (the reconciler re-enqueues them).",
@@ -96,7 +108,10 @@ void fe_metrics_render(const struct fe_metrics *m, int connections, struct evbuf
 	for (int i = 0; verdict_names[i]; i++)
 		evbuffer_add_printf(out, "gavel_verdicts_seen_total{verdict=\"%s\"} %lu\n", verdict_names[i],
 				    atomic_load_explicit(&m->verdicts[i], memory_order_relaxed));
-	evbuffer_add_printf(out, "# HELP gavel_http_requests_in_progress Requests being handled (the max_connections cap).\n"
+	evbuffer_add_printf(out, "# HELP gavel_http_requests_in_progress Requests being handled.\n"
 				 "# TYPE gavel_http_requests_in_progress gauge\ngavel_http_requests_in_progress %d\n",
 			    connections);
+	evbuffer_add_printf(out, "# HELP gavel_connections_open Client connections open (the max_connections cap).\n"
+				 "# TYPE gavel_connections_open gauge\ngavel_connections_open %d\n",
+			    atomic_load_explicit(&m->conns_open, memory_order_relaxed));
 }

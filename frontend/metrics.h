@@ -20,7 +20,15 @@ struct fe_metrics {
 	atomic_ulong lat_count;
 	atomic_ullong lat_sum_us;
 	atomic_ulong submissions_created;
-	atomic_ulong connections_refused;
+	atomic_ulong connections_refused; /* at accept: over max_connections, none to evict */
+	/* The connection guard (conn.c). conns_open is also the count the
+	 * max_connections cap is checked against. */
+	atomic_int conns_open;
+	atomic_ulong conns_refused_addr;
+	atomic_ulong conns_evicted;
+	atomic_ulong header_timeouts;
+	atomic_ulong body_timeouts;
+	atomic_ulong preauth_refused;
 	atomic_ulong auth_failures;
 	atomic_ulong rate_limited;
 	atomic_ulong enqueue_failures;

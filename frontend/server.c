@@ -2,15 +2,19 @@
  * and connections outright; nothing is shared between workers but the
  * read-only app, the atomic counters and the connection count.
  *
- * The cap: libevent 2.1 has no evhttp_set_max_connections. We count the
- * requests in progress across all workers (an atomic, raised when a request
- * arrives and lowered when its context is freed) and answer 503 with
- * "Connection: close" beyond frontend.max_connections. Idle keep-alive
- * connections are not counted; evhttp closes them after request_timeout. */
+ * The cap: libevent 2.1 has no evhttp_set_max_connections. The connection
+ * guard (conn.c) counts connections from accept, caps them process-wide and
+ * per client address, bounds the time of each request's head and body and
+ * sets each route's body limit before the body is read.
+ *
+ * /metrics lists tenants' queue depths: on the API port it answers only to
+ * frontend.metrics_token; frontend.metrics_port serves it without a token
+ * on an address of its own (loopback by default). */
 #include "frontend/server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sodium.h>
 #include <event2/buffer.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/thread.h>
@@ -30,6 +34,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "frontend/api_tenant.h"
+#include "frontend/conn.h"
 #include "frontend/metrics.h"
 #include "frontend/server_internal.h"
 
@@ -99,6 +104,12 @@ void fe_req_unref(struct fe_req *r)
 
 void fe_req_detach_conn(struct fe_req *r)
 {
+	if (r->guarded) {
+		/* The close callback belongs to the guard, which reports to r
+		 * only while r->conn is set. */
+		fe_conn_forget(r);
+		return;
+	}
 	struct evhttp_connection *evcon = evhttp_request_get_connection(r->req);
 	if (evcon)
 		evhttp_connection_set_closecb(evcon, NULL, NULL);
@@ -419,6 +430,77 @@ static void authenticate(struct fe_req *r)
 	}
 }
 
+/* A key checked before its request's body is read (conn.c). It only
+ * decides how large a body is read; the request is authenticated again
+ * when it has arrived, by authenticate(), from evhttp's own parse. Shares
+ * the worker's cache, so that second lookup is usually a cache hit. */
+struct keycheck {
+	struct fe_worker *w;
+	unsigned char hash[TENANT_KEY_HASH_LEN];
+	uint64_t sent_ms;
+	fe_keycheck_fn fn;
+	void *arg;
+};
+
+static bool entry_ok(const struct fe_auth_entry *e)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return tenant_auth_decide(&e->row, (int64_t)ts.tv_sec) == TENANT_AUTH_OK;
+}
+
+static void on_keycheck_row(void *arg, PGresult *const *res, int n, const char *error)
+{
+	struct keycheck *k = arg;
+	struct gv_err err;
+	struct fe_auth_entry fresh;
+	bool ok = false;
+	memset(&fresh, 0, sizeof(fresh));
+	if (!error && n >= 1 && res[0] && tenant_auth_row_from_pg(res[0], 0, &fresh.row, &err) == 0 &&
+	    (!fresh.row.found || tenant_quota_from_pg(res[0], 0, TENANT_AUTH_QUOTA_COL1, &fresh.quota, &err) == 0)) {
+		fresh.used = true;
+		memcpy(fresh.hash, k->hash, sizeof(fresh.hash));
+		fresh.fetched_ms = k->sent_ms;
+		k->w->auth_cache[k->hash[0]] = fresh;
+		ok = entry_ok(&fresh);
+	}
+	k->fn(k->arg, ok);
+	free(k);
+}
+
+enum fe_keycheck fe_key_check(struct fe_worker *w, const char *key, fe_keycheck_fn fn, void *arg)
+{
+	struct gv_err err;
+	unsigned char hash[TENANT_KEY_HASH_LEN];
+	size_t len = strnlen(key, TENANT_KEY_PRESENTED_MAX + 1);
+	if (len > TENANT_KEY_PRESENTED_MAX || tenant_key_hash(key, len, &w->app->pepper, hash, &err) < 0)
+		return FE_KEY_REFUSED;
+	const struct fe_auth_entry *e = &w->auth_cache[hash[0]];
+	uint64_t now = fe_now_ms();
+	uint64_t ttl = w->app->cfg->auth_cache_ttl_ms;
+	if (ttl > TENANT_AUTH_CACHE_MAX_MS)
+		ttl = TENANT_AUTH_CACHE_MAX_MS;
+	if (e->used && tenant_key_hash_equal(e->hash, hash) && now - e->fetched_ms < ttl)
+		return entry_ok(e) ? FE_KEY_OK : FE_KEY_REFUSED;
+	struct keycheck *k = calloc(1, sizeof(*k));
+	if (!k)
+		return FE_KEY_REFUSED;
+	k->w = w;
+	memcpy(k->hash, hash, sizeof(hash));
+	k->sent_ms = now;
+	k->fn = fn;
+	k->arg = arg;
+	struct fe_db_stmt s;
+	fe_db_stmt_text(&s, TENANT_SQL_KEY_LOOKUP, 1, (const char *)k->hash);
+	s.lengths[0] = TENANT_KEY_HASH_LEN;
+	s.formats[0] = 1;
+	if (fe_db_txn(w->db, NULL, &s, 1, on_keycheck_row, k, &err) < 0) {
+		free(k);
+		return FE_KEY_REFUSED;
+	}
+	return FE_KEY_PENDING;
+}
+
 /* ------------------------------------------------------------ pipeline */
 
 static enum fe_method method_of(enum evhttp_cmd_type t)
@@ -435,12 +517,31 @@ static enum fe_method method_of(enum evhttp_cmd_type t)
 	}
 }
 
+void fe_req_conn_closed(struct fe_req *r)
+{
+	r->gone = true;
+	fe_handle_gone(r);
+}
+
 static void on_conn_close(struct evhttp_connection *evcon, void *arg)
 {
 	(void)evcon;
-	struct fe_req *r = arg;
-	r->gone = true;
-	fe_handle_gone(r);
+	fe_req_conn_closed(arg);
+}
+
+/* /metrics on the API port: only with frontend.metrics_token, compared in
+ * constant time. */
+static bool metrics_token_ok(struct fe_req *r)
+{
+	const char *want = r->w->app->cfg->metrics_token;
+	if (!want || !want[0])
+		return false;
+	const char *a = evhttp_find_header(evhttp_request_get_input_headers(r->req), "Authorization");
+	if (!a || strncasecmp(a, "Bearer ", 7))
+		return false;
+	a += 7;
+	size_t n = strlen(want);
+	return strlen(a) == n && sodium_memcmp(a, want, n) == 0;
 }
 
 /* More than one Content-Length header, or one with a list of values. */
@@ -456,9 +557,8 @@ static bool conflicting_lengths(struct evkeyvalq *h)
 	return false;
 }
 
-static void on_request(struct evhttp_request *req, void *arg)
+static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_listener)
 {
-	struct fe_worker *w = arg;
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	struct fe_req *r = calloc(1, sizeof(*r));
 	if (!r) {
@@ -470,12 +570,9 @@ static void on_request(struct evhttp_request *req, void *arg)
 	r->refs = 1;
 	r->t0_us = fe_now_us();
 	r->method = method_of(evhttp_request_get_command(req));
-	if (atomic_fetch_add(&w->app->connections, 1) >= w->app->cfg->max_connections) {
-		atomic_fetch_add(&w->app->metrics->connections_refused, 1);
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
-		fe_reply_error(r, 503, "too_many_connections", "the server is at its connection limit");
-		return;
-	}
+	atomic_fetch_add(&w->app->connections, 1);
+	r->metrics_listener = metrics_listener;
+	r->guarded = fe_conn_request(w, req, r);
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
 	const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
@@ -498,9 +595,13 @@ static void on_request(struct evhttp_request *req, void *arg)
 		fe_reply_error(r, 400, "invalid_request", "more than one Content-Length header");
 		return;
 	}
-	if (evcon)
+	if (evcon && !r->guarded)
 		evhttp_connection_set_closecb(evcon, on_conn_close, r);
 	enum fe_match_result mr = fe_route_match(r->method, path ? path : "", &r->m);
+	if (metrics_listener && (mr != FE_MATCH_OK || r->m.route->id != FE_ROUTE_METRICS)) {
+		fe_reply_error(r, 404, "not_found", "this port serves GET /metrics only");
+		return;
+	}
 	if (mr == FE_MATCH_NOT_FOUND) {
 		fe_reply_error(r, 404, "not_found", "no such route");
 		return;
@@ -520,10 +621,32 @@ static void on_request(struct evhttp_request *req, void *arg)
 	case FE_ROUTE_J0_BATCH_GET: r->api = FE_API_JUDGE0; break;
 	default: r->api = FE_API_NATIVE;
 	}
+	if (r->m.route->id == FE_ROUTE_METRICS && !metrics_listener && !metrics_token_ok(r)) {
+		/* Tenant ids and their queue depths are not for anyone who can
+		 * reach the API. */
+		if (r->w->app->cfg->metrics_token && r->w->app->cfg->metrics_token[0]) {
+			evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
+			fe_reply_error(r, 401, "unauthorized", "GET /metrics needs frontend.metrics_token");
+		} else {
+			fe_reply_error(r, 404, "not_found",
+				       "/metrics is served on frontend.metrics_port, or here with frontend.metrics_token");
+		}
+		return;
+	}
 	if (r->m.route->auth)
 		authenticate(r);
 	else
 		dispatch(r);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	serve(req, arg, false);
+}
+
+static void on_metrics_request(struct evhttp_request *req, void *arg)
+{
+	serve(req, arg, true);
 }
 
 /* -------------------------------------------------------------- workers */
@@ -573,6 +696,8 @@ static void worker_free(struct fe_worker *w)
 		fe_wait_stop(w->waiters);
 	if (w->http)
 		evhttp_free(w->http);
+	if (w->metrics_http)
+		evhttp_free(w->metrics_http);
 	w->closing = true;
 	fe_store_abort(w);
 	fe_db_free(w->db);
@@ -581,6 +706,33 @@ static void worker_free(struct fe_worker *w)
 		event_base_free(w->base);
 	free(w->auth_cache);
 	free(w);
+}
+
+/* An evhttp of worker w on listening socket fd (taken, closed on failure),
+ * with the frontend's limits and the connection guard. Each route's body
+ * limit is set per request by the guard; the default is the small one. */
+static struct evhttp *server_new(struct fe_worker *w, int fd, void (*cb)(struct evhttp_request *, void *),
+				 struct gv_err *err)
+{
+	const struct fe_config *cfg = w->app->cfg;
+	struct evhttp *http = evhttp_new(w->base);
+	struct evhttp_bound_socket *bound = http ? evhttp_accept_socket_with_handle(http, fd) : NULL;
+	if (!bound) {
+		close(fd);
+		if (http)
+			evhttp_free(http);
+		gv_err_set(err, GV_EINTERNAL, "evhttp setup failed");
+		return NULL;
+	}
+	evhttp_set_max_headers_size(http, (ev_ssize_t)cfg->max_header_size);
+	struct timeval tv = { (time_t)(cfg->request_timeout_ms / 1000),
+			      (suseconds_t)(cfg->request_timeout_ms % 1000) * 1000 };
+	evhttp_set_timeout_tv(http, &tv);
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+						 EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PUT | EVHTTP_REQ_PATCH);
+	evhttp_set_gencb(http, cb, w);
+	fe_conn_attach(w, http, bound);
+	return http;
 }
 
 static struct fe_worker *worker_new(struct fe_app *app, int index, struct gv_err *err)
@@ -605,30 +757,21 @@ static struct fe_worker *worker_new(struct fe_app *app, int index, struct gv_err
 	if (fd < 0)
 		goto fail;
 	app->port = bound;
-	w->http = evhttp_new(w->base);
-	if (!w->http || !evhttp_accept_socket_with_handle(w->http, fd)) {
-		close(fd);
-		gv_err_set(err, GV_EINTERNAL, "evhttp setup failed");
+	w->http = server_new(w, fd, on_request, err);
+	if (!w->http)
 		goto fail;
+	if (index == 0 && cfg->metrics_port > 0) {
+		int mbound = cfg->metrics_port;
+		int mfd = bind_socket(cfg->metrics_listen, cfg->metrics_port, &mbound, err);
+		if (mfd < 0) {
+			gv_err_prefix(err, "metrics listener");
+			goto fail;
+		}
+		app->metrics_port = mbound;
+		w->metrics_http = server_new(w, mfd, on_metrics_request, err);
+		if (!w->metrics_http)
+			goto fail;
 	}
-	evhttp_set_max_headers_size(w->http, (ev_ssize_t)cfg->max_header_size);
-	/* Bodies between max_body_size and twice that get our JSON 413;
-	 * beyond, libevent refuses them itself before buffering them. */
-	/* Problem uploads are the one larger body: libevent 2.1 has one limit
-	 * for every route, so it is the larger of the two and each handler
-	 * checks its own (read_body: max_body_size; api_problems.c:
-	 * max_problem_size). */
-	uint64_t body_cap = cfg->max_body_size * 2;
-	if (cfg->max_problem_size + 1 > body_cap)
-		body_cap = cfg->max_problem_size + 1;
-	evhttp_set_max_body_size(w->http, (ev_ssize_t)body_cap);
-	struct timeval tv = { (time_t)(cfg->request_timeout_ms / 1000),
-			      (suseconds_t)(cfg->request_timeout_ms % 1000) * 1000 };
-	evhttp_set_timeout_tv(w->http, &tv);
-	evhttp_set_allowed_methods(w->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
-						    EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PUT |
-						    EVHTTP_REQ_PATCH);
-	evhttp_set_gencb(w->http, on_request, w);
 	w->db = fe_db_new(w->base, fe_config_db_url(cfg), (int)(cfg->database_connect_timeout_ms / 1000),
 			  (int)cfg->database_statement_timeout_ms, err);
 	if (!w->db)
@@ -660,11 +803,15 @@ int fe_server_run(struct fe_app *app, int ready_fd, struct gv_err *err)
 	const struct fe_config *cfg = app->cfg;
 	if (evthread_use_pthreads() != 0)
 		return gv_err_set(err, GV_EINTERNAL, "evthread_use_pthreads failed");
+	if (fe_conn_init(app, err) < 0)
+		return -1;
 	app->port = cfg->port;
 	app->nworkers = cfg->threads;
 	app->workers = calloc((size_t)app->nworkers, sizeof(*app->workers));
-	if (!app->workers)
+	if (!app->workers) {
+		fe_conn_free(app);
 		return gv_err_errno(err, "calloc");
+	}
 	int rc = -1, started = 0;
 	for (int i = 0; i < app->nworkers; i++) {
 		app->workers[i] = worker_new(app, i, err);
@@ -680,6 +827,8 @@ int fe_server_run(struct fe_app *app, int ready_fd, struct gv_err *err)
 		}
 	}
 	gv_info(NULL, "listening on %s:%d with %d threads", cfg->listen, app->port, app->nworkers);
+	if (app->metrics_port)
+		gv_info(NULL, "metrics on %s:%d", cfg->metrics_listen, app->metrics_port);
 	if (ready_fd >= 0) {
 		dprintf(ready_fd, "%d\n", app->port);
 		close(ready_fd);
@@ -701,5 +850,6 @@ out:
 		worker_free(app->workers[i]);
 	free(app->workers);
 	app->workers = NULL;
+	fe_conn_free(app);
 	return rc;
 }

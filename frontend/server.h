@@ -16,6 +16,8 @@
 
 struct fe_worker;
 struct fe_metrics;
+struct fe_conn;
+struct fe_addrtab;
 
 /* Process-wide state, read-only once the workers run (counters atomic). */
 struct fe_app {
@@ -25,8 +27,16 @@ struct fe_app {
 	struct fe_bounds bounds;
 	struct tenant_pepper pepper;
 	struct fe_metrics *metrics;
-	atomic_int connections;
+	atomic_int connections;        /* requests in progress (a gauge) */
 	int port;                      /* the bound port (cfg port 0: chosen) */
+	int metrics_port;              /* the metrics listener's port, 0: none */
+	/* The connection guard (conn.c): effective caps, the per-address
+	 * counts and each open connection by descriptor. */
+	int conn_max;
+	int conn_max_per_addr;         /* 0: no cap */
+	struct fe_addrtab *addrs;
+	_Atomic(struct fe_conn *) *by_fd;
+	size_t by_fd_len;
 	struct fe_worker **workers;
 	int nworkers;
 };

@@ -56,6 +56,10 @@ struct fe_worker {
 	struct fe_store *store_done_head, *store_done_tail;
 	struct event *store_ev;
 	bool closing;
+	/* The guard's connections of this worker, oldest first (conn.c). */
+	struct fe_conn *conns_head, *conns_tail;
+	/* Worker 0 only: GET /metrics without a token (frontend.metrics_port). */
+	struct evhttp *metrics_http;
 };
 
 typedef void (*fe_wake_fn)(struct fe_req *r);
@@ -66,6 +70,9 @@ struct fe_req {
 	int refs;
 	bool replied;
 	bool gone;      /* the client closed the connection */
+	struct fe_conn *conn; /* the guard's record of its connection (conn.c) */
+	bool guarded;         /* conn set by the guard: its close callback is the guard's */
+	bool metrics_listener; /* arrived on frontend.metrics_port */
 	uint64_t t0_us;
 	enum fe_method method;
 	struct fe_match m;

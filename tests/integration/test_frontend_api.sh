@@ -16,7 +16,7 @@ check() { # name condition-command...
 	local name=$1; shift
 	if "$@"; then ok "$name"; else notok "$name" "got: ${last_code:-} ${last_body:0:300}"; fi
 }
-echo "1..47"
+echo "1..48"
 tmp=$(mktemp -d /tmp/gavel-fe-test.XXXXXX)
 pid=
 cleanup() {
@@ -33,8 +33,10 @@ KA=$("$BUILD/gavel" key create --tenant "fe_a_$sfx" 2>/dev/null)
 KB=$("$BUILD/gavel" key create --tenant "fe_b_$sfx" 2>/dev/null)
 [ -n "$KA" ] && [ -n "$KB" ] || { echo "Bail out! gavel key create failed"; exit 1; }
 
+# /metrics lists tenant ids: on the API port only with this token.
+MT=mt_$sfx
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_MAX_BODY_SIZE=64k GAVEL_FRONTEND_WAIT_TIMEOUT=2s \
-	"$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
+	GAVEL_FRONTEND_METRICS_TOKEN=$MT "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 P=$(head -n1 "$tmp/port")
@@ -177,17 +179,17 @@ check "piston unknown version -> 400 with message" [ "$last_code:$(jq_ 'd["messa
 
 # OpenAPI: every documented path answers one of its documented statuses.
 req GET /v1/openapi.json
-printf "%s" "$last_body" >"$tmp/openapi.json"; python3 - "$tmp/openapi.json" "$B" "$KA" "$SID" >"$tmp/openapi.out" 2>&1 <<'PY'
+printf "%s" "$last_body" >"$tmp/openapi.json"; python3 - "$tmp/openapi.json" "$B" "$KA" "$SID" "$MT" >"$tmp/openapi.out" 2>&1 <<'PY'
 #!/usr/bin/env python3
 """Walks the OpenAPI document served by gavel-frontend and calls each
 documented operation once (with the tenant key, a real submission id for
-{id}, and a minimal valid body for POST); fails when the status answered is
-not one the document lists for that operation. Used by
-test_frontend_api.sh."""
+{id}, and a minimal valid body for POST, the metrics token for /metrics);
+fails when the status answered is not one the document lists for that
+operation. Used by test_frontend_api.sh."""
 import json, sys, urllib.request, urllib.error
 
 doc = json.load(open(sys.argv[1]))
-base, key, sid = sys.argv[2], sys.argv[3], sys.argv[4]
+base, key, sid, mtoken = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 bad = 0
 for path, ops in doc["paths"].items():
     for method, op in ops.items():
@@ -195,8 +197,10 @@ for path, ops in doc["paths"].items():
         data = None
         if method == "post":
             data = json.dumps({"language": "python3", "source": "print(1)"}).encode()
-        req = urllib.request.Request(url, data=data, method=method.upper(),
-                                     headers={"X-Auth-Token": key, "Content-Type": "application/json"})
+        headers = {"X-Auth-Token": key, "Content-Type": "application/json"}
+        if path == "/metrics":
+            headers["Authorization"] = "Bearer " + mtoken
+        req = urllib.request.Request(url, data=data, method=method.upper(), headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=5) as r:
                 code = r.status
@@ -215,6 +219,8 @@ ok_doc=$?
 check "openapi: each documented route answers as documented" [ $ok_doc -eq 0 ]
 [ $ok_doc -eq 0 ] || sed 's/^/# /' "$tmp/openapi.out"
 req GET /metrics
+check "metrics without the metrics token -> 401, no tenant ids" bash -c '[ "$1" = 401 ] && ! grep -q gavel_queue_depth <<<"$2"' _ "$last_code" "$last_body"
+req GET /metrics -H "Authorization: Bearer $MT"
 check "metrics in Prometheus text" body_has "gavel_http_requests_total"
 
 echo "# frontend log tail:"; tail -n 5 "$tmp/fe.log" | sed 's/^/# /'

@@ -68,8 +68,10 @@ PIDS+=("$PID_SCHED")
 NODE=node-$TAG
 GAVEL_EXECUTOR_NODE_NAME=$NODE GAVEL_EXECUTOR_MAX_PARALLEL=2 GAVEL_EXECUTOR_BURST_SLOTS=1 \
 	GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s stack_start_executor executor.log
+# /metrics lists tenant ids: on the API port only with this token.
+MT=mt_$$_$RANDOM
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_MAX_BODY_SIZE=64k GAVEL_FRONTEND_WAIT_TIMEOUT=90s \
-	GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
+	GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" GAVEL_FRONTEND_METRICS_TOKEN=$MT \
 	stack_start_frontend "$FRONTEND_BIN"
 
 fe_alive() { # the frontend process still runs (no crash)
@@ -108,7 +110,7 @@ ok "stack up, /v1/health ok with an executor alive in $(($(date +%s) - T_START))
 req GET /v1/health
 # The executor's slots as it registered them: 2 regular (max_parallel), 1 burst.
 slots=$(pj '"%d %d %d %d" % (d["executors"]["alive"], d["executors"]["capacity"], d["executors"]["burst"], d["executors"]["running"])')
-req GET /metrics
+req GET /metrics -H "Authorization: Bearer $MT"
 mslots=$(grep -E '^gavel_executor_(slots\{state="capacity"\}|burst_slots) ' <<<"$last_body" | awk '{print $2}' | tr '\n' ' ')
 check "health and metrics report the executor's regular and burst slots" eq "$slots|$mslots" "1 2 1 0|2 1 "
 
