@@ -18,7 +18,7 @@ uint64_t exec_cpu_host_kill_ns(uint64_t limit_ms)
 {
 	if (limit_ms > GUEST_LIMIT_MAX)
 		limit_ms = GUEST_LIMIT_MAX;
-	return (limit_ms + limit_ms / 2 + 200) * 1000000ull;
+	return (2 * limit_ms + 200) * 1000000ull;
 }
 
 enum exec_cpu_outcome exec_cpu_settle(const char *status, const char *limit, uint64_t guest_ms,

@@ -35,18 +35,17 @@ uint64_t exec_cpu_guest_limit(uint64_t limit_ms, uint64_t wall_ms);
 
 /* The host's own kill: once the sandbox cgroup has used this much CPU
  * (ns) in a phase whose real limit is limit_ms, the engine kills the
- * sandbox and the phase is TLE. 1.5 x limit + 200 ms: a backstop that
- * bounds what a program that never stops burns, not the judge of the limit
- * (that is min(guest, host) against the real limit when the run ends). It
- * is also where a spinning program's TLE comes from (init's own limit is
- * the loose one), so its distance from the limit is the CPU a TLE burns
- * beyond its limit and the time_ms it reports: at 2 x limit + 200 ms a 1 s
- * spin reported 2210 ms. The host figure carries what the Sentry spends
- * for the program, which is large for a program that faults memory in (a
- * C program filling 256 MiB was killed at limit + 100 ms + limit / 20 by
- * the host while init's figure was under the limit, and got TLE for an
- * MLE), so a tight margin turns such programs' verdicts into TLE; half the
- * limit and 200 ms is twice that overhead. */
+ * sandbox and the phase is TLE. 2 x limit + 200 ms: a backstop that bounds
+ * what a program that never stops burns, not the judge of the limit (that
+ * is min(guest, host) against the real limit when the run ends). It is
+ * also where a spinning program's TLE comes from (init's own limit is the
+ * loose one), so a 1 s spin reports ~2.2 s. It cannot be tighter: the
+ * host figure carries what the Sentry spends for the program, which is
+ * large for a program that faults memory in (~25 us a page under ptrace:
+ * a C program filling 256 MiB under a 1 s limit was killed by the host at
+ * 1.5 x limit + 200 ms, before its MLE, while init's figure was under the
+ * limit; on a loaded node every time), so a tight margin turns such
+ * programs' verdicts into TLE. */
 uint64_t exec_cpu_host_kill_ns(uint64_t limit_ms);
 
 enum exec_cpu_outcome {

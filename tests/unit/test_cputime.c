@@ -80,9 +80,9 @@ static void cputime__guest_limit__is_the_wall_limit(void **state)
 static void cputime__host_kill__past_the_limit_by_a_margin(void **state)
 {
 	(void)state;
-	assert_int_equal(exec_cpu_host_kill_ns(1000), 1700ull * 1000000);
-	assert_int_equal(exec_cpu_host_kill_ns(100), 350ull * 1000000);
-	assert_int_equal(exec_cpu_host_kill_ns(10000), 15200ull * 1000000);
+	assert_int_equal(exec_cpu_host_kill_ns(1000), 2200ull * 1000000);
+	assert_int_equal(exec_cpu_host_kill_ns(100), 400ull * 1000000);
+	assert_int_equal(exec_cpu_host_kill_ns(10000), 20200ull * 1000000);
 	/* Always past the limit itself, so a host kill is a TLE that
 	 * min(guest, host) would give too. */
 	for (uint64_t l = 1; l < 100000; l = l * 3 + 1)
