@@ -191,9 +191,10 @@ check_alive "the native API group"
 
 # Two slow jobs fill the executor's two slots first, so the watched one is
 # still queued when the stream opens (their time limit is above their sleep:
-# a program idle for its whole limit is TLE).
+# a program idle for its whole limit is TLE). 4 s: with 2 s and a slow
+# python3 on PATH, the stream once opened after the watched job was done.
 for _ in 1 2; do
-	req POST /v1/submissions "${A[@]}" "${J[@]}" -d '{"language":"python3","source":"import time\ntime.sleep(2)","stdin":"","limits":{"time_ms":5000,"wall_ms":15000}}'
+	req POST /v1/submissions "${A[@]}" "${J[@]}" -d '{"language":"python3","source":"import time\ntime.sleep(4)","stdin":"","limits":{"time_ms":8000,"wall_ms":15000}}'
 done
 req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(body c "$C_SUM")"
 SID_SSE=$(pj 'd["id"]')
