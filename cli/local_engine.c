@@ -110,7 +110,8 @@ int cli_local_open(struct cli_local *l, struct gv_err *err)
 			fprintf(stderr, "gavel: precompiled headers not built: %s\n", report);
 	}
 	uint32_t cpu_slots;
-	if (exec_cpuslot_parse(getenv("GAVEL_CPU_SLOTS"), &cpu_slots, err) != 0) {
+	const char *slots = getenv("GAVEL_CPU_SLOTS");
+	if (exec_cpuslot_parse(slots ? slots : "auto", &cpu_slots, err) != 0) {
 		gv_err_prefix(err, "GAVEL_CPU_SLOTS");
 		return -1;
 	}

@@ -79,7 +79,7 @@ const struct gv_config_option exec_daemon_config_table[] = {
 	{ .name = "executor.languages_dir", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, languages_dir), .def = "languages", .doc = "language files" },
 	{ .name = "executor.cpu_slots", .type = GV_CONFIG_STRING,
-	  GV_CONFIG_FIELD(struct exec_daemon_config, cpu_slots), .def = "off",
+	  GV_CONFIG_FIELD(struct exec_daemon_config, cpu_slots), .def = "auto",
 	  .doc = "tests hold one of these CPU slots while they run (off, auto: one per CPU, or a count)" },
 	{ .name = "executor.pch_dir", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, pch_dir), .def = LANG_PCH_DEFAULT_DIR,

@@ -62,8 +62,8 @@ struct exec_engine_config {
 	/* CPU slots (executor/cpuslot.h): with cpu_slots > 0 a test phase
 	 * runs only while it holds one of cpu_slots lock files under
 	 * cpu_slot_dir [/run/gavel/cpu-slots], shared by every engine on the
-	 * node. 0: off, the default until their cost to throughput is
-	 * measured (tests/bench/bench_cpu_load sets it for its "slots" mode). */
+	 * node. 0: off. The executor and the CLI default to one per CPU
+	 * (executor.cpu_slots, GAVEL_CPU_SLOTS). */
 	const char *cpu_slot_dir;
 	uint32_t cpu_slots;
 	/* Folder of precompiled headers (languages/lang_pch.h), bound
