@@ -335,6 +335,30 @@ struct auth_pending {
 	uint64_t sent_ms;
 };
 
+/* The worker's cached answer for a key hash, when still fresh; NULL
+ * otherwise. */
+static struct fe_auth_entry *cached_key(struct fe_worker *w, const unsigned char hash[TENANT_KEY_HASH_LEN],
+					uint64_t now)
+{
+	struct fe_auth_entry *e = &w->auth_cache[hash[0]];
+	uint64_t ttl = w->app->cfg->auth_cache_ttl_ms;
+	if (ttl > TENANT_AUTH_CACHE_MAX_MS)
+		ttl = TENANT_AUTH_CACHE_MAX_MS;
+	return e->used && tenant_key_hash_equal(e->hash, hash) && now - e->fetched_ms < ttl ? e : NULL;
+}
+
+/* Sends the key lookup for hash (which must outlive the query) on the
+ * worker's database connection; cb gets the row. */
+static int look_up_key(struct fe_worker *w, const unsigned char hash[TENANT_KEY_HASH_LEN], fe_db_cb cb, void *arg,
+		       struct gv_err *err)
+{
+	struct fe_db_stmt s;
+	fe_db_stmt_text(&s, TENANT_SQL_KEY_LOOKUP, 1, (const char *)hash);
+	s.lengths[0] = TENANT_KEY_HASH_LEN;
+	s.formats[0] = 1;
+	return fe_db_txn(w->db, NULL, &s, 1, cb, arg, err);
+}
+
 static void on_auth_row(void *arg, PGresult *const *res, int n, const char *error)
 {
 	struct auth_pending *p = arg;
@@ -402,12 +426,9 @@ static void authenticate(struct fe_req *r)
 			       tenant_auth_message(TENANT_AUTH_MALFORMED));
 		return;
 	}
-	struct fe_auth_entry *e = &w->auth_cache[r->key_hash[0]];
 	uint64_t now = fe_now_ms();
-	uint64_t ttl = w->app->cfg->auth_cache_ttl_ms;
-	if (ttl > TENANT_AUTH_CACHE_MAX_MS)
-		ttl = TENANT_AUTH_CACHE_MAX_MS;
-	if (e->used && tenant_key_hash_equal(e->hash, r->key_hash) && now - e->fetched_ms < ttl) {
+	struct fe_auth_entry *e = cached_key(w, r->key_hash, now);
+	if (e) {
 		auth_decided(r, e);
 		return;
 	}
@@ -418,12 +439,8 @@ static void authenticate(struct fe_req *r)
 	}
 	p->r = r;
 	p->sent_ms = now;
-	struct fe_db_stmt s;
-	fe_db_stmt_text(&s, TENANT_SQL_KEY_LOOKUP, 1, (const char *)r->key_hash);
-	s.lengths[0] = TENANT_KEY_HASH_LEN;
-	s.formats[0] = 1;
 	fe_req_ref(r);
-	if (fe_db_txn(w->db, NULL, &s, 1, on_auth_row, p, &err) < 0) {
+	if (look_up_key(w, r->key_hash, on_auth_row, p, &err) < 0) {
 		free(p);
 		fe_req_unref(r);
 		fe_reply_error(r, 503, "unavailable", "%s", err.msg);
@@ -475,12 +492,9 @@ enum fe_keycheck fe_key_check(struct fe_worker *w, const char *key, fe_keycheck_
 	size_t len = strnlen(key, TENANT_KEY_PRESENTED_MAX + 1);
 	if (len > TENANT_KEY_PRESENTED_MAX || tenant_key_hash(key, len, &w->app->pepper, hash, &err) < 0)
 		return FE_KEY_REFUSED;
-	const struct fe_auth_entry *e = &w->auth_cache[hash[0]];
 	uint64_t now = fe_now_ms();
-	uint64_t ttl = w->app->cfg->auth_cache_ttl_ms;
-	if (ttl > TENANT_AUTH_CACHE_MAX_MS)
-		ttl = TENANT_AUTH_CACHE_MAX_MS;
-	if (e->used && tenant_key_hash_equal(e->hash, hash) && now - e->fetched_ms < ttl)
+	const struct fe_auth_entry *e = cached_key(w, hash, now);
+	if (e)
 		return entry_ok(e) ? FE_KEY_OK : FE_KEY_REFUSED;
 	struct keycheck *k = calloc(1, sizeof(*k));
 	if (!k)
@@ -490,11 +504,7 @@ enum fe_keycheck fe_key_check(struct fe_worker *w, const char *key, fe_keycheck_
 	k->sent_ms = now;
 	k->fn = fn;
 	k->arg = arg;
-	struct fe_db_stmt s;
-	fe_db_stmt_text(&s, TENANT_SQL_KEY_LOOKUP, 1, (const char *)k->hash);
-	s.lengths[0] = TENANT_KEY_HASH_LEN;
-	s.formats[0] = 1;
-	if (fe_db_txn(w->db, NULL, &s, 1, on_keycheck_row, k, &err) < 0) {
+	if (look_up_key(w, k->hash, on_keycheck_row, k, &err) < 0) {
 		free(k);
 		return FE_KEY_REFUSED;
 	}
