@@ -56,8 +56,9 @@ give_up() { # name reason
 }
 
 mapfile -t LANGS < <(sed -n 's/^id:[[:space:]]*\([A-Za-z0-9_+-]*\).*/\1/p' languages/*.yaml)
-# base, clone, make run, one per language, CLI, make stop, nothing left.
-echo "1..$((${#LANGS[@]} + 6))"
+# base, clone, make run, one per language, deliverer user, CLI, make stop,
+# nothing left.
+echo "1..$((${#LANGS[@]} + 7))"
 
 # ------------------------------------------------------------- the base
 why=
@@ -252,6 +253,11 @@ echo "R make-run \$? \$((\$(date +%s) - s))"
 if [ -s var/demo-api-key ]; then
 	python3 /fresh/submit.py $AP ${LANGS[*]} 2>>/fresh-out/submit.log || echo "R notok client python3 /fresh/submit.py failed"
 fi
+# The users the executor's processes run as (the webhook deliverer is one
+# of its forks): read from /proc, procps is not in a minbase root.
+for p in /proc/[0-9]*; do
+	[ "\$(cat \$p/comm 2>/dev/null)" = gavel-executor ] && stat -c %U \$p
+done 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/^/R executor-users /; s/\$/\n/'
 env -i PATH=\$PATH build/gavel tenant create fresh-smoke >/fresh-out/cli.log 2>&1
 echo "R cli \$?"
 make stop >/fresh-out/make-stop.log 2>&1
@@ -288,6 +294,9 @@ for l in "${LANGS[@]}"; do
 	*) notok "$l: AC through the API" "no answer from the client: $(tail_of submit.log)" ;;
 	esac
 done
+users=$(result executor-users)
+check_detail() { echo "users of gavel-executor processes: $users"; }
+check "the webhook deliverer runs as gavel-webhook, not nobody" bash -c "grep -qw gavel-webhook <<<'$users'"
 r=$(result cli)
 check_detail() { tail_of cli.log; }
 check "gavel tenant create with no environment finds the stack" test "$r" = 0
