@@ -254,9 +254,10 @@ if [ -s var/demo-api-key ]; then
 	python3 /fresh/submit.py $AP ${LANGS[*]} 2>>/fresh-out/submit.log || echo "R notok client python3 /fresh/submit.py failed"
 fi
 # The user the executor's webhook deliverer (a fork that names itself
-# gavel-webhook) runs as: read from /proc, procps is not in a minbase root.
+# gavel-webhook) runs as: read from /proc (procps is not in a minbase root),
+# processes of this root only (the host's pid namespace is shared).
 for p in /proc/[0-9]*; do
-	[ "\$(cat \$p/comm 2>/dev/null)" = gavel-webhook ] && stat -c %U \$p
+	[ "\$(cat \$p/comm 2>/dev/null)" = gavel-webhook ] && [ \$p/root -ef / ] && stat -c %U \$p
 done 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/^/R executor-users /; s/\$/\n/'
 env -i PATH=\$PATH build/gavel tenant create fresh-smoke >/fresh-out/cli.log 2>&1
 echo "R cli \$?"
