@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "languages/lang.h"
 #include "languages/lang_pch.h"
 
 /* The process environment inside, exactly. Nothing of the host's. */
@@ -113,8 +114,10 @@ static json_t *mount_entry(const char *dest, const char *type, const char *src,
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The mount list. Security argument: the root itself is a read-only
- * skeleton with nothing in it; the only host paths visible are /usr
- * (public software, read-only), a generated /etc (no host secrets: only
+ * skeleton with nothing in it; the only host paths visible are the
+ * toolchain folders of /usr (public software from the distribution,
+ * read-only; never /usr/local, where sites keep their own configuration
+ * and package managers' tokens), a generated /etc (no host secrets: only
  * passwd/group/hosts/nsswitch/ld.so.cache), the JVM's read-only config dirs,
  * gavel-init (read-only) and the job's own work dir. /tmp is a size-capped
  * tmpfs held in the Sentry's memory (so charged to the sandbox memcg). /sys
@@ -134,7 +137,8 @@ static json_t *build_mounts(const struct exec_bundle_params *p)
 		return NULL;
 	int rc = 0;
 	rc |= json_array_append_new(m, mount_entry("/proc", "proc", "proc", proc_opts, N(proc_opts)));
-	rc |= json_array_append_new(m, mount_entry("/usr", "bind", "/usr", ro, N(ro)));
+	for (size_t i = 0; p->usr_dirs && p->usr_dirs[i]; i++)
+		rc |= json_array_append_new(m, mount_entry(p->usr_dirs[i], "bind", p->usr_dirs[i], ro, N(ro)));
 	rc |= json_array_append_new(m, mount_entry("/etc", "bind", p->etc_path, ro, N(ro)));
 	for (size_t i = 0; p->etc_binds && p->etc_binds[i]; i++)
 		rc |= json_array_append_new(m, mount_entry(p->etc_binds[i], "bind", p->etc_binds[i], ro, N(ro)));
@@ -472,12 +476,14 @@ static int mkdir_p_at(int dirfd, const char *rel, struct gv_err *err)
  * dev sys pch, the gavel-init file) exist so that gVisor need not create them.
  * The generated /etc holds no host secret: fixed passwd/group/hosts/
  * nsswitch and a copy of the loader cache. */
-int exec_bundle_write_skeleton(int bundle_fd, const char *const *etc_binds, struct gv_err *err)
+int exec_bundle_write_skeleton(int bundle_fd, const char *const *etc_binds, const char *const *usr_dirs,
+			       struct gv_err *err)
 {
 	static const char *const dirs[] = {"usr", "etc", "tmp", "box", "proc", "dev", "sys", LANG_PCH_MOUNT_NAME};
+	/* Debian's merged /usr; a link to a folder that is not mounted dangles
+	 * harmlessly. */
 	static const char *const links[][2] = {
-		{"bin", "usr/bin"}, {"lib", "usr/lib"}, {"lib64", "usr/lib64"}, {"sbin", "usr/sbin"},
-		{"lib32", "usr/lib32"},
+		{"bin", "usr/bin"}, {"lib", "usr/lib"}, {"lib64", "usr/lib64"},
 	};
 	if (mkdirat(bundle_fd, "rootfs", 0755) != 0)
 		return gv_err_errno(err, "mkdir rootfs");
@@ -491,6 +497,13 @@ int exec_bundle_write_skeleton(int bundle_fd, const char *const *etc_binds, stru
 	for (size_t i = 0; i < N(links) && rc == 0; i++)
 		if (symlinkat(links[i][1], root, links[i][0]) != 0)
 			rc = gv_err_errno(err, "symlink rootfs/%s", links[i][0]);
+	for (size_t i = 0; rc == 0 && usr_dirs && usr_dirs[i]; i++) {
+		if (strncmp(usr_dirs[i], "/usr/", 5) != 0 || strchr(usr_dirs[i] + 5, '/') ||
+		    !usr_dirs[i][5] || usr_dirs[i][5] == '.')
+			rc = gv_err_set(err, GV_EINVAL, "usr folder %s is not a folder of /usr", usr_dirs[i]);
+		else if (mkdirat(root, usr_dirs[i] + 1, 0755) != 0)
+			rc = gv_err_errno(err, "mkdir rootfs%s", usr_dirs[i]);
+	}
 	if (rc == 0)
 		rc = write_file_at(root, "gavel-init", "", 0, 0755, err);
 	close(root);
@@ -542,15 +555,30 @@ int exec_bundle_write_config(int bundle_fd, json_t *config, struct gv_err *err)
  * not read from Debian's packages. Binding the alternatives dir (rather than
  * resolving links into the generated /etc) keeps every alternative that
  * /usr links to working. */
+/* Stat of a host path that must be a real directory, not a link. */
+static bool is_plain_dir(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 void exec_bundle_default_etc_binds(const char *out[EXEC_BUNDLE_MAX_ETC_BINDS + 1])
 {
 	static const char *const candidates[] = {"/etc/java-17-openjdk", "/etc/alternatives"};
 	_Static_assert(N(candidates) <= EXEC_BUNDLE_MAX_ETC_BINDS, "too many etc binds");
 	size_t n = 0;
-	for (size_t i = 0; i < N(candidates); i++) {
-		struct stat st;
-		if (lstat(candidates[i], &st) == 0 && S_ISDIR(st.st_mode))
+	for (size_t i = 0; i < N(candidates); i++)
+		if (is_plain_dir(candidates[i]))
 			out[n++] = candidates[i];
-	}
+	out[n] = NULL;
+}
+
+/* languages/lang.h says which folders and why. */
+void exec_bundle_default_usr_dirs(const char *out[EXEC_BUNDLE_MAX_USR_DIRS + 1])
+{
+	size_t n = 0;
+	for (size_t i = 0; lang_toolchain_dirs[i] && n < EXEC_BUNDLE_MAX_USR_DIRS; i++)
+		if (is_plain_dir(lang_toolchain_dirs[i]))
+			out[n++] = lang_toolchain_dirs[i];
 	out[n] = NULL;
 }

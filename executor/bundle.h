@@ -37,6 +37,9 @@ struct exec_bundle_params {
 	/* Host paths bound read-only into /etc when non-NULL: what the JVM
 	 * needs (/etc/java-17-openjdk, /etc/alternatives). */
 	const char *const *etc_binds;
+	/* The folders of the host's /usr bound read-only at the same place
+	 * (exec_bundle_default_usr_dirs): the toolchains, never all of /usr. */
+	const char *const *usr_dirs;
 	/* Host folder of precompiled headers (languages/lang_pch.h), bound
 	 * read-only at LANG_PCH_MOUNT; NULL: the mount point stays empty. */
 	const char *pch_path;
@@ -74,10 +77,10 @@ json_t *exec_bundle_config(const struct exec_bundle_params *p, struct gv_err *er
 
 /* Creates the skeleton root under bundle_fd/"rootfs" and the generated /etc
  * under bundle_fd/"etc" (passwd, group, hosts, nsswitch.conf, a copy of the
- * host's ld.so.cache, and mount points for etc_binds). bundle_fd is a
+ * host's ld.so.cache, and mount points for etc_binds and usr_dirs). bundle_fd is a
  * directory the caller just created and owns. */
 int exec_bundle_write_skeleton(int bundle_fd, const char *const *etc_binds,
-			       struct gv_err *err) GV_MUST_CHECK;
+			       const char *const *usr_dirs, struct gv_err *err) GV_MUST_CHECK;
 
 /* Writes config to bundle_fd/"config.json" (O_EXCL|O_NOFOLLOW). */
 int exec_bundle_write_config(int bundle_fd, json_t *config, struct gv_err *err) GV_MUST_CHECK;
@@ -86,3 +89,8 @@ int exec_bundle_write_config(int bundle_fd, json_t *config, struct gv_err *err) 
 /* Fills out with the host /etc directories the JVM needs that exist on this
  * host (static strings), NULL-terminated. */
 void exec_bundle_default_etc_binds(const char *out[EXEC_BUNDLE_MAX_ETC_BINDS + 1]);
+
+#define EXEC_BUNDLE_MAX_USR_DIRS 8
+/* Fills out with those of lang_toolchain_dirs (languages/lang.h) that
+ * exist on this host as real folders, NULL-terminated: never /usr/local. */
+void exec_bundle_default_usr_dirs(const char *out[EXEC_BUNDLE_MAX_USR_DIRS + 1]);

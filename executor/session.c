@@ -1307,7 +1307,7 @@ int64_t exec_session_created_ms(const struct exec_session *s)
 static int build_bundle(struct exec_session *s, int bfd, struct gv_err *err)
 {
 	const struct exec_engine_config *c = &s->e->cfg;
-	if (exec_bundle_write_skeleton(bfd, s->e->etc_binds, err) != 0)
+	if (exec_bundle_write_skeleton(bfd, s->e->etc_binds, s->e->usr_dirs, err) != 0)
 		return -1;
 	/* /box: owned by the sandbox user, mode 0755 (PROTOCOL.md), so that
 	 * gavel-init can lock it read-only after the compile phase. chown and
@@ -1344,6 +1344,7 @@ static int build_bundle(struct exec_session *s, int bfd, struct gv_err *err)
 		.nproc = 4096,
 		.fsize_bytes = s->shape.fsize_bytes,
 		.etc_binds = s->e->etc_binds,
+		.usr_dirs = s->e->usr_dirs,
 		.pch_path = s->e->pch_path,
 		.seccomp = true,
 		.netns_path = s->has_net ? s->net.netns_path : NULL,
@@ -2084,6 +2085,11 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 	if (e->work_root_fd < 0)
 		return gv_err_errno(err, "open %s", c->work_root);
 	exec_bundle_default_etc_binds(e->etc_binds);
+	exec_bundle_default_usr_dirs(e->usr_dirs);
+	if (!e->usr_dirs[0]) {
+		close_fd(&e->work_root_fd);
+		return gv_err_set(err, GV_EINVAL, "none of the toolchain folders of /usr exists on this host");
+	}
 	struct stat pch_st;
 	/* Speed only: without the folder, compiles parse the headers. */
 	e->pch_path = cfg->pch_dir && stat(cfg->pch_dir, &pch_st) == 0 && S_ISDIR(pch_st.st_mode) ? cfg->pch_dir : NULL;

@@ -109,6 +109,7 @@ struct exec_engine {
 	struct exec_reaper reaper;
 	struct exec_runsc runsc;
 	const char *etc_binds[EXEC_BUNDLE_MAX_ETC_BINDS + 1];
+	const char *usr_dirs[EXEC_BUNDLE_MAX_USR_DIRS + 1];
 	const char *pch_path; /* cfg.pch_dir when it was a folder at init, else NULL */
 	int work_root_fd;
 	unsigned swept_containers, swept_cgroups, swept_dirs;

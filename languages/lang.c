@@ -876,15 +876,25 @@ int lang_expand_argv(const char *const *tmpl, const struct lang_vars *vars, char
 
 /* ---- toolchain probe --------------------------------------------------- */
 
-/* Is p a path under /usr, compared by components? */
+const char *const lang_toolchain_dirs[] = {
+	"/usr/bin", "/usr/include", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/share", NULL,
+};
+
+/* Is p inside one of the toolchain folders, compared by components? */
 static bool under_usr(const char *p)
 {
-	return !strncmp(p, "/usr/", 5) && p[5] != '\0';
+	for (size_t i = 0; lang_toolchain_dirs[i]; i++) {
+		size_t n = strlen(lang_toolchain_dirs[i]);
+		if (!strncmp(p, lang_toolchain_dirs[i], n) && p[n] == '/' && p[n + 1] != '\0')
+			return true;
+	}
+	return false;
 }
 
 /* Follows path hop by hop; every hop, with its folder resolved, must stay
- * under /usr, and the end must be an executable regular file. This mirrors
- * what the sandbox can resolve: it has /usr but not the host's /etc. */
+ * inside the toolchain folders, and the end must be an executable regular
+ * file. This mirrors what the sandbox can resolve: it has those folders
+ * but not the rest of /usr, nor the host's /etc. */
 static int check_usr_program(const char *path, struct gv_err *err)
 {
 	char cur[PATH_MAX];
@@ -909,7 +919,7 @@ static int check_usr_program(const char *path, struct gv_err *err)
 		if (snprintf(cur, sizeof(cur), "%s/%s", real, basecopy) >= (int)sizeof(cur))
 			return gv_err_set(err, GV_ELIMIT, "path too long");
 		if (!under_usr(cur))
-			return gv_err_set(err, GV_ECONFIG, "%s: resolves through %s, outside /usr (invisible in the sandbox)",
+			return gv_err_set(err, GV_ECONFIG, "%s: resolves through %s, outside the toolchain folders of /usr (invisible in the sandbox)",
 					  path, cur);
 		struct stat st;
 		if (lstat(cur, &st) < 0)

@@ -11,6 +11,14 @@
 
 #include "common/err.h"
 
+/* The folders of the host's /usr that every sandbox sees (read-only
+ * binds), NULL-terminated: every language's programs, headers and
+ * libraries must resolve inside them (lang_probe checks). Debian packages
+ * install only under these; /usr/local (site configuration, package
+ * managers' tokens, hand-installed tools), /usr/src, /usr/sbin, /usr/games
+ * and /usr/lib32 are never mounted. */
+extern const char *const lang_toolchain_dirs[];
+
 #define LANG_ID_MAX 32           /* bytes of an id, without the NUL */
 #define LANG_FILE_MAX (64 * 1024) /* bytes of one definition file */
 #define LANG_MAX 256             /* definitions in one registry */

@@ -232,7 +232,9 @@ static double bare_runsc_true(const char *init_path)
 	int bfd = open(bdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	const char *binds[EXEC_BUNDLE_MAX_ETC_BINDS + 1];
 	exec_bundle_default_etc_binds(binds);
-	if (bfd < 0 || exec_bundle_write_skeleton(bfd, binds, &err) != 0)
+	const char *usr_dirs[EXEC_BUNDLE_MAX_USR_DIRS + 1];
+	exec_bundle_default_usr_dirs(usr_dirs);
+	if (bfd < 0 || exec_bundle_write_skeleton(bfd, binds, usr_dirs, &err) != 0)
 		die("bundle skeleton", &err);
 	char etc[400], box[400];
 	snprintf(etc, sizeof(etc), "%s/etc", bdir);
@@ -243,7 +245,8 @@ static double bare_runsc_true(const char *init_path)
 		.hostname = "gavel", .cgroups_path = cg_bare, .init_path = init_path,
 		.etc_path = etc, .box_path = box, .memory_limit_bytes = 1ull << 30, .pids_limit = 4096,
 		.cpu_quota_us = 100000, .cpu_period_us = 100000, .tmp_size_bytes = 64ull << 20,
-		.nofile = 4096, .nproc = 4096, .fsize_bytes = 256ull << 20, .etc_binds = binds, .seccomp = true,
+		.nofile = 4096, .nproc = 4096, .fsize_bytes = 256ull << 20, .etc_binds = binds,
+		.usr_dirs = usr_dirs, .seccomp = true,
 	};
 	json_t *cfg = exec_bundle_config(&p, &err);
 	if (!cfg)

@@ -278,7 +278,14 @@ static void lang_probe__broken_toolchain__fails(void **state)
 	if (lstat("/usr/bin/java", &st) == 0 && S_ISLNK(st.st_mode)) {
 		d.version_command = alternatives;
 		assert_int_equal(lang_probe(&d, 2000, NULL, 0, &err), -1);
-		assert_non_null(strstr(err.msg, "outside /usr"));
+		assert_non_null(strstr(err.msg, "outside the toolchain folders"));
+	}
+	/* /usr/sbin is not bound into sandboxes (nor /usr/local). */
+	char *sbin[] = {"/usr/sbin/nologin", NULL};
+	if (lstat("/usr/sbin/nologin", &st) == 0) {
+		d.version_command = sbin;
+		assert_int_equal(lang_probe(&d, 2000, NULL, 0, &err), -1);
+		assert_non_null(strstr(err.msg, "outside the toolchain folders"));
 	}
 }
 

@@ -23,6 +23,7 @@
 #include "tests/support/testutil.h"
 
 static const char *const etc_binds[] = {"/etc/java-17-openjdk", "/etc/alternatives", NULL};
+static const char *const usr_dirs[] = {"/usr/bin", "/usr/lib", "/usr/share", NULL};
 
 static struct exec_bundle_params params(void)
 {
@@ -41,6 +42,7 @@ static struct exec_bundle_params params(void)
 		.nproc = 4096,
 		.fsize_bytes = 256u << 20,
 		.etc_binds = etc_binds,
+		.usr_dirs = usr_dirs,
 		.seccomp = true,
 	};
 }
@@ -150,14 +152,16 @@ static void bundle__config__expected_mounts(void **state)
 		const char *dest, *type, *src;
 		bool ro;
 	} want[] = {
-		{"/usr", "bind", "/usr", true},
+		{"/usr/bin", "bind", "/usr/bin", true},
+		{"/usr/lib", "bind", "/usr/lib", true},
+		{"/usr/share", "bind", "/usr/share", true},
 		{"/etc", "bind", "/var/lib/gavel/gv-0123/etc", true},
 		{"/etc/java-17-openjdk", "bind", "/etc/java-17-openjdk", true},
 		{"/etc/alternatives", "bind", "/etc/alternatives", true},
 		{"/box", "bind", "/var/lib/gavel/gv-0123/box", false},
 		{"/gavel-init", "bind", "/opt/gavel/gavel-init", true},
 	};
-	assert_int_equal(json_array_size(json_object_get(c, "mounts")), 8);
+	assert_int_equal(json_array_size(json_object_get(c, "mounts")), 10);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		json_t *m = find_mount(c, want[i].dest);
 		if (!m)
@@ -179,7 +183,29 @@ static void bundle__config__expected_mounts(void **state)
 	assert_null(find_mount(c, "/sys"));
 	assert_null(find_mount(c, "/run"));
 	assert_null(find_mount(c, "/var"));
+	/* Only the toolchain folders of /usr: never the whole of it, nor
+	 * /usr/local (site configuration and package managers' tokens). */
+	assert_null(find_mount(c, "/usr"));
+	assert_null(find_mount(c, "/usr/local"));
 	json_decref(c);
+}
+
+/* The host's /usr folders bound into a sandbox: /usr/bin among them, each
+ * one folder deep, and never /usr/local, /usr/sbin or /usr/src. */
+static void bundle__usr_dirs__allowlist_only(void **state)
+{
+	(void)state;
+	const char *dirs[EXEC_BUNDLE_MAX_USR_DIRS + 1];
+	exec_bundle_default_usr_dirs(dirs);
+	bool has_bin = false;
+	for (size_t i = 0; dirs[i]; i++) {
+		assert_int_equal(strncmp(dirs[i], "/usr/", 5), 0);
+		assert_null(strchr(dirs[i] + 5, '/'));
+		if (!strcmp(dirs[i], "/usr/local") || !strcmp(dirs[i], "/usr/sbin") || !strcmp(dirs[i], "/usr/src"))
+			fail_msg("%s is bound into every sandbox", dirs[i]);
+		has_bin |= strcmp(dirs[i], "/usr/bin") == 0;
+	}
+	assert_true(has_bin);
 }
 
 static void bundle__config__namespaces_cgroup_resources(void **state)
@@ -300,10 +326,18 @@ static void bundle__skeleton__layout(void **state)
 	int fd = open(dir, O_RDONLY | O_DIRECTORY);
 	assert_true(fd >= 0);
 	struct gv_err err;
-	if (exec_bundle_write_skeleton(fd, etc_binds, &err) != 0)
+	if (exec_bundle_write_skeleton(fd, etc_binds, usr_dirs, &err) != 0)
 		fail_msg("skeleton: %s", err.msg);
-	static const char *const dirs[] = {"usr", "etc", "tmp", "box", "proc", "dev", "sys"};
 	struct stat st;
+	/* A mount point for each /usr folder, and nothing else under usr. */
+	for (size_t i = 0; usr_dirs[i]; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "rootfs%s", usr_dirs[i]);
+		assert_int_equal(fstatat(fd, p, &st, AT_SYMLINK_NOFOLLOW), 0);
+		assert_true(S_ISDIR(st.st_mode));
+	}
+	assert_int_equal(fstatat(fd, "rootfs/usr/local", &st, AT_SYMLINK_NOFOLLOW), -1);
+	static const char *const dirs[] = {"usr", "etc", "tmp", "box", "proc", "dev", "sys"};
 	for (size_t i = 0; i < 7; i++) {
 		char p[64];
 		snprintf(p, sizeof(p), "rootfs/%s", dirs[i]);
@@ -513,6 +547,7 @@ int main(void)
 		cmocka_unit_test(bundle__config__rlimits_backstop),
 		cmocka_unit_test(bundle__config__seccomp_allowlist),
 		cmocka_unit_test(bundle__config__bad_params_refused),
+		cmocka_unit_test(bundle__usr_dirs__allowlist_only),
 		cmocka_unit_test(bundle__skeleton__layout),
 		cmocka_unit_test(cgroup__path__table),
 		cmocka_unit_test(cgroup__v1_fake_tree__detect_read_remove),

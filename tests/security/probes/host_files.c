@@ -1,5 +1,5 @@
 /* host_files — nothing of the host's file system is visible beyond the
- * read-only /usr and a generated /etc: no shadow file, no home directories,
+ * read-only toolchain folders of /usr and a generated /etc: no shadow file, no home directories,
  * no database or Redis data or sockets, no source checkout, no host
  * identity. stdin: "REPO <host path of the checkout>" and "TMPDIR <host path
  * of the driver's temporary folder>" lines, paths that must not exist here.
@@ -26,6 +26,9 @@ static const char *host_dirs[] = {
 	"/run/redis", "/etc/postgresql", "/etc/redis", "/etc/ssh", "/etc/gavel",
 	"/etc/sudoers.d", "/boot", "/srv", "/mnt", "/media", "/opt", "/var/log",
 	"/var/lib/gavel", "/var/lib/runsc", "/run/runsc", "/var/run/runsc",
+	/* Only the toolchain folders of /usr are mounted: not the site's own
+	 * software and configuration, nor administration tools. */
+	"/usr/local", "/usr/local/etc", "/usr/local/bin", "/usr/src", "/usr/sbin", "/usr/games",
 };
 
 static void secret_file(const char *path)
