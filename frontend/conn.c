@@ -302,7 +302,7 @@ static void raw_reply(struct fe_conn *c, int status, const char *code, const cha
 	int n = snprintf(buf, sizeof(buf),
 			 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
 			 "Connection: close\r\n%s\r\n%s",
-			 status, status == 503 ? "Service Unavailable" : "Request Timeout", bn,
+			 status, status == 503 ? "Service Unavailable" : status == 400 ? "Bad Request" : "Request Timeout", bn,
 			 status == 503 ? "Retry-After: 1\r\n" : "", body);
 	if (n > 0 && (size_t)n < sizeof(buf))
 		(void)!send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -417,6 +417,15 @@ static void head_complete(struct fe_conn *c, bool may_hold)
 	struct fe_match match;
 	bool write_route = false;
 	c->upload = false;
+	if (c->scan.bad_byte) {
+		/* Never handed to evhttp: nothing of it is parsed or served. */
+		bufferevent_setwatermark(c->bev, EV_READ, SIZE_MAX, 0);
+		bufferevent_disable(c->bev, EV_READ);
+		raw_reply(c, 400, "bad_request", "the request head holds a NUL or another control byte");
+		c->want_close = true;
+		kick(c);
+		return;
+	}
 	if (fe_reqscan_target(&c->scan, &m, path, sizeof(path), query, sizeof(query)) &&
 	    fe_route_match(m, path, &match) == FE_MATCH_OK && match.route->auth &&
 	    (m == FE_M_POST || m == FE_M_PUT || m == FE_M_PATCH)) {
@@ -771,6 +780,11 @@ bool fe_conn_request(struct fe_worker *w, struct evhttp_request *req, struct fe_
 	r->conn = c;
 	evhttp_request_set_on_complete_cb(req, on_reply_done, c);
 	return true;
+}
+
+bool fe_conn_head_bad(const struct fe_req *r)
+{
+	return r->conn && r->conn->scan.bad_byte;
 }
 
 void fe_conn_forget(struct fe_req *r)

@@ -42,6 +42,11 @@ void fe_conn_free(struct fe_app *app);
  * (accept errors back off instead of spinning). */
 void fe_conn_attach(struct fe_worker *w, struct evhttp *http, struct evhttp_bound_socket *bound);
 
+/* The head of r's request held a NUL or another control byte (seen by the
+ * scanner before evhttp cut values at it): a pipelined request, which
+ * could not be stopped before evhttp parsed it, is refused with this. */
+bool fe_conn_head_bad(const struct fe_req *r);
+
 /* The request pipeline's side (server.c). fe_conn_request: r, evhttp's
  * request req, has arrived whole: its connection leaves the guard's
  * deadlines until the reply is sent, and its end is reported to r

@@ -19,6 +19,7 @@ void fe_reqscan_reset(struct fe_reqscan *s)
 	s->key[0] = '\0';
 	s->key_from_token = false;
 	s->head_bytes = 0;
+	s->bad_byte = false;
 }
 
 static void set_key(struct fe_reqscan *s, const char *v, size_t n)
@@ -96,6 +97,12 @@ size_t fe_reqscan_feed(struct fe_reqscan *s, const char *p, size_t n)
 	size_t i = 0;
 	while (i < n && s->state != FE_REQSCAN_DONE) {
 		char c = p[i++];
+		/* RFC 9110 §5.5: no field value, name or request line holds a NUL
+		 * or another control byte but HT. evhttp would cut a value at a
+		 * NUL ("key\0junk" reads as "key"), so such a head is refused. */
+		unsigned char u = (unsigned char)c;
+		if ((u < 0x20 && c != '\t' && c != '\r' && c != '\n') || u == 0x7f)
+			s->bad_byte = true;
 		switch (s->state) {
 		case FE_REQSCAN_LINE_START:
 			if (c == '\n') {

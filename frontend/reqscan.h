@@ -38,6 +38,7 @@ struct fe_reqscan {
 	char key[TENANT_KEY_PRESENTED_MAX + 1];
 	bool key_from_token; /* X-Auth-Token wins over Authorization */
 	size_t head_bytes;   /* bytes consumed so far */
+	bool bad_byte;       /* a NUL or another control byte but HT, CR, LF */
 };
 
 void fe_reqscan_reset(struct fe_reqscan *s);

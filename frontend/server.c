@@ -598,6 +598,11 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 		fe_reply_error(r, 400, "invalid_request", "malformed query string: NUL byte");
 		return;
 	}
+	if (fe_conn_head_bad(r)) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		fe_reply_error(r, 400, "invalid_request", "the request head holds a NUL or another control byte");
+		return;
+	}
 	if (conflicting_lengths(evhttp_request_get_input_headers(req))) {
 		/* Request smuggling's opening: which one a proxy in front used
 		 * is unknown. */

@@ -16,7 +16,7 @@ check() { # name condition-command...
 	local name=$1; shift
 	if "$@"; then ok "$name"; else notok "$name" "got: ${last_code:-} ${last_body:0:300}"; fi
 }
-echo "1..48"
+echo "1..50"
 tmp=$(mktemp -d /tmp/gavel-fe-test.XXXXXX)
 pid=
 cleanup() {
@@ -77,6 +77,30 @@ check "oversized body -> 413" code_is 413
 # Parsing edges an attacker leans on (issue: hardening).
 req GET "/v1/submissions/aaaaaaaaaaaaaaaaaaaaaa?api_key=${KA}%00junk"
 check "a query key followed by %00 and junk -> 400, not authenticated" err_is 400 invalid_request
+# raw_status HEAD_PY_BYTES...: sends the heads (Python bytes literals)
+# on one connection and prints the status code of each answer.
+raw_status() {
+	python3 - "$P" "$@" <<-'PY'
+	import ast, re, socket, sys
+	s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+	s.sendall(b"".join(ast.literal_eval(a) for a in sys.argv[2:]))
+	got = b""
+	try:
+	    while True:
+	        d = s.recv(65536)
+	        if not d:
+	            break
+	        got += d
+	except socket.timeout:
+	    pass
+	print(" ".join(m.decode() for m in re.findall(rb"HTTP/1\.1 (\d{3})", got)))
+	PY
+}
+got=$(raw_status "b'GET /v1/submissions/aaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\\r\\nHost: x\\r\\nX-Auth-Token: $KA\\x00junk\\r\\n\\r\\n'")
+check "a header key followed by a NUL and junk -> 400, not authenticated (got $got)" [ "$got" = 400 ]
+got=$(raw_status "b'GET /v1/health HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'" \
+	"b'GET /v1/submissions/aaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\\r\\nHost: x\\r\\nX-Auth-Token: $KA\\x00junk\\r\\n\\r\\n'")
+check "the same pipelined behind another request -> 400 (got $got)" [ "$got" = "200 400" ]
 req POST /v1/submissions "${A[@]}" -H 'Content-Length: 35' -H 'Content-Length: 5' \
 	--data-binary '{"language":"python3","source":"x"}'
 check "two Content-Length headers -> 400" err_is 400 invalid_request
