@@ -320,9 +320,13 @@ json_t *exec_bundle_config(const struct exec_bundle_params *p, struct gv_err *er
 					      "period", (json_int_t)p->cpu_period_us));
 	}
 
+	/* A sandbox with a network of its own gets no network entry: runsc
+	 * --network=host then stays in the namespace its spawner joined
+	 * before entering the sandbox's user namespace (executor/runsc.h,
+	 * join_netns), from which it could not join a host-owned one. */
 	json_t *ns = p->netns_path
-			     ? json_pack("[{s:s}, {s:s}, {s:s}, {s:s}, {s:s, s:s}]", "type", "pid", "type", "ipc", "type",
-					 "uts", "type", "mount", "type", "network", "path", p->netns_path)
+			     ? json_pack("[{s:s}, {s:s}, {s:s}, {s:s}]", "type", "pid", "type", "ipc", "type",
+					 "uts", "type", "mount")
 			     : json_pack("[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}]", "type", "pid", "type", "ipc", "type",
 					 "uts", "type", "mount", "type", "network");
 

@@ -89,6 +89,13 @@ const struct gv_config_option exec_daemon_config_table[] = {
 	{ .name = "executor.probe_timeout", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, probe_timeout_ms), .def = "20s", .min = 100, .max = 86400000,
 	  .doc = "time a toolchain's version command may take at start" },
+	{ .name = "executor.sandbox_uid_base", .type = GV_CONFIG_INT,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, sandbox_uid_base), .def = "1500000000", .min = 65536,
+	  .max = 2147483647,
+	  .doc = "first host uid of sandboxes: each live sandbox of the node runs as one of its own, never nobody" },
+	{ .name = "executor.sandbox_uid_count", .type = GV_CONFIG_INT,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, sandbox_uid_count), .def = "1024", .min = 1, .max = EXEC_UIDS_MAX,
+	  .doc = "host uids reserved for sandboxes from sandbox_uid_base (no user or service may use them)" },
 	{ .name = "executor.pool_size", .type = GV_CONFIG_INT, GV_CONFIG_FIELD(struct exec_daemon_config, pool_size),
 	  .def = "1", .min = 0, .max = EXEC_POOL_MAX,
 	  .doc = "sandboxes each worker creates ahead of demand, one per recently seen (tenant, limits); 0: none" },
@@ -709,6 +716,8 @@ static void worker_main(struct daemon *d, int k)
 		.platform = c->platform && *c->platform ? c->platform : NULL,
 		.nvproxy = d->gpu.n > 0 && !d->gpu.simulated,
 		.pch_dir = c->pch_dir && *c->pch_dir ? c->pch_dir : NULL,
+		.sandbox_uid_base = (uint32_t)c->sandbox_uid_base,
+		.sandbox_uid_count = (uint32_t)c->sandbox_uid_count,
 	};
 	if (exec_cpuslot_parse(c->cpu_slots, &ec.cpu_slots, &err) != 0)
 		ec.cpu_slots = 0; /* refused before any worker starts */

@@ -78,6 +78,8 @@ struct exec_daemon_config {
 	uint64_t import_poll_interval_ms;
 	/* Sandboxes created ahead of demand, per worker (executor/pool.h). */
 	int pool_size;            /* 0: no pool */
+	int sandbox_uid_base;     /* sandboxes' host uids (executor/sandbox_uid.h) */
+	int sandbox_uid_count;
 	uint64_t pool_idle_ms;
 };
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -130,6 +131,8 @@ int exec_runsc_argv(const struct exec_runsc *r, const char *const *extra, const 
 	 * then gVisor uses the network namespace the bundle names (made and
 	 * filtered by executor/netpolicy.c), never the host's. The OCI seccomp
 	 * section is applied (without this flag runsc silently ignores it). */
+	if (r->network_host && !r->join_netns)
+		return gv_err_set(err, GV_ESANDBOX, "runsc --network=host without the sandbox's own network namespace");
 	PUSH(r->network_host ? "--network=host" : "--network=none");
 	PUSH("--oci-seccomp");
 	if (r->platform && r->platform[0]) {
@@ -156,12 +159,28 @@ static char *const clean_env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
  * no executor socket, database connection or other sandbox's pipe leaks
  * into runsc or the sandbox it creates), a constant environment, default
  * signal dispositions and an empty signal mask. Only async-signal-safe
- * calls run between fork and exec. */
-static pid_t spawn(const char *path, const char **argv, int in, int out, int errfd)
+ * calls run between fork and exec. It joins the network namespace of ns
+ * (when set) and then its user namespace (when set), or exits 126
+ * without running runsc (fail closed: never a sandbox as the shared host
+ * nobody, never one on the executor's own network). */
+struct spawn_ns {
+	int netns_fd, userns_fd; /* -1: none */
+};
+
+static struct spawn_ns ns_of(const struct exec_runsc *r)
+{
+	return (struct spawn_ns){ r->join_netns ? r->netns_fd : -1, r->join_userns ? r->userns_fd : -1 };
+}
+
+static pid_t spawn(const char *path, const char **argv, int in, int out, int errfd, struct spawn_ns ns)
 {
 	pid_t pid = fork();
 	if (pid != 0)
 		return pid;
+	if (ns.netns_fd >= 0 && setns(ns.netns_fd, CLONE_NEWNET) != 0)
+		_exit(126);
+	if (ns.userns_fd >= 0 && setns(ns.userns_fd, CLONE_NEWUSER) != 0)
+		_exit(126);
 	int fds[3] = {in, out, errfd};
 	for (int i = 0; i < 3; i++) {
 		fds[i] = fcntl(fds[i], F_DUPFD, 10);
@@ -231,9 +250,9 @@ static int run_cli(const struct exec_runsc *r, const char *const *extra, const i
 			gv_err_errno(err, "runsc %s: pipes", extra[0]);
 			goto out;
 		}
-		pid = spawn(r->path, argv, devnull, outp[1], errp[1]);
+		pid = spawn(r->path, argv, devnull, outp[1], errp[1], ns_of(r));
 	} else {
-		pid = spawn(r->path, argv, stdio[0], stdio[1], stdio[2]);
+		pid = spawn(r->path, argv, stdio[0], stdio[1], stdio[2], ns_of(r));
 	}
 	if (pid < 0) {
 		gv_err_errno(err, "runsc %s: fork", extra[0]);
@@ -386,7 +405,7 @@ int exec_runsc_create_spawn(const struct exec_runsc *r, const char *bundle, cons
 	const char *argv[48];
 	if (exec_runsc_argv(r, extra, argv, sizeof(argv) / sizeof(argv[0]), err) != 0)
 		return -1;
-	pid_t p = spawn(r->path, argv, stdio[0], stdio[1], stdio[2]);
+	pid_t p = spawn(r->path, argv, stdio[0], stdio[1], stdio[2], ns_of(r));
 	if (p < 0)
 		return gv_err_errno(err, "runsc create: fork");
 	if (exec_reaper_watch(r->reaper, p, err) != 0) {
@@ -440,7 +459,7 @@ int exec_runsc_delete_start(const struct exec_runsc *r, const char *id, pid_t *p
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull < 0)
 		return gv_err_errno(err, "runsc delete: /dev/null");
-	pid_t p = spawn(r->path, argv, devnull, devnull, devnull);
+	pid_t p = spawn(r->path, argv, devnull, devnull, devnull, (struct spawn_ns){ -1, -1 });
 	int e = errno;
 	close(devnull);
 	if (p < 0) {

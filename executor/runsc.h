@@ -50,6 +50,15 @@ struct exec_runsc {
 	 * bundle names its own network namespace (executor/netpolicy.h), so
 	 * that "host" is that namespace, never the executor's. */
 	bool network_host;
+	/* Join this user namespace before exec (executor/sandbox_uid.h): the
+	 * sandbox then runs as its own host uid. Only create/run need it. */
+	bool join_userns;
+	int userns_fd;
+	/* Join this network namespace (the sandbox's own, netpolicy.h) before
+	 * the user namespace: runsc, inside ours, may not join one the host
+	 * owns. network_host requires it, so that "host" is never ours. */
+	bool join_netns;
+	int netns_fd;
 	struct exec_reaper *reaper;
 };
 

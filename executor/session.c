@@ -85,6 +85,10 @@ struct exec_session {
 	 * its slot is held until the clean-up removed it. */
 	bool has_net;
 	struct exec_net net;
+	/* Its own host uid (executor/sandbox_uid.h), held until the clean-up
+	 * after `runsc delete`. */
+	bool has_uid;
+	unsigned uid_slot;
 	/* GPUs of a fresh sandbox's job (exec_job), read by build_bundle;
 	 * borrowed from the job while the sandbox is opened. */
 	const char *gpu_visible;
@@ -1320,7 +1324,9 @@ static int build_bundle(struct exec_session *s, int bfd, struct gv_err *err)
 	if (box < 0)
 		return gv_err_errno(err, "open box");
 	int rc = 0;
-	if (fchown(box, EXEC_BUNDLE_UID, EXEC_BUNDLE_GID) != 0 || fchmod(box, 0755) != 0)
+	/* The host's view of the sandbox user: its own uid (nobody inside). */
+	uid_t host_uid = exec_uids_uid(&s->e->uids, s->uid_slot);
+	if (fchown(box, host_uid, host_uid) != 0 || fchmod(box, 0755) != 0)
 		rc = gv_err_errno(err, "chown/chmod box");
 	close(box);
 	if (rc != 0)
@@ -1465,7 +1471,19 @@ static int start_sandbox(struct exec_session *s, struct gv_err *err)
 	 * network namespace (build_bundle); every other sandbox: none. */
 	struct exec_runsc rs = s->e->runsc;
 	rs.network_host = s->has_net;
+	rs.join_userns = true;
+	rs.userns_fd = exec_uids_userns(&s->e->uids, s->uid_slot);
+	if (s->has_net) {
+		rs.join_netns = true;
+		rs.netns_fd = open(s->net.netns_path, O_RDONLY | O_CLOEXEC);
+		if (rs.netns_fd < 0) {
+			close_child_fds(s);
+			return gv_err_errno(err, "open %s", s->net.netns_path);
+		}
+	}
 	int rc = exec_runsc_run_detached(&rs, s->dir, pidf, s->id, s->child_fd, &s->pid, err);
+	if (rs.join_netns)
+		close(rs.netns_fd);
 	int64_t t1 = now_ms();
 	/* runsc create always "created" something worth a delete --force. */
 	s->created = true;
@@ -1533,6 +1551,10 @@ static int session_setup(struct exec_session *s, struct gv_err *err)
 	int n = snprintf(s->dir, sizeof(s->dir), "%s/%s", e->cfg.work_root, s->id);
 	if (n < 0 || (size_t)n >= sizeof(s->dir))
 		return gv_err_set(err, GV_ELIMIT, "work dir path too long");
+	/* Fail closed: no uid of its own, no sandbox. */
+	if (exec_uids_take(&e->uids, &s->uid_slot, err) != 0)
+		return -1;
+	s->has_uid = true;
 	if (mkdirat(e->work_root_fd, s->id, 0700) != 0)
 		return gv_err_errno(err, "mkdir %s", s->dir);
 	s->dir_made = true;
@@ -1570,7 +1592,10 @@ int exec_session_precreate(struct exec_engine *e, const struct exec_sandbox_shap
 	if (session_setup(s, err) != 0 || make_pipes(s, err) != 0)
 		goto fail;
 	snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
-	if (exec_runsc_create_spawn(&e->runsc, s->dir, pidf, s->id, s->child_fd, &s->create_pid, err) != 0)
+	struct exec_runsc rs = e->runsc;
+	rs.join_userns = true;
+	rs.userns_fd = exec_uids_userns(&e->uids, s->uid_slot);
+	if (exec_runsc_create_spawn(&rs, s->dir, pidf, s->id, s->child_fd, &s->create_pid, err) != 0)
 		goto fail;
 	s->created = true;
 	*out = s;
@@ -1858,6 +1883,11 @@ static void pending_step(struct exec_engine *e, struct exec_pending *p, bool blo
 					e->net_slot_used[p->net.slot] = false;
 				p->has_net = false;
 			}
+			/* Its processes are dead and reaped (or, past the
+			 * bound, SIGKILLed and deleted): the uid is free. */
+			if (p->has_uid)
+				exec_uids_give(&e->uids, p->uid_slot);
+			p->has_uid = false;
 			p->step = PENDING_DONE;
 			return;
 		default:
@@ -1956,6 +1986,8 @@ void exec_session_close(struct exec_session *s)
 	p->step = PENDING_REAP;
 	p->created = s->created;
 	p->dir_made = s->dir_made;
+	p->has_uid = s->has_uid;
+	p->uid_slot = s->uid_slot;
 	if (s->has_net) {
 		/* Its blocked connection attempts, read while its filter
 		 * exists (the clean-up removes it). */
@@ -2090,6 +2122,13 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 		close_fd(&e->work_root_fd);
 		return gv_err_set(err, GV_EINVAL, "none of the toolchain folders of /usr exists on this host");
 	}
+	if (exec_uids_init(&e->uids, c->sandbox_uid_dir,
+			   c->sandbox_uid_base ? c->sandbox_uid_base : EXEC_UIDS_DEFAULT_BASE,
+			   c->sandbox_uid_count ? c->sandbox_uid_count : EXEC_UIDS_DEFAULT_COUNT, err) != 0) {
+		close_fd(&e->work_root_fd);
+		exec_uids_fini(&e->uids);
+		return -1;
+	}
 	struct stat pch_st;
 	/* Speed only: without the folder, compiles parse the headers. */
 	e->pch_path = cfg->pch_dir && stat(cfg->pch_dir, &pch_st) == 0 && S_ISDIR(pch_st.st_mode) ? cfg->pch_dir : NULL;
@@ -2098,6 +2137,7 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 	if (exec_runsc_sweep(&e->runsc, &e->swept_containers, err) != 0 ||
 	    exec_cgroup_sweep(&e->cg, c->cgroup_parent, &e->swept_cgroups, err) != 0) {
 		close_fd(&e->work_root_fd);
+		exec_uids_fini(&e->uids);
 		gv_err_prefix(err, "sweeping leftovers");
 		return -1;
 	}
@@ -2106,6 +2146,7 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 	/* Sandbox networks of an earlier run (their sandboxes are gone). */
 	if (exec_net_config_check(&c->net, err) != 0 || exec_net_sweep(&c->net, &e->swept_net, err) != 0) {
 		close_fd(&e->work_root_fd);
+		exec_uids_fini(&e->uids);
 		gv_err_prefix(err, "sweeping sandbox networks");
 		return -1;
 	}
@@ -2120,4 +2161,5 @@ void exec_engine_fini(struct exec_engine *e)
 	exec_engine_drain(e);
 	close_fd(&e->work_root_fd);
 	exec_reaper_collect(&e->reaper);
+	exec_uids_fini(&e->uids);
 }

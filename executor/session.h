@@ -25,6 +25,7 @@
 #include "executor/cgroup.h"
 #include "executor/netpolicy.h"
 #include "executor/runsc.h"
+#include "executor/sandbox_uid.h"
 
 /* run_test on a session whose sandbox is gone (whole-sandbox OOM, host
  * wall-clock backstop, a protocol failure): the caller opens a fresh
@@ -69,6 +70,11 @@ struct exec_engine_config {
 	/* Folder of precompiled headers (languages/lang_pch.h), bound
 	 * read-only into every sandbox when it exists at init; NULL: none. */
 	const char *pch_dir;
+	/* The host uids of sandboxes (executor/sandbox_uid.h): count from
+	 * base, locked under dir, shared by every engine of the node; 0/NULL:
+	 * EXEC_UIDS_DEFAULT_BASE, _COUNT, EXEC_UIDS_DIR. */
+	uint32_t sandbox_uid_base, sandbox_uid_count;
+	const char *sandbox_uid_dir;
 	/* runsc --nvproxy (its GPU proxy) for every sandbox: set only on a
 	 * node with real GPUs, after executor/gpu.c found the flag. */
 	bool nvproxy;
@@ -97,6 +103,8 @@ struct exec_pending {
 	bool created, dir_made, delete_killed;
 	bool has_net;        /* net (its slot held) is removed in the clean-up */
 	struct exec_net net;
+	bool has_uid;        /* uid_slot (executor/sandbox_uid.h) is given back in the clean-up */
+	unsigned uid_slot;
 };
 #define EXEC_PENDING_MAX 16
 
@@ -108,6 +116,7 @@ struct exec_engine {
 	struct exec_cgroup cg;
 	struct exec_reaper reaper;
 	struct exec_runsc runsc;
+	struct exec_uids uids;  /* each sandbox's own host uid */
 	const char *etc_binds[EXEC_BUNDLE_MAX_ETC_BINDS + 1];
 	const char *usr_dirs[EXEC_BUNDLE_MAX_USR_DIRS + 1];
 	const char *pch_path; /* cfg.pch_dir when it was a folder at init, else NULL */

@@ -621,6 +621,73 @@ static void session__close__leaves_nothing(void **state)
 	assert_int_equal(stat("/etc/passwd", &st), 0);
 }
 
+/* The host uids of the processes in a sandbox's memory cgroup but root's
+ * (the gofer, which serves files as the host's root as before), at most
+ * n; how many. */
+static size_t sandbox_uids(const char *rel, uid_t *uids, size_t n)
+{
+	char p[PATH_MAX + 512];
+	snprintf(p, sizeof(p), "%s/memory/%s/cgroup.procs", g.e.cg.root, rel);
+	if (g.e.cg.ops == &exec_cgroup_v2_ops)
+		snprintf(p, sizeof(p), "%s/%s/cgroup.procs", g.e.cg.root, rel);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		fail_msg("open %s: %s", p, strerror(errno));
+	size_t k = 0;
+	int pid;
+	while (k < n && fscanf(f, "%d", &pid) == 1) {
+		char sp[64], line[256];
+		snprintf(sp, sizeof(sp), "/proc/%d/status", pid);
+		FILE *st = fopen(sp, "r");
+		if (!st)
+			continue;
+		unsigned ruid = 0, euid = 0;
+		while (fgets(line, sizeof(line), st))
+			if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2)
+				break;
+		fclose(st);
+		if (euid != 0)
+			uids[k++] = (uid_t)euid;
+	}
+	fclose(f);
+	return k;
+}
+
+/* Each live sandbox's Sentry runs as a host uid of its own: not the
+ * host's nobody (which other services and every other sandbox share), not
+ * root, and not the uid of another live sandbox. */
+static void session__host_uid__own_per_sandbox(void **state)
+{
+	(void)state;
+	require_ready();
+	struct exec_file f1, f2;
+	struct exec_job j1 = c_job("int main(void){return 0;}\n", &f1);
+	struct exec_job j2 = c_job("int main(void){return 0;}\n", &f2);
+	struct exec_session *s1 = open_c(&j1), *s2 = NULL;
+	struct exec_phase_result r;
+	struct gv_err err;
+	if (exec_session_open(&g.e, &j2, &s2, &r, &err) != 0)
+		fail_msg("open: %s", err.msg);
+	exec_phase_result_free(&r);
+	uid_t u1[64], u2[64];
+	size_t n1 = sandbox_uids(exec_session_cgroup(s1), u1, 64);
+	size_t n2 = sandbox_uids(exec_session_cgroup(s2), u2, 64);
+	assert_true(n1 > 0 && n2 > 0);
+	for (size_t i = 0; i < n1; i++) {
+		assert_int_equal(u1[i], u1[0]);
+		for (size_t k = 0; k < n2; k++)
+			assert_int_not_equal(u2[k], u1[i]);
+	}
+	for (size_t k = 0; k < n2; k++)
+		assert_int_equal(u2[k], u2[0]);
+	fprintf(stderr, "# sandbox host uids %u and %u\n", (unsigned)u1[0], (unsigned)u2[0]);
+	assert_true(u1[0] >= EXEC_UIDS_DEFAULT_BASE && u2[0] >= EXEC_UIDS_DEFAULT_BASE);
+	assert_int_not_equal(u1[0], 65534);
+	assert_int_not_equal(u2[0], 65534);
+	exec_session_close(s2);
+	close_cur(s1);
+}
+
 static void engine__init__sweeps_stale_sandbox(void **state)
 {
 	(void)state;
@@ -804,6 +871,7 @@ int main(void)
 		cmocka_unit_test_teardown(session__interactive__stalled_submission_ends_on_its_wall, test_teardown),
 		cmocka_unit_test_teardown(session__whole_sandbox_oom__mle_then_dead, test_teardown),
 		cmocka_unit_test_teardown(session__program__holds_no_capability, test_teardown),
+		cmocka_unit_test_teardown(session__host_uid__own_per_sandbox, test_teardown),
 		cmocka_unit_test_teardown(session__close__leaves_nothing, test_teardown),
 		cmocka_unit_test_teardown(engine__init__sweeps_stale_sandbox, test_teardown),
 		cmocka_unit_test_teardown(session__bad_job__refused_before_anything_runs, test_teardown),
