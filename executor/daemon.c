@@ -855,9 +855,10 @@ static void webhook_main(struct daemon *d)
 	uint64_t last_err = 0;
 	while (!worker_stop) {
 		int got = exec_webhook_step(&env, &err);
-		if (got < 0 && !gv_redis_context(r)) {
-			/* Redis lost and not reachable again as the delivery
-			 * user: a new process connects before its drop. */
+		if (got < 0 && !gv_redis_context(r) && gv_redis_ensure(r, &err) != 0) {
+			/* Redis lost, and not reachable again as the delivery
+			 * user (a socket only the executor's user may open): a
+			 * new process connects before its drop. */
 			gv_error(&d->log, "webhooks: %s; the executor starts a new delivery process", err.msg);
 			break;
 		}
