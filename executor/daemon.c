@@ -815,12 +815,27 @@ static void webhook_main(struct daemon *d)
 	gv_err_clear(&err);
 	prctl(PR_SET_NAME, "gavel-webhook");
 	/* Before any tenant URL or response is touched: an unprivileged
-	 * user, no capabilities, no_new_privs, only stdio inherited. */
+	 * user, no capabilities, no_new_privs, only stdio inherited. The
+	 * Redis connection alone is opened before the drop, to the
+	 * operator's configured URL (no tenant input): a local Redis socket
+	 * may admit only the executor's user (deploy/local/gavel-local lets
+	 * no other user than the service user and root reach it), and the
+	 * delivery user is not meant to reach it. */
 	uid_t wuid;
 	gid_t wgid;
-	if (close_range(3, ~0u, 0) != 0 || exec_webhook_user_resolve(c->webhook_user, &wuid, &wgid, &err) != 0 ||
-	    exec_webhook_drop_privileges(wuid, wgid, &err) != 0) {
+	if (close_range(3, ~0u, 0) != 0 || exec_webhook_user_resolve(c->webhook_user, &wuid, &wgid, &err) != 0) {
 		gv_error(&d->log, "webhooks: %s; not delivering", err.code ? err.msg : strerror(errno));
+		gv_backoff_sleep_ms(5000);
+		_exit(3);
+	}
+	struct gv_redis *r = redis_open(c, (int)c->redis_command_timeout_ms, &err);
+	if (!r) {
+		gv_error(&d->log, "webhooks: %s; retrying", err.msg);
+		gv_backoff_sleep_ms(5000);
+		_exit(3);
+	}
+	if (exec_webhook_drop_privileges(wuid, wgid, &err) != 0) {
+		gv_error(&d->log, "webhooks: %s; not delivering", err.msg);
 		gv_backoff_sleep_ms(5000);
 		_exit(3);
 	}
@@ -828,8 +843,7 @@ static void webhook_main(struct daemon *d)
 		gv_error(&d->log, "webhooks: libcurl or libsodium did not initialise");
 		_exit(3);
 	}
-	struct gv_redis *r = redis_open(c, (int)c->redis_command_timeout_ms, &err);
-	struct gv_pg *pg = r ? pg_open(c, &err) : NULL;
+	struct gv_pg *pg = pg_open(c, &err);
 	if (!pg) {
 		gv_error(&d->log, "webhooks: %s; retrying", err.msg);
 		gv_redis_free(r);
@@ -850,6 +864,13 @@ static void webhook_main(struct daemon *d)
 	uint64_t last_err = 0;
 	while (!worker_stop) {
 		int got = exec_webhook_step(&env, &err);
+		if (got < 0 && !gv_redis_context(r) && gv_redis_ensure(r, &err) != 0) {
+			/* Redis lost, and not reachable again as the delivery
+			 * user (a socket only the executor's user may open): a
+			 * new process connects before its drop. */
+			gv_error(&d->log, "webhooks: %s; the executor starts a new delivery process", err.msg);
+			break;
+		}
 		if (got < 0) {
 			if (mono_ms() - last_err > 5000) {
 				gv_error(&d->log, "webhooks: %s", err.msg);
@@ -860,10 +881,11 @@ static void webhook_main(struct daemon *d)
 			gv_backoff_sleep_ms(200);
 		}
 	}
+	bool lost = !worker_stop;
 	gv_redis_free(r);
 	gv_pg_free(pg);
 	curl_global_cleanup();
-	_exit(0);
+	_exit(lost ? 3 : 0);
 }
 
 static pid_t spawn_webhook(struct daemon *d)

@@ -896,15 +896,22 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Every sid Redis knows about, in one atomic snapshot. */
+/* Every sid Redis knows about, in one atomic snapshot. The keys are found
+ * with a full SCAN inside the script (atomic like the rest of it; a key
+ * seen twice only repeats sids, which the caller's lookup tolerates), not
+ * KEYS: the scheduler's Redis user may not run KEYS (deploy/redis/). */
 static redisReply *redis_sids(struct sched *s, struct gv_err *err)
 {
 	static const char lua[] =
+		"local function keys(pat) local c, ks = '0', {};"
+		"  repeat local r = redis.call('SCAN', c, 'MATCH', pat, 'COUNT', 1000); c = r[1];"
+		"    for _, k in ipairs(r[2]) do ks[#ks+1] = k end until c == '0';"
+		"  return ks end;"
 		"local out = {};"
-		"for _, k in ipairs(redis.call('KEYS', 'gavel:tq:*')) do"
+		"for _, k in ipairs(keys('gavel:tq:*')) do"
 		"  for _, v in ipairs(redis.call('LRANGE', k, 0, -1)) do out[#out+1] = v end end;"
 		"for _, pat in ipairs({'gavel:nq:*', 'gavel:inflight:*'}) do"
-		"  for _, k in ipairs(redis.call('KEYS', pat)) do"
+		"  for _, k in ipairs(keys(pat)) do"
 		"    for _, v in ipairs(redis.call('LRANGE', k, 0, -1)) do"
 		"      local a, b = string.find(v, ':[^:]*:');"
 		"      if a then out[#out+1] = string.sub(v, a + 1, b - 1) end end end end;"

@@ -42,7 +42,9 @@ GAVEL_SERVICES_FAST=0 services_start "$TMP/services" || die "could not start Pos
 . "$TMP/services/env"
 export GAVEL_DATABASE_SERVICE_URL=$GAVEL_SERVICE_DATABASE_URL GAVEL_REDIS_URL
 sql() { psql "$GAVEL_DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
-rc() { redis-cli -h 127.0.0.1 -p "$GAVEL_REDIS_PORT" "$@"; }
+# shellcheck source=tests/lib/redis.sh
+. tests/lib/redis.sh
+rc() { redis_cli "$GAVEL_REDIS_URL" "$@"; }
 "$BUILD/gavel" migrate --dir "$ROOT/deploy/sql" >"$TMP/migrate.log" 2>&1 || die "gavel migrate failed"
 "$BUILD/gavel" tenant create bench-a >/dev/null || die "tenant create"
 "$BUILD/gavel" tenant update bench-a --quota requests_per_second=1000000 --quota burst=10000000 \
@@ -50,10 +52,10 @@ rc() { redis-cli -h 127.0.0.1 -p "$GAVEL_REDIS_PORT" "$@"; }
 KA=$("$BUILD/gavel" key create --tenant bench-a) || die "key create"
 TA=$(sql -c "SELECT id FROM tenants WHERE name = 'bench-a'")
 say_settings=$(sql -c "SELECT string_agg(name || '=' || setting, ' ') FROM pg_settings WHERE name IN ('fsync','synchronous_commit','wal_sync_method')")
-PORT=$(_services_free_port "$GAVEL_PG_PORT" "$GAVEL_REDIS_PORT") || die "no free port"
+PORT=$(_services_free_port "$GAVEL_PG_PORT") || die "no free port"
 API=http://127.0.0.1:$PORT
 GAVEL_LOG_LEVEL=warn GAVEL_FRONTEND_PORT=$PORT GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	"$BUILD/gavel-frontend" >>"$TMP/frontend.log" 2>&1 </dev/null &
+	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_FRONTEND "$BUILD/gavel-frontend" >>"$TMP/frontend.log" 2>&1 </dev/null &
 FE_PID=$!
 for i in $(seq 1 100); do
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "$API/v1/languages")" = 200 ] && break

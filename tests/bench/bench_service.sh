@@ -75,8 +75,9 @@ GAVEL_SERVICES_FAST=0 services_start "$TMP/services" || die "could not start Pos
 # shellcheck disable=SC1091
 . "$TMP/services/env"
 export GAVEL_DATABASE_SERVICE_URL=$GAVEL_SERVICE_DATABASE_URL GAVEL_REDIS_URL
-RPORT=$GAVEL_REDIS_PORT
-rc() { redis-cli -h 127.0.0.1 -p "$RPORT" "$@"; }
+# shellcheck source=tests/lib/redis.sh
+. tests/lib/redis.sh
+rc() { redis_cli "$GAVEL_REDIS_URL" "$@"; }
 sql() { psql "$GAVEL_DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
 "$BUILD/gavel" migrate --dir "${BENCH_MIGRATIONS:-$ROOT/deploy/sql}" >"$TMP/migrate.log" 2>&1 || die "gavel migrate failed"
 for t in a b; do
@@ -88,13 +89,13 @@ KA=$("$BUILD/gavel" key create --tenant bench-a) || die "key create"
 KB=$("$BUILD/gavel" key create --tenant bench-b) || die "key create"
 TA=$(sql -c "SELECT id FROM tenants WHERE name = 'bench-a'")
 TB=$(sql -c "SELECT id FROM tenants WHERE name = 'bench-b'")
-API_PORT=$(_services_free_port "$GAVEL_PG_PORT" "$RPORT") || die "no free port"
+API_PORT=$(_services_free_port "$GAVEL_PG_PORT") || die "no free port"
 API=http://127.0.0.1:$API_PORT
 
 CONTROL_NICE=${GAVEL_CONTROL_NICE:--5}
 export GAVEL_LOG_LEVEL=warn GAVEL_SCHEDULER_TICK_INTERVAL=50ms GAVEL_SCHEDULER_INSTANCE=bench
 start_sched() {
-	setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-scheduler" >>"$TMP/sched.log" 2>&1 </dev/null &
+	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-scheduler" >>"$TMP/sched.log" 2>&1 </dev/null &
 	SCHED_PID=$!
 	PIDS+=($SCHED_PID)
 }
@@ -102,11 +103,11 @@ start_sched
 GAVEL_EXECUTOR_NODE_NAME=bench GAVEL_EXECUTOR_MAX_PARALLEL=$CONC GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s \
 	GAVEL_EXECUTOR_RUNSC_ROOT=/run/$TAG GAVEL_EXECUTOR_WORK_ROOT=/var/tmp/$TAG GAVEL_EXECUTOR_CGROUP_PARENT=$TAG \
 	GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-	setsid "$BUILD/gavel-executor" >>"$TMP/exec.log" 2>&1 </dev/null &
+	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_EXECUTOR setsid "$BUILD/gavel-executor" >>"$TMP/exec.log" 2>&1 </dev/null &
 EXEC_PID=$!
 PIDS+=($!)
 GAVEL_FRONTEND_PORT=$API_PORT GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-frontend" >>"$TMP/frontend.log" 2>&1 </dev/null &
+	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_FRONTEND setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-frontend" >>"$TMP/frontend.log" 2>&1 </dev/null &
 FE_PID=$!
 PIDS+=($!)
 for i in $(seq 1 450); do

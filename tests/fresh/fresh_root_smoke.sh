@@ -17,8 +17,8 @@
 # the packages; a network namespace would have to be set up after it, i.e. a
 # separate install step, which is what this test must not have). So the
 # services get ports nothing on the host listens on, through the variables
-# gavel-local honours (GAVEL_PG_PORT, GAVEL_REDIS_PORT, GAVEL_API_PORT), all
-# on 127.0.0.1; the executor gets a cgroup parent and an egress interface
+# gavel-local honours (GAVEL_PG_PORT, GAVEL_API_PORT), all on 127.0.0.1
+# (Redis has its unix socket only); the executor gets a cgroup parent and an egress interface
 # prefix of this run only (GAVEL_EXECUTOR_CGROUP_PARENT, ..._EGRESS_IFPREFIX;
 # /sys is the host's). Everything else the stack writes is inside the root.
 #
@@ -239,13 +239,13 @@ for lang in sys.argv[2:]:
 EOF
 
 # ------------------------------------------------------------- inside
-PG=$(_services_free_port) && RP=$(_services_free_port "$PG") && AP=$(_services_free_port "$PG" "$RP") ||
+PG=$(_services_free_port) && AP=$(_services_free_port "$PG") ||
 	give_up "make run in the fresh root" "no free port in 20000-39999"
 cat >"$ROOT/fresh/inner.sh" <<EOF
 set -u
 cd /project
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
-export GAVEL_PG_PORT=$PG GAVEL_REDIS_PORT=$RP GAVEL_API_PORT=$AP
+export GAVEL_PG_PORT=$PG GAVEL_API_PORT=$AP
 export GAVEL_EXECUTOR_CGROUP_PARENT=$CG GAVEL_EXECUTOR_EGRESS_IFPREFIX=$IFP
 s=\$(date +%s)
 make run >/fresh-out/make-run.log 2>&1
@@ -267,7 +267,7 @@ deploy/local/gavel-local status >/fresh-out/status.log 2>&1
 echo "R status \$?"
 EOF
 
-echo "# make run in the fresh root (ports $PG $RP $AP; cgroup $CG); log in $OUT while it runs"
+echo "# make run in the fresh root (ports $PG $AP; cgroup $CG); log in $OUT while it runs"
 # A clean environment, as a new user's shell has: under tests/run.sh this
 # process carries the harness's GAVEL_ROOT, BUILD and database URLs, which
 # sent the root's gavel-local to the host's checkout (make run "started"

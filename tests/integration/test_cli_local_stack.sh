@@ -4,9 +4,10 @@
 # `usage` and `migrate` use what `gavel-local start` (make run) left in
 # var/local.env of the checkout the binary sits in; with nothing running
 # they say what to set. The stack runs in a temporary copy of the checkout's
-# shape (build/gavel, deploy/local/gavel-local, var/) on free ports, so it
-# does not touch a `make run` of this checkout; no daemon is started (only
-# PostgreSQL, Redis, migrations and the demo tenant matter here).
+# shape (build/gavel, deploy/local/gavel-local, var/) on free ports (Redis
+# on its socket), so it does not touch a `make run` of this checkout; no
+# daemon is started (only PostgreSQL, Redis, migrations and the demo tenant
+# matter here).
 set -u
 cd "$(dirname "$0")/../.."
 REPO=$PWD
@@ -16,6 +17,8 @@ case "$G" in /*) ;; *) G=$PWD/$G ;; esac
 . tests/lib/tap.sh
 # shellcheck source=tests/lib/services.sh
 . tests/lib/services.sh
+# shellcheck source=tests/lib/redis.sh
+. tests/lib/redis.sh
 echo 1..18
 [ -x "$G" ] || bail "$G is not built"
 
@@ -24,10 +27,10 @@ chmod 0755 "$T" # the services run as the gavel user and must reach var/
 mkdir -p "$T/build" "$T/deploy/local"
 cp "$G" "$T/build/gavel"
 cp deploy/local/gavel-local "$T/deploy/local/gavel-local"
-PG=$(_services_free_port) && RP=$(_services_free_port "$PG") && AP=$(_services_free_port "$PG" "$RP") ||
+PG=$(_services_free_port) && AP=$(_services_free_port "$PG") ||
 	bail "no free port"
 local_stack() { # gavel-local command, as make run would run it for this "checkout"
-	GAVEL_ROOT=$REPO GAVEL_VAR=$T/var BUILD=$T/build GAVEL_PG_PORT=$PG GAVEL_REDIS_PORT=$RP \
+	GAVEL_ROOT=$REPO GAVEL_VAR=$T/var BUILD=$T/build GAVEL_PG_PORT=$PG \
 		GAVEL_API_PORT=$AP GAVEL_PG_FAST=1 "$REPO/deploy/local/gavel-local" "$@"
 }
 cleanup() {
@@ -66,7 +69,7 @@ bare tenant show "$NAME"
 check "tenant show finds it" says "\"name\": \"$NAME\""
 ID=$(sed -n 's/^  "id": "\(.*\)",/\1/p' "$T/out")
 check "its scheduling config reached the local Redis" \
-	test "$(redis-cli -h 127.0.0.1 -p "$RP" HGET "gavel:tenantcfg:$ID" weight 2>/dev/null)" = 3
+	test "$(redis_cli "$(sed -n 's/^GAVEL_REDIS_URL=//p' "$T/var/local.env")" HGET "gavel:tenantcfg:$ID" weight 2>/dev/null)" = 3
 bare key create --tenant "$NAME"
 check "key create with no environment prints a key" bash -c "grep -qE '^gv_[A-Za-z0-9_-]{43}\$' '$T/out'"
 bare audit verify --tenant "$NAME"

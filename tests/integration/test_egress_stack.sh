@@ -5,8 +5,8 @@
 # `sandbox.finished` audit record; a tenant without a policy gets no socket.
 #
 # Loopback-only, inside network namespaces this test makes: the executor
-# runs in a namespace of its own ("host", reached by PostgreSQL and Redis
-# through relays), next to a "world" namespace on TEST-NET-2
+# runs in a namespace of its own ("host", reached by PostgreSQL through
+# relays, by Redis on its unix socket), next to a "world" namespace on TEST-NET-2
 # with a listed server on 198.51.100.1:8080 and an unlisted one on
 # 198.51.100.2:8080. The scheduler and frontend run as in any stack test.
 set -u
@@ -29,8 +29,7 @@ done
 # shellcheck source=tests/lib/stack.sh
 . tests/lib/stack.sh
 stack_setup egress
-[ -n "${GAVEL_PG_PORT:-}" ] && [ -n "${GAVEL_REDIS_PORT:-}" ] ||
-	bail "needs GAVEL_PG_PORT and GAVEL_REDIS_PORT of tests/lib/services.sh"
+[ -n "${GAVEL_PG_PORT:-}" ] || bail "needs GAVEL_PG_PORT of tests/lib/services.sh"
 HOSTNS=gvegress-sh-$$
 WORLDNS=gvegress-sw-$$
 VETH=egsw$$
@@ -73,11 +72,12 @@ ok "two tenants, one granted 198.51.100.1:8080 at 10 Mbit/s with gavel tenant up
 export GAVEL_LOG_LEVEL=info
 GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 	GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT=10s \
-	setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
+	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PIDS+=("$!")
-# The executor's namespace has its own loopback: PostgreSQL and Redis (on
-# the machine's 127.0.0.1) are relayed into it through a unix socket, one
-# relay on each side, so that it uses the same URLs as every daemon.
+# The executor's namespace has its own loopback: PostgreSQL (on the
+# machine's 127.0.0.1) is relayed into it through a unix socket, one relay
+# on each side, so that it uses the same URL as every daemon. Redis listens
+# on a unix socket only, which a network namespace does not hide.
 cat >"$TMP/relay.py" <<'PY'
 import asyncio, sys
 mode, listen, target = sys.argv[1:4]
@@ -114,7 +114,7 @@ async def main():
         await srv.serve_forever()
 asyncio.run(main())
 PY
-for port in "$GAVEL_PG_PORT" "$GAVEL_REDIS_PORT"; do
+for port in "$GAVEL_PG_PORT"; do
 	setsid python3 "$TMP/relay.py" unix-to-tcp "$TMP/relay-$port.sock" "127.0.0.1:$port" >>"$TMP/relay.log" 2>&1 </dev/null &
 	PIDS+=("$!")
 	for _ in $(seq 50); do [ -S "$TMP/relay-$port.sock" ] && break; sleep 0.1; done
@@ -131,7 +131,7 @@ setsid nsenter --net="/run/netns/$HOSTNS" -- env \
 	GAVEL_EXECUTOR_POOL_SIZE=0 GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s \
 	GAVEL_EXECUTOR_RUNSC_ROOT="$RUNSC_ROOT" GAVEL_EXECUTOR_WORK_ROOT="$WORK_ROOT" \
 	GAVEL_EXECUTOR_CGROUP_PARENT="$CG_PARENT" GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
-	GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_EGRESS_IFPREFIX=egs \
+	GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_EGRESS_IFPREFIX=egs GAVEL_REDIS_URL="$GAVEL_REDIS_URL_EXECUTOR" \
 	"$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
 PID_EXEC=$!
 PIDS+=("$PID_EXEC")

@@ -5,6 +5,8 @@
 # executor and scheduler run). TAP output; the frontend is stopped on exit.
 set -u
 cd "$(dirname "$0")/../.."
+# shellcheck source=tests/lib/redis.sh
+. tests/lib/redis.sh
 BUILD=${BUILD:-build}
 : "${GAVEL_DATABASE_URL:?run under tests/run.sh (needs the harness env)}"
 : "${GAVEL_SERVICE_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
@@ -36,7 +38,7 @@ KB=$("$BUILD/gavel" key create --tenant "fe_b_$sfx" 2>/dev/null)
 # /metrics lists tenant ids: on the API port only with this token.
 MT=mt_$sfx
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_MAX_BODY_SIZE=64k GAVEL_FRONTEND_WAIT_TIMEOUT=2s \
-	GAVEL_FRONTEND_METRICS_TOKEN=$MT "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
+	GAVEL_FRONTEND_METRICS_TOKEN=$MT GAVEL_REDIS_URL=${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL} "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 P=$(head -n1 "$tmp/port")
@@ -135,8 +137,8 @@ other_body=$last_body
 req GET /v1/submissions/AAAAAAAAAAAAAAAAAAAAAA "${Bk[@]}"
 check "another tenant's id -> 404 exactly as a missing one" [ "$last_code:$last_body" = "404:$other_body" ]
 tid=$(psql "$GAVEL_DATABASE_URL" -XAtc "SELECT tenant_id FROM submissions WHERE id = '$SID'")
-check "queued in Redis (gavel:tq:<tenant>)" grep -qx "$SID" <(redis-cli -u "$GAVEL_REDIS_URL" LRANGE "gavel:tq:$tid" 0 -1)
-check "tenant in gavel:backlog" grep -qx "$tid" <(redis-cli -u "$GAVEL_REDIS_URL" SMEMBERS gavel:backlog)
+check "queued in Redis (gavel:tq:<tenant>)" grep -qx "$SID" <(redis_cli "$GAVEL_REDIS_URL" LRANGE "gavel:tq:$tid" 0 -1)
+check "tenant in gavel:backlog" grep -qx "$tid" <(redis_cli "$GAVEL_REDIS_URL" SMEMBERS gavel:backlog)
 check "request stored as a job spec" grep -q '"tests"' <(psql "$GAVEL_DATABASE_URL" -XAtc "SELECT request::text FROM submissions WHERE id = '$SID'")
 
 req POST "/v1/submissions?wait=true" "${A[@]}" -d '{"language":"python3","source":"print(1)"}'
@@ -174,9 +176,9 @@ check "judge0 statuses 1..14" [ "$(jq_ 'len(d), d[2]["description"], d[10]["desc
 # (gavel:lang:<id>, common/queue.h); none runs here, so publish as one
 # would, without javascript: it must then not be listed.
 for lv in c=12.2.0 cpp=12.2.0 cpp20=12.2.0 go=1.19.8 java=17.0.15 pascal=3.2.2 python3=3.11.2 rust=1.63.0; do
-	redis-cli -u "$GAVEL_REDIS_URL" SET "gavel:lang:${lv%%=*}" "${lv#*=}" PX 120000 >/dev/null
+	redis_cli "$GAVEL_REDIS_URL" SET "gavel:lang:${lv%%=*}" "${lv#*=}" PX 120000 >/dev/null
 done
-redis-cli -u "$GAVEL_REDIS_URL" DEL gavel:lang:javascript >/dev/null
+redis_cli "$GAVEL_REDIS_URL" DEL gavel:lang:javascript >/dev/null
 req GET /languages
 check "judge0 languages: Judge0 ids of the languages executors offer" [ "$(jq_ 'sorted(l["id"] for l in d)')" = "[50, 54, 60, 62, 67, 71, 73]" ]
 req GET /languages/71

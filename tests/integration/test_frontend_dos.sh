@@ -63,7 +63,7 @@ GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_MAX_CONNECTIONS=$MAX_CONNS \
 	GAVEL_FRONTEND_MAX_CONNECTIONS_PER_ADDRESS=$PER_ADDR \
 	GAVEL_FRONTEND_HEADER_TIMEOUT=${HEADER_TIMEOUT_S}s GAVEL_FRONTEND_BODY_TIMEOUT=${BODY_TIMEOUT_S}s \
 	GAVEL_FRONTEND_METRICS_TOKEN=$MT GAVEL_FRONTEND_WAIT_TIMEOUT=1s \
-	"$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
+	GAVEL_REDIS_URL=${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL} "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 P=$(head -n1 "$tmp/port")

@@ -1,7 +1,8 @@
 /* Integration tests of common/redis.c against the real Redis of
  * tests/run.sh (GAVEL_REDIS_URL, GAVEL_REDIS_SOCKET): commands and reply
  * ownership, error replies, command timeouts, reconnecting after the
- * server dropped the client, and bounded retries. Keys are prefixed with
+ * server dropped the client, bounded retries, and authentication on the
+ * unix socket. Keys are prefixed with
  * the test's pid and deleted afterwards. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,11 +131,18 @@ static void redis__command_timeout__fails_fast_then_recovers(void **state)
 	gv_redis_free(r);
 }
 
-static void redis__unix_socket_and_db__connects(void **state)
+/* The harness's Redis listens on a unix socket and knows users only:
+ * GAVEL_REDIS_URL is unix://user:password@/path (the administrative
+ * user), here with a database number. */
+static void redis__unix_socket_user_and_db__connects(void **state)
 {
 	(void)state;
-	char url[256];
-	snprintf(url, sizeof(url), "unix://%s?db=3", need_env("GAVEL_REDIS_SOCKET"));
+	const char *base = need_env("GAVEL_REDIS_URL");
+	char url[512];
+	if (strncmp(base, "unix://", 7) == 0 && !strchr(base, '?'))
+		snprintf(url, sizeof(url), "%s?db=3", base);
+	else
+		snprintf(url, sizeof(url), "unix://%s?db=3", need_env("GAVEL_REDIS_SOCKET"));
 	struct gv_redis *r = open_url(url, 0);
 	struct gv_err err;
 	redisReply *rep = gv_redis_command(r, &err, "CLIENT INFO");
@@ -142,6 +151,26 @@ static void redis__unix_socket_and_db__connects(void **state)
 	assert_non_null(strstr(rep->str, " db=3 "));
 	gv_redis_reply_free(rep);
 	gv_redis_free(r);
+}
+
+/* No unauthenticated access, and a wrong password is refused at connect
+ * time without being repeated in the error. */
+static void redis__socket_without_or_with_wrong_password__refused(void **state)
+{
+	(void)state;
+	const char *sock = need_env("GAVEL_REDIS_SOCKET");
+	char url[512];
+	snprintf(url, sizeof(url), "unix://%s", sock);
+	struct gv_redis *r = open_url(url, 0);
+	struct gv_err err;
+	assert_null(gv_redis_command(r, &err, "PING"));
+	assert_non_null(strstr(err.msg, "NOAUTH"));
+	gv_redis_free(r);
+	snprintf(url, sizeof(url), "unix://gavel-admin:pw-not-shown@%s", sock);
+	struct gv_redis_opts o = { .url = url, .max_attempts = 1 };
+	assert_null(gv_redis_new(&o, &err));
+	assert_non_null(strstr(err.msg, "WRONGPASS"));
+	assert_null(strstr(err.msg, "pw-not-shown"));
 }
 
 static void redis__closed_port__bounded_failure(void **state)
@@ -210,12 +239,16 @@ static void queue__wake__enqueue_and_complete_wake_the_scheduler(void **state)
 
 int main(void)
 {
+	/* As every daemon does (common/daemon.c): on a unix socket, a write
+	 * to a connection the server closed is a SIGPIPE, not only EPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(redis__set_get_del__binary_safe),
 		cmocka_unit_test(redis__error_reply__err_and_connection_kept),
 		cmocka_unit_test(redis__killed_client__reconnects),
 		cmocka_unit_test(redis__command_timeout__fails_fast_then_recovers),
-		cmocka_unit_test(redis__unix_socket_and_db__connects),
+		cmocka_unit_test(redis__unix_socket_user_and_db__connects),
+		cmocka_unit_test(redis__socket_without_or_with_wrong_password__refused),
 		cmocka_unit_test(redis__closed_port__bounded_failure),
 		cmocka_unit_test(queue__wake__enqueue_and_complete_wake_the_scheduler),
 	};

@@ -38,7 +38,6 @@ command -v redis-cli >/dev/null || bail "redis-cli missing"
 # shellcheck source=tests/lib/stack.sh
 . tests/lib/stack.sh
 stack_setup svc-flow
-RPORT=$(printf '%s' "$GAVEL_REDIS_URL" | sed -E 's|.*:([0-9]+)(/.*)?$|\1|')
 
 TA=$(sql -c "INSERT INTO tenants (name) VALUES ('svc-flow-a-$$') RETURNING id" | head -n1)
 TB=$(sql -c "INSERT INTO tenants (name) VALUES ('svc-flow-b-$$') RETURNING id" | head -n1)
@@ -50,7 +49,7 @@ export GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT=4s GAVEL_SCHEDULER_LEADER_LOCK_TTL
 	GAVEL_SCHEDULER_RECONCILE_MIN_AGE=2s GAVEL_LOG_LEVEL=info
 
 start_sched() { # instance
-	GAVEL_SCHEDULER_INSTANCE=$1 setsid "$BUILD/gavel-scheduler" >>"$TMP/$1.log" 2>&1 </dev/null &
+	GAVEL_SCHEDULER_INSTANCE=$1 GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/$1.log" 2>&1 </dev/null &
 	PIDS+=($!)
 	eval "PID_$1=$!"
 }
@@ -59,7 +58,7 @@ start_exec() { # node
 		GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
 		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-		setsid "$BUILD/gavel-executor" >>"$TMP/$1.log" 2>&1 </dev/null &
+		GAVEL_REDIS_URL=$GAVEL_REDIS_URL_EXECUTOR setsid "$BUILD/gavel-executor" >>"$TMP/$1.log" 2>&1 </dev/null &
 	PIDS+=($!)
 	eval "PID_$1=$!"
 }
@@ -91,7 +90,7 @@ if ! wait_for 90 registered n1 || ! wait_for 30 registered n2; then
 	bail "executors did not register"
 fi
 leader_of() { rc GET gavel:sched:lock | cut -d: -f1; }
-check "one scheduler leads, the other stands by" wait_for 10 bash -c "[ -n \"\$(redis-cli -p $RPORT GET gavel:sched:lock)\" ]"
+check "one scheduler leads, the other stands by" wait_for 10 bash -c "[ -n \"\$(redis_cli \"\$GAVEL_REDIS_URL\" GET gavel:sched:lock)\" ]"
 
 # ---- submissions ----
 SEQ=0
@@ -192,7 +191,7 @@ check "both executors took work" [ "$nodes" = 2 ]
 # The result commits before the executor acknowledges the job in Redis, so
 # the last acknowledgements may trail the last result by a moment.
 drained() {
-	[ "$(redis-cli -p "$RPORT" EVAL "return #redis.call('KEYS','gavel:tq:*') + redis.call('LLEN','gavel:inflight:n1') + redis.call('LLEN','gavel:inflight:n2') + redis.call('HLEN','gavel:attempts')" 0)" = 0 ]
+	[ "$(redis_cli "$GAVEL_REDIS_URL" EVAL "return #redis.call('KEYS','gavel:tq:*') + redis.call('LLEN','gavel:inflight:n1') + redis.call('LLEN','gavel:inflight:n2') + redis.call('HLEN','gavel:attempts')" 0)" = 0 ]
 }
 check "queues drained, nothing in flight" wait_for 10 drained
 
@@ -203,7 +202,7 @@ before=$(row0)
 T0=$(sql -c "SELECT tenant_id FROM submissions WHERE id = '$SID0'")
 rc RPUSH gavel:nq:n2 "$T0:$SID0:0" "$T0:missingsubmission0001:0" >/dev/null
 stale_acked() {
-	[ "$(redis-cli -p "$RPORT" EVAL "return redis.call('LLEN','gavel:nq:n2') + redis.call('LLEN','gavel:inflight:n2')" 0)" = 0 ] &&
+	[ "$(redis_cli "$GAVEL_REDIS_URL" EVAL "return redis.call('LLEN','gavel:nq:n2') + redis.call('LLEN','gavel:inflight:n2')" 0)" = 0 ] &&
 		grep -q 'nothing to run (status done)' "$TMP/n2.log" && grep -q 'nothing to run (status missing)' "$TMP/n2.log"
 }
 check_detail() { printf 'before: %s / after: %s / %s' "$before" "$(row0)" "$(tail -n 3 "$TMP/n2.log" | tr '\n' ' ')"; }
@@ -219,7 +218,7 @@ for ((i = 0; i < 10; i++)); do
 done
 mapfile -t PHASE2 < <(cut -f1 "$TMP/batch.tsv")
 flush_batch
-if wait_for 60 bash -c "[ \"\$(redis-cli -p $RPORT LLEN gavel:inflight:n1)\" -ge 1 ]"; then
+if wait_for 60 bash -c "[ \"\$(redis_cli \"\$GAVEL_REDIS_URL\" LLEN gavel:inflight:n1)\" -ge 1 ]"; then
 	sleep 0.5
 	kill -KILL -- "-$PID_n1" 2>/dev/null
 	ok "executor n1 killed with -9 while running a job"
@@ -235,7 +234,7 @@ check "n1 comes back and registers" wait_for 90 registered n1
 # ---- kill -9 the leader scheduler ----
 old=$(leader_of)
 if [ "$old" = schedA ]; then kill -KILL -- "-$PID_schedA"; else kill -KILL -- "-$PID_schedB"; fi
-check "the standby took the lock after the leader died" wait_for 10 bash -c "l=\$(redis-cli -p $RPORT GET gavel:sched:lock); [ -n \"\$l\" ] && [ \"\${l%%:*}\" != '$old' ]"
+check "the standby took the lock after the leader died" wait_for 10 bash -c "l=\$(redis_cli \"\$GAVEL_REDIS_URL\" GET gavel:sched:lock); [ -n \"\$l\" ] && [ \"\${l%%:*}\" != '$old' ]"
 make_mix 6
 mapfile -t PHASE3 < <(cut -f1 "$TMP/batch.tsv")
 flush_batch

@@ -75,7 +75,7 @@ export GAVEL_SCHEDULER_TICK_INTERVAL=50ms GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT
 	GAVEL_SCHEDULER_LEADER_LOCK_TTL=3s GAVEL_SCHEDULER_RECONCILE_INTERVAL=2s \
 	GAVEL_SCHEDULER_RECONCILE_MIN_AGE=3s
 start_sched() { # instance
-	GAVEL_SCHEDULER_INSTANCE=$1 setsid "$BUILD/gavel-scheduler" >>"$TMP/$1.log" 2>&1 </dev/null &
+	GAVEL_SCHEDULER_INSTANCE=$1 GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/$1.log" 2>&1 </dev/null &
 	PIDS+=($!)
 	eval "PID_$1=$!"
 }
@@ -354,7 +354,7 @@ T_FLUSH=$(now_s)
 both_registered() { registered "$NODE1" && registered "$NODE2"; }
 check "both executors registered again after FLUSHALL ($NODE1 restarted)" wait_for 60 both_registered
 say "executors back in the registry $(since "$T_FLUSH") s after the flush"
-check "a scheduler leads again after FLUSHALL" wait_for 15 bash -c "[ -n \"\$(redis-cli -u '$GAVEL_REDIS_URL' GET gavel:sched:lock)\" ]"
+check "a scheduler leads again after FLUSHALL" wait_for 15 bash -c "[ -n \"\$(redis_cli \"\$GAVEL_REDIS_URL\" GET gavel:sched:lock)\" ]"
 # The tenant hashes went with the flush; the scheduler publishes a
 # backlogged tenant's again from PostgreSQL (its weight and caps, not the
 # defaults) once the reconciler has queued its work again.

@@ -62,7 +62,7 @@ ok "migrate, two tenants and their keys made with the CLI"
 export GAVEL_LOG_LEVEL=info
 GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 	GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT=10s GAVEL_SCHEDULER_RECONCILE_INTERVAL=5s \
-	setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
+	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PID_SCHED=$!
 PIDS+=("$PID_SCHED")
 NODE=node-$TAG

@@ -5,6 +5,8 @@
 # as the owner, usage, retention. Fresh random names per run: idempotent.
 set -u
 cd "$(dirname "$0")/../.."
+# shellcheck source=tests/lib/redis.sh
+. tests/lib/redis.sh
 G=${BUILD:-build}/gavel
 case "$G" in /*) ;; *) G=$PWD/$G ;; esac
 DIR=${GAVEL_MIGRATIONS_DIR:-$PWD/deploy/sql}
@@ -39,7 +41,7 @@ check "tenant update --quota" "$G" tenant update "$T" --quota max_cpu_ms=2500 --
 check "tenant update refuses an unknown quota" bash -c "! '$G' tenant update '$T' --quota nope=1"
 check "tenant show has the new quota" bash -c "'$G' tenant show '$T' | grep -q '\"max_cpu_ms\": 2500'"
 check "scheduler config in Redis" bash -c \
-	"id=\$('$G' tenant show '$T' | sed -n 's/^  \"id\": \"\\(.*\\)\",/\\1/p'); [ \"\$(redis-cli -u '$GAVEL_REDIS_URL' HGET gavel:tenantcfg:\$id weight)\" = 2 ]"
+	"id=\$('$G' tenant show '$T' | sed -n 's/^  \"id\": \"\\(.*\\)\",/\\1/p'); [ \"\$(redis_cli \"\$GAVEL_REDIS_URL\" HGET gavel:tenantcfg:\$id weight)\" = 2 ]"
 
 # key create prints exactly one line: the key.
 KEY=$("$G" key create --tenant "$T" --label ci --expires 2999-01-01 2>/dev/null)

@@ -36,7 +36,7 @@ K=$("$G" key create --tenant "$T" 2>/dev/null)
 
 ports=()
 for i in 1 2; do
-	GAVEL_FRONTEND_THREADS=2 "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port$i" >"$tmp/fe$i.log" 2>&1 &
+	GAVEL_FRONTEND_THREADS=2 GAVEL_REDIS_URL=${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL} "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port$i" >"$tmp/fe$i.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 50); do [ -s "$tmp/port$i" ] && break; sleep 0.1; done
 	p=$(head -n1 "$tmp/port$i")

@@ -91,7 +91,7 @@ HPORT=$(cat "$TMP/port" 2>/dev/null)
 
 # ---- the stack ----
 export GAVEL_SCHEDULER_TICK_INTERVAL=50ms GAVEL_LOG_LEVEL=info GAVEL_SCHEDULER_INSTANCE=whk
-setsid "$BUILD/gavel-scheduler" >>"$TMP/sched.log" 2>&1 </dev/null &
+GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/sched.log" 2>&1 </dev/null &
 PIDS+=($!)
 start_exec() { # allow_loopback
 	GAVEL_EXECUTOR_NODE_NAME=whk GAVEL_EXECUTOR_MAX_PARALLEL=1 GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=500ms \
@@ -100,7 +100,7 @@ start_exec() { # allow_loopback
 		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_WEBHOOK_ALLOW_LOOPBACK=$1 \
 		GAVEL_EXECUTOR_WEBHOOK_BACKOFF=300ms GAVEL_EXECUTOR_WEBHOOK_MAX_ATTEMPTS=3 \
 		GAVEL_EXECUTOR_WEBHOOK_TIMEOUT=3s GAVEL_EXECUTOR_WEBHOOK_RECOVER_AFTER=1s \
-		setsid "$BUILD/gavel-executor" >>"$TMP/exec.log" 2>&1 </dev/null &
+		GAVEL_REDIS_URL=$GAVEL_REDIS_URL_EXECUTOR setsid "$BUILD/gavel-executor" >>"$TMP/exec.log" 2>&1 </dev/null &
 	EXEC_PID=$!
 	PIDS+=($EXEC_PID)
 }

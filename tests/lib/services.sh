@@ -1,6 +1,7 @@
 # PostgreSQL and Redis for the integration tests, each run in a fresh
-# temporary folder on free random ports, through the same code as the local
-# cluster (deploy/local/gavel-local with GAVEL_VAR pointing at the folder).
+# temporary folder (PostgreSQL on a free random port, Redis on its unix
+# socket only), through the same code as the local cluster
+# (deploy/local/gavel-local with GAVEL_VAR pointing at the folder).
 # Sourced by tests/run.sh; also usable by hand:
 #
 #   . tests/lib/services.sh
@@ -9,9 +10,14 @@
 #
 # DIR/env exports GAVEL_DATABASE_URL (gavel_owner: migrations, DDL),
 # GAVEL_SERVICE_DATABASE_URL (gavel_service: what the daemons use),
-# GAVEL_REDIS_URL, GAVEL_REDIS_SOCKET, GAVEL_PG_PORT, GAVEL_REDIS_PORT,
-# GAVEL_PG_SOCKET_DIR. The clusters run without fsync (throwaway data)
-# unless GAVEL_SERVICES_FAST=0 (the service benchmark's durable writes).
+# GAVEL_REDIS_URL (Redis user gavel-admin: FLUSHDB, inspecting queues),
+# GAVEL_REDIS_URL_FRONTEND, GAVEL_REDIS_URL_SCHEDULER and
+# GAVEL_REDIS_URL_EXECUTOR (each daemon's own Redis user: start the daemon
+# with GAVEL_REDIS_URL set to it, as tests/lib/stack.sh does), all
+# unix://user:password@/path URLs (tests/lib/redis.sh's redis_cli takes
+# them), GAVEL_REDIS_SOCKET, GAVEL_PG_PORT, GAVEL_PG_SOCKET_DIR. Redis has
+# no TCP port. The clusters run without fsync (throwaway data) unless
+# GAVEL_SERVICES_FAST=0 (the service benchmark's durable writes).
 
 _services_local=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deploy/local/gavel-local
 
@@ -34,10 +40,9 @@ _services_free_port() {
 _services_run() { # dir command...
 	local dir=$1
 	shift
-	local pg rp
+	local pg
 	pg=$(sed -n 's/^pg=//p' "$dir/ports" 2>/dev/null)
-	rp=$(sed -n 's/^redis=//p' "$dir/ports" 2>/dev/null)
-	GAVEL_VAR=$dir GAVEL_PG_PORT=${pg:-5433} GAVEL_REDIS_PORT=${rp:-6380} GAVEL_PG_FAST=${GAVEL_SERVICES_FAST:-1} \
+	GAVEL_VAR=$dir GAVEL_PG_PORT=${pg:-5433} GAVEL_PG_FAST=${GAVEL_SERVICES_FAST:-1} \
 		"$_services_local" "$@"
 }
 
@@ -46,16 +51,16 @@ _services_run() { # dir command...
 # cannot be started; whatever did start is stopped again.
 services_start() {
 	local dir=${1:?services_start DIR}
-	local pg rp
+	local pg
 	[ -d "$dir" ] || { echo "services_start: $dir is not a folder" >&2; return 1; }
 	# A port can be taken between our check and the server's bind: retry
 	# with fresh ports a few times.
 	for _ in 1 2 3; do
-		if ! pg=$(_services_free_port) || ! rp=$(_services_free_port "$pg"); then
+		if ! pg=$(_services_free_port); then
 			echo "services_start: no free port in 20000-39999" >&2
 			return 1
 		fi
-		printf 'pg=%s\nredis=%s\n' "$pg" "$rp" >"$dir/ports"
+		printf 'pg=%s\n' "$pg" >"$dir/ports"
 		if _services_run "$dir" services-start >"$dir/start.log" 2>&1 &&
 			_services_run "$dir" env >"$dir/env.tmp" 2>>"$dir/start.log"; then
 			chmod 0600 "$dir/env.tmp"

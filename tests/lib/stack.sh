@@ -5,8 +5,15 @@
 # migrations, an empty Redis, a tear-down on any exit that stops every
 # daemon started into PIDS (process groups), deletes sandboxes a killed
 # executor left, and removes the roots and cgroups; starting an executor
-# and the frontend, and waiting for a healthy stack. Needs ROOT, BUILD and
-# bail() from the test.
+# and the frontend, and waiting for a healthy stack. Each daemon speaks to
+# Redis as its own ACL user: stack_start_executor and stack_start_frontend
+# set GAVEL_REDIS_URL to GAVEL_REDIS_URL_EXECUTOR or _FRONTEND; a test
+# starting gavel-scheduler passes GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER
+# (stack_setup defaults each to GAVEL_REDIS_URL where the harness gave
+# none). Needs ROOT, BUILD and bail() from the test.
+
+# shellcheck source=tests/lib/redis.sh
+. tests/lib/redis.sh
 
 # stack_setup NAME [KEEP_LOGS_DIR]: sets TAG, TMP, RUNSC_ROOT, WORK_ROOT,
 # CG_PARENT and PIDS (append daemon pids to it).
@@ -33,6 +40,9 @@ stack_setup() {
 		. "$TMP/services/env"
 	fi
 	export GAVEL_DATABASE_URL GAVEL_REDIS_URL
+	export GAVEL_REDIS_URL_FRONTEND=${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL}
+	export GAVEL_REDIS_URL_SCHEDULER=${GAVEL_REDIS_URL_SCHEDULER:-$GAVEL_REDIS_URL}
+	export GAVEL_REDIS_URL_EXECUTOR=${GAVEL_REDIS_URL_EXECUTOR:-$GAVEL_REDIS_URL}
 	export GAVEL_DATABASE_SERVICE_URL=${GAVEL_SERVICE_DATABASE_URL:-$GAVEL_DATABASE_URL}
 
 	"$BUILD/gavel" migrate --dir "$ROOT/deploy/sql" >"$TMP/migrate.log" 2>&1 || {
@@ -86,9 +96,9 @@ stack_cleanup() {
 # stack's roots (RUNSC_ROOT, WORK_ROOT, CG_PARENT) with the built gavel-init
 # and the repository's languages, plus the caller's environment assignments
 # (node name, slots...), in its own process group in PIDS, logging to
-# $TMP/LOG; sets PID_EXEC.
+# $TMP/LOG; sets PID_EXEC. Redis as gavel-executor.
 stack_start_executor() {
-	GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
+	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_EXECUTOR GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
 		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
 		setsid "$BUILD/gavel-executor" >>"$TMP/$1" 2>&1 </dev/null &
@@ -100,9 +110,9 @@ stack_start_executor() {
 # (BINARY, default $BUILD/gavel-frontend) with the caller's environment
 # assignments, on a free port, in its own process group in PIDS, logging to
 # $TMP/frontend.log; sets PID_FE, P (its port) and B (its base URL). Bails
-# when it has not said its port within 10 s.
+# when it has not said its port within 10 s. Redis as gavel-frontend.
 stack_start_frontend() {
-	setsid "${1:-$BUILD/gavel-frontend}" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
+	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_FRONTEND setsid "${1:-$BUILD/gavel-frontend}" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
 	PID_FE=$!
 	PIDS+=("$PID_FE")
 	local _
@@ -137,4 +147,4 @@ stack_wait_healthy() {
 }
 
 sql() { psql "$GAVEL_DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
-rc() { redis-cli -u "$GAVEL_REDIS_URL" "$@"; }
+rc() { redis_cli "$GAVEL_REDIS_URL" "$@"; }
