@@ -7,10 +7,12 @@
 #   d=$(mktemp -d /tmp/gavel-svc.XXXXXX); services_start "$d" && . "$d/env"
 #   ...; services_stop "$d"; rm -rf "$d"
 #
-# DIR/env exports GAVEL_DATABASE_URL (gavel_owner: migrations, DDL),
-# GAVEL_SERVICE_DATABASE_URL (gavel_service: what the daemons use),
-# GAVEL_REDIS_URL, GAVEL_REDIS_SOCKET, GAVEL_PG_PORT, GAVEL_REDIS_PORT,
-# GAVEL_PG_SOCKET_DIR. The clusters run without fsync (throwaway data)
+# DIR/env exports GAVEL_DATABASE_URL (gavel_owner: migrations, DDL, the
+# CLI), GAVEL_FRONTEND_DATABASE_URL, GAVEL_SCHEDULER_DATABASE_URL and
+# GAVEL_EXECUTOR_DATABASE_URL (each daemon's own role: start the daemon
+# with its URL as GAVEL_DATABASE_SERVICE_URL and without GAVEL_DATABASE_URL;
+# tests/lib/stack.sh's STACK_AS_* do), GAVEL_REDIS_URL, GAVEL_REDIS_SOCKET,
+# GAVEL_PG_PORT, GAVEL_REDIS_PORT, GAVEL_PG_SOCKET_DIR. The clusters run without fsync (throwaway data)
 # unless GAVEL_SERVICES_FAST=0 (the service benchmark's durable writes).
 
 _services_local=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deploy/local/gavel-local
