@@ -74,7 +74,9 @@ mkdir -p "$TMP/services"
 GAVEL_SERVICES_FAST=0 services_start "$TMP/services" || die "could not start PostgreSQL and Redis"
 # shellcheck disable=SC1091
 . "$TMP/services/env"
-export GAVEL_DATABASE_SERVICE_URL=$GAVEL_SERVICE_DATABASE_URL GAVEL_REDIS_URL
+# Each daemon connects as its own role (database.service_url), as in
+# production: set where each one is started.
+export GAVEL_REDIS_URL
 RPORT=$GAVEL_REDIS_PORT
 rc() { redis-cli -h 127.0.0.1 -p "$RPORT" "$@"; }
 sql() { psql "$GAVEL_DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
@@ -94,7 +96,8 @@ API=http://127.0.0.1:$API_PORT
 CONTROL_NICE=${GAVEL_CONTROL_NICE:--5}
 export GAVEL_LOG_LEVEL=warn GAVEL_SCHEDULER_TICK_INTERVAL=50ms GAVEL_SCHEDULER_INSTANCE=bench
 start_sched() {
-	setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-scheduler" >>"$TMP/sched.log" 2>&1 </dev/null &
+	GAVEL_DATABASE_SERVICE_URL=$GAVEL_SCHEDULER_DATABASE_URL \
+		setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-scheduler" >>"$TMP/sched.log" 2>&1 </dev/null &
 	SCHED_PID=$!
 	PIDS+=($SCHED_PID)
 }
@@ -102,11 +105,11 @@ start_sched
 GAVEL_EXECUTOR_NODE_NAME=bench GAVEL_EXECUTOR_MAX_PARALLEL=$CONC GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s \
 	GAVEL_EXECUTOR_RUNSC_ROOT=/run/$TAG GAVEL_EXECUTOR_WORK_ROOT=/var/tmp/$TAG GAVEL_EXECUTOR_CGROUP_PARENT=$TAG \
 	GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-	setsid "$BUILD/gavel-executor" >>"$TMP/exec.log" 2>&1 </dev/null &
+	GAVEL_DATABASE_SERVICE_URL=$GAVEL_EXECUTOR_DATABASE_URL setsid "$BUILD/gavel-executor" >>"$TMP/exec.log" 2>&1 </dev/null &
 EXEC_PID=$!
 PIDS+=($!)
 GAVEL_FRONTEND_PORT=$API_PORT GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-frontend" >>"$TMP/frontend.log" 2>&1 </dev/null &
+	GAVEL_DATABASE_SERVICE_URL=$GAVEL_FRONTEND_DATABASE_URL setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-frontend" >>"$TMP/frontend.log" 2>&1 </dev/null &
 FE_PID=$!
 PIDS+=($!)
 for i in $(seq 1 450); do

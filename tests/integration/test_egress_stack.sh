@@ -73,7 +73,7 @@ ok "two tenants, one granted 198.51.100.1:8080 at 10 Mbit/s with gavel tenant up
 export GAVEL_LOG_LEVEL=info
 GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 	GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT=10s \
-	setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
+	"${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PIDS+=("$!")
 # The executor's namespace has its own loopback: PostgreSQL and Redis (on
 # the machine's 127.0.0.1) are relayed into it through a unix socket, one
@@ -132,7 +132,7 @@ setsid nsenter --net="/run/netns/$HOSTNS" -- env \
 	GAVEL_EXECUTOR_RUNSC_ROOT="$RUNSC_ROOT" GAVEL_EXECUTOR_WORK_ROOT="$WORK_ROOT" \
 	GAVEL_EXECUTOR_CGROUP_PARENT="$CG_PARENT" GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 	GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_EGRESS_IFPREFIX=egs \
-	"$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
+	"${STACK_AS_EXECUTOR[@]}" "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
 PID_EXEC=$!
 PIDS+=("$PID_EXEC")
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_WAIT_TIMEOUT=120s GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \

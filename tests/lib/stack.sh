@@ -5,11 +5,13 @@
 # migrations, an empty Redis, a tear-down on any exit that stops every
 # daemon started into PIDS (process groups), deletes sandboxes a killed
 # executor left, and removes the roots and cgroups; starting an executor
-# and the frontend, and waiting for a healthy stack. Needs ROOT, BUILD and
-# bail() from the test.
+# and the frontend, each daemon with its own database role (STACK_AS_*),
+# and waiting for a healthy stack. Needs ROOT, BUILD and bail() from the
+# test.
 
 # stack_setup NAME [KEEP_LOGS_DIR]: sets TAG, TMP, RUNSC_ROOT, WORK_ROOT,
-# CG_PARENT and PIDS (append daemon pids to it).
+# CG_PARENT, PIDS (append daemon pids to it) and STACK_AS_FRONTEND,
+# STACK_AS_SCHEDULER, STACK_AS_EXECUTOR (below).
 stack_setup() {
 	TAG=$1$$
 	STACK_KEEP_LOGS=${2:-}
@@ -33,7 +35,20 @@ stack_setup() {
 		. "$TMP/services/env"
 	fi
 	export GAVEL_DATABASE_URL GAVEL_REDIS_URL
-	export GAVEL_DATABASE_SERVICE_URL=${GAVEL_SERVICE_DATABASE_URL:-$GAVEL_DATABASE_URL}
+	# How a daemon is started, as gavel-local starts it: "${STACK_AS_X[@]}"
+	# COMMAND... runs COMMAND (everything execs: $! is the daemon's pid)
+	# with database.service_url set to that daemon's own role and without
+	# the owner's URL, which a daemon without a service URL would fall
+	# back to. So every stack test runs the daemons as their roles.
+	unset GAVEL_DATABASE_SERVICE_URL
+	local var
+	for var in GAVEL_FRONTEND_DATABASE_URL GAVEL_SCHEDULER_DATABASE_URL GAVEL_EXECUTOR_DATABASE_URL; do
+		[ -n "${!var:-}" ] || bail "$var is not set (tests/lib/services.sh writes it)"
+	done
+	local -a no_owner=(env -u GAVEL_DATABASE_URL -u GAVEL_SERVICE_DATABASE_URL)
+	STACK_AS_FRONTEND=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_FRONTEND_DATABASE_URL")
+	STACK_AS_SCHEDULER=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_SCHEDULER_DATABASE_URL")
+	STACK_AS_EXECUTOR=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_EXECUTOR_DATABASE_URL")
 
 	"$BUILD/gavel" migrate --dir "$ROOT/deploy/sql" >"$TMP/migrate.log" 2>&1 || {
 		cat "$TMP/migrate.log" >&2
@@ -91,7 +106,7 @@ stack_start_executor() {
 	GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
 		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-		setsid "$BUILD/gavel-executor" >>"$TMP/$1" 2>&1 </dev/null &
+		"${STACK_AS_EXECUTOR[@]}" setsid "$BUILD/gavel-executor" >>"$TMP/$1" 2>&1 </dev/null &
 	PID_EXEC=$!
 	PIDS+=("$PID_EXEC")
 }
@@ -102,7 +117,8 @@ stack_start_executor() {
 # $TMP/frontend.log; sets PID_FE, P (its port) and B (its base URL). Bails
 # when it has not said its port within 10 s.
 stack_start_frontend() {
-	setsid "${1:-$BUILD/gavel-frontend}" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
+	"${STACK_AS_FRONTEND[@]}" setsid "${1:-$BUILD/gavel-frontend}" --port 0 --ready-fd 3 3>"$TMP/port" \
+		>>"$TMP/frontend.log" 2>&1 </dev/null &
 	PID_FE=$!
 	PIDS+=("$PID_FE")
 	local _
