@@ -46,9 +46,12 @@ stack_setup() {
 		[ -n "${!var:-}" ] || bail "$var is not set (tests/lib/services.sh writes it)"
 	done
 	local -a no_owner=(env -u GAVEL_DATABASE_URL -u GAVEL_SERVICE_DATABASE_URL)
-	STACK_AS_FRONTEND=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_FRONTEND_DATABASE_URL")
-	STACK_AS_SCHEDULER=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_SCHEDULER_DATABASE_URL")
-	STACK_AS_EXECUTOR=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_EXECUTOR_DATABASE_URL")
+	# shellcheck disable=SC2034 # used by the tests that source this file
+	{
+		STACK_AS_FRONTEND=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_FRONTEND_DATABASE_URL")
+		STACK_AS_SCHEDULER=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_SCHEDULER_DATABASE_URL")
+		STACK_AS_EXECUTOR=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_EXECUTOR_DATABASE_URL")
+	}
 
 	"$BUILD/gavel" migrate --dir "$ROOT/deploy/sql" >"$TMP/migrate.log" 2>&1 || {
 		cat "$TMP/migrate.log" >&2
