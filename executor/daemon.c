@@ -113,7 +113,7 @@ const struct gv_config_option exec_daemon_config_table[] = {
 	  .doc = "owner URL (used only when service_url is empty)" },
 	{ .name = "database.service_url", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, database_url), .flags = GV_CONFIG_SECRET,
-	  .doc = "service role URL" },
+	  .doc = "URL of the gavel_executor role" },
 	{ .name = "database.connect_timeout", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, db_connect_timeout_ms), .def = "5s", .doc = "per connection" },
 	{ .name = "database.statement_timeout", .type = GV_CONFIG_DURATION,

@@ -14,7 +14,7 @@ const struct gv_config_option fe_config_table[] = {
 	{ .name = "database.url", .type = GV_CONFIG_STRING, F(database_url), .def = "",
 	  .flags = GV_CONFIG_SECRET, .doc = "owner role URL (fallback when service_url is empty)" },
 	{ .name = "database.service_url", .type = GV_CONFIG_STRING, F(database_service_url), .def = "",
-	  .flags = GV_CONFIG_SECRET, .doc = "service role URL the daemons use" },
+	  .flags = GV_CONFIG_SECRET, .doc = "URL of the gavel_frontend role" },
 	{ .name = "database.connect_timeout", .type = GV_CONFIG_DURATION,
 	  F(database_connect_timeout_ms), .def = "5s", .min = 100, .max = 600000,
 	  .doc = "time allowed to establish one connection" },

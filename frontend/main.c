@@ -19,8 +19,8 @@ static void usage(FILE *out)
 		"\n"
 		"Serves the native /v1, Judge0- and Piston-compatible APIs. Options come\n"
 		"from the [frontend], [database], [redis] and [log] sections of FILE and\n"
-		"GAVEL_* variables (GAVEL_FRONTEND_PORT, GAVEL_DATABASE_SERVICE_URL, ...);\n"
-		"GAVEL_SERVICE_DATABASE_URL is also read as database.service_url.\n"
+		"GAVEL_* variables (GAVEL_FRONTEND_PORT, GAVEL_DATABASE_SERVICE_URL: the\n"
+		"URL of the gavel_frontend role, ...).\n"
 		"\n"
 		"  --config FILE   configuration file [none]\n"
 		"  --port N        overrides frontend.port (0: any free port)\n"
@@ -59,13 +59,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	gv_log_init("gavel-frontend", (enum gv_log_level)cfg.log_level);
-	/* The test harness and gavel-local export the service role's URL
-	 * under this name. */
-	const char *svc = getenv("GAVEL_SERVICE_DATABASE_URL");
-	if ((!cfg.database_service_url || !cfg.database_service_url[0]) && svc && *svc) {
-		free(cfg.database_service_url);
-		cfg.database_service_url = strdup(svc);
-	}
 	if (port >= 0 && port <= 65535)
 		cfg.port = port;
 	if (!fe_config_db_url(&cfg)[0]) {

@@ -37,7 +37,7 @@ const struct gv_config_option sched_config_table[] = {
 	{ .name = "database.url", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct sched_config, database_owner_url),
 	  .flags = GV_CONFIG_SECRET, .doc = "owner role URL (used only when service_url is empty)" },
 	{ .name = "database.service_url", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct sched_config, database_url),
-	  .flags = GV_CONFIG_SECRET, .doc = "service role URL" },
+	  .flags = GV_CONFIG_SECRET, .doc = "URL of the gavel_scheduler role" },
 	{ .name = "database.connect_timeout", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct sched_config, db_connect_timeout_ms), .def = "5s", .doc = "per connection" },
 	{ .name = "database.statement_timeout", .type = GV_CONFIG_DURATION,
@@ -975,7 +975,7 @@ static int reconcile(struct sched *s, struct gv_err *err)
 /* One slice of a retention pass: tenants after the cursor, one at a time,
  * until budget_ms is spent, so that a long pass never keeps the leader
  * from renewing its lock. Each tenant's deletion is batched and audited
- * (tenant_retention_run); the job runs as gavel_service, scoped to one
+ * (tenant_retention_run); the job runs as gavel_scheduler, scoped to one
  * tenant per transaction. */
 static int retention_step(struct sched *s, uint64_t budget_ms, struct gv_err *err)
 {

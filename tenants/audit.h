@@ -1,7 +1,8 @@
 /* The audit log: one append-only table (audit_log), hash-chained per
- * tenant. gavel_service may only INSERT and SELECT it (0001's grants), so
- * the daemons cannot rewrite history; the chain makes any change by a
- * more privileged role visible to tenant_audit_verify.
+ * tenant. The daemons' roles may only append through gavel_audit_append
+ * (and the frontend's read it: 0012's grants), so the daemons cannot
+ * rewrite history; the chain makes any change by a more privileged role
+ * visible to tenant_audit_verify.
  *
  * Chain: records of one tenant are numbered seq = 1, 2, ...; record n
  * stores prev_hash = hash of record n-1 (NULL for seq 1) and
@@ -26,10 +27,11 @@
  * appends of one tenant serialise until the caller's transaction ends;
  * other tenants' appends run in parallel.
  *
- * Row-level security: as gavel_service, the transaction must have set
+ * Row-level security: as a daemon's role, the transaction must have set
  * gavel.tenant_id to the record's tenant (tenant_tx_begin, tenants/db.h);
- * records without a tenant (system records) can only be written by the
- * owner role.
+ * records without a tenant (system records) and records whose actor is
+ * not "key:..." or "system:..." (operator records) can only be written by
+ * the owner role (0012).
  *
  * Details never hold source code, program input or output: only ids,
  * verdicts, limits, resource figures, reasons. tenant_audit_append refuses
@@ -119,7 +121,7 @@ struct tenant_audit_report {
  * REPEATABLE READ snapshot (its own transaction: conn must be idle) and
  * stops at the first broken link. Returns 0 when the walk completed —
  * check rep->ok — and -1 on a database error. The owner role sees every
- * record; as gavel_service, set the tenant first. Truncation of the most
+ * record; as a daemon's role, set the tenant first. Truncation of the most
  * recent records cannot be seen from the table alone. */
 int tenant_audit_verify(PGconn *conn, const char *tenant_id, struct tenant_audit_report *rep,
 			struct gv_err *err) GV_MUST_CHECK;

@@ -1,4 +1,4 @@
-/* Tenant-scoped transactions for the service role; see db.h. */
+/* Tenant-scoped transactions for the daemons' roles; see db.h. */
 #include "tenants/db.h"
 
 #include <ctype.h>

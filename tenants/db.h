@@ -1,5 +1,5 @@
-/* Transactions scoped to one tenant. The service role (gavel_service) is
- * subject to row-level security on every tenant table (migration 0002):
+/* Transactions scoped to one tenant. The daemons' roles (gavel_frontend,
+ * gavel_scheduler, gavel_executor) are subject to row-level security on every tenant table (migration 0002):
  * policies compare tenant_id with current_setting('gavel.tenant_id'),
  * which a transaction sets with set_config(..., true) so that it ends with
  * the transaction and can never leak to the next user of a pooled

@@ -110,7 +110,7 @@ void tenant_key_hash_param(const unsigned char hash[TENANT_KEY_HASH_LEN],
  *   5.. the tenant's quota, TENANT_QUOTA_NCOLS columns in the order of
  *       TENANT_QUOTA_COLUMNS (tenants/quota.h; tenant_quota_from_pg with
  *       first_col = TENANT_AUTH_QUOTA_COL1 reads them).
- * Works for gavel_service without any tenant set. */
+ * Works for gavel_frontend without any tenant set. */
 #define TENANT_SQL_KEY_LOOKUP                                                        \
 	"SELECT tenant_id, tenant_disabled, key_id, expires_at_s, revoked_at_s, "   \
 	"requests_per_second, burst, max_queued, max_running, max_cpu_ms, "          \

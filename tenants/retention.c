@@ -18,7 +18,7 @@ static int purge_tenant(PGconn *conn, const char *tenant_id, const char *actor, 
 	char batch[16];
 	snprintf(batch, sizeof(batch), "%d", TENANT_RETENTION_BATCH);
 	for (;;) {
-		/* Scoped to the tenant: as gavel_service (the scheduler's
+		/* Scoped to the tenant: as gavel_scheduler (the scheduler's
 		 * periodic job) row-level security then allows exactly this
 		 * tenant's rows; the owner is not bound by it anyway. */
 		if (tenant_tx_begin(conn, tenant_id, err) != 0)

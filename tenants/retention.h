@@ -4,7 +4,7 @@
  * failed, cancelled) are deleted; audit records are kept, and one
  * retention.purged record per tenant notes how many rows went.
  * Runs as the owner role (the CLI `gavel retention run`) or as
- * gavel_service (the scheduler leader's periodic job,
+ * gavel_scheduler (the scheduler leader's periodic job,
  * scheduler.retention_interval): tenants are listed through the definer
  * function gavel_tenant_ids (0005) and each batch runs in a transaction
  * scoped to its tenant. Deletes in batches so that no lock is held for

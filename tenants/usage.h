@@ -20,7 +20,7 @@ struct tenant_usage_delta {
 
 /* Adds d to tenant_id's row of today (UTC), creating it. Every field must
  * be >= 0. Runs in the caller's transaction if one is open (as
- * gavel_service, with the tenant set: tenant_tx_begin). */
+ * gavel_executor, with the tenant set: tenant_tx_begin). */
 int tenant_usage_add(PGconn *conn, const char *tenant_id, const struct tenant_usage_delta *d,
 		     struct gv_err *err) GV_MUST_CHECK;
 

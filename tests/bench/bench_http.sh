@@ -40,7 +40,8 @@ mkdir -p "$TMP/services"
 GAVEL_SERVICES_FAST=0 services_start "$TMP/services" || die "could not start PostgreSQL and Redis"
 # shellcheck disable=SC1091
 . "$TMP/services/env"
-export GAVEL_DATABASE_SERVICE_URL=$GAVEL_SERVICE_DATABASE_URL GAVEL_REDIS_URL
+# The frontend connects as its own role (gavel_frontend), as in production.
+export GAVEL_DATABASE_SERVICE_URL=$GAVEL_FRONTEND_DATABASE_URL GAVEL_REDIS_URL
 sql() { psql "$GAVEL_DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
 # shellcheck source=tests/lib/redis.sh
 . tests/lib/redis.sh

@@ -41,18 +41,18 @@ KEY=$("$BUILD/gavel" key create --tenant "${TAG}_a" 2>>"$TMP/cli.log") || bail "
 CACHE=$WORK_ROOT/testdata
 
 GAVEL_LOG_LEVEL=info GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
-	setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
+	"${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PIDS+=($!)
 GAVEL_LOG_LEVEL=info GAVEL_EXECUTOR_NODE_NAME=node-$TAG GAVEL_EXECUTOR_MAX_PARALLEL=1 \
 	GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
 	GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 	GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_TESTDATA_CACHE_DIR="$CACHE" \
 	GAVEL_EXECUTOR_IMPORT_POLL_INTERVAL=200ms \
-	setsid "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
+	"${STACK_AS_EXECUTOR[@]}" setsid "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
 PIDS+=($!)
 GAVEL_LOG_LEVEL=info GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_WAIT_TIMEOUT=600s GAVEL_FRONTEND_MAX_PROBLEM_SIZE=96m \
 	GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	setsid "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
+	"${STACK_AS_FRONTEND[@]}" setsid "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
 PIDS+=($!)
 for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
 B=http://127.0.0.1:$(head -n1 "$TMP/port")

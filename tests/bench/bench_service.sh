@@ -74,7 +74,9 @@ mkdir -p "$TMP/services"
 GAVEL_SERVICES_FAST=0 services_start "$TMP/services" || die "could not start PostgreSQL and Redis"
 # shellcheck disable=SC1091
 . "$TMP/services/env"
-export GAVEL_DATABASE_SERVICE_URL=$GAVEL_SERVICE_DATABASE_URL GAVEL_REDIS_URL
+# Each daemon connects as its own role (database.service_url), as in
+# production: set where each one is started.
+export GAVEL_REDIS_URL
 # shellcheck source=tests/lib/redis.sh
 . tests/lib/redis.sh
 rc() { redis_cli "$GAVEL_REDIS_URL" "$@"; }
@@ -95,7 +97,8 @@ API=http://127.0.0.1:$API_PORT
 CONTROL_NICE=${GAVEL_CONTROL_NICE:--5}
 export GAVEL_LOG_LEVEL=warn GAVEL_SCHEDULER_TICK_INTERVAL=50ms GAVEL_SCHEDULER_INSTANCE=bench
 start_sched() {
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-scheduler" >>"$TMP/sched.log" 2>&1 </dev/null &
+	GAVEL_DATABASE_SERVICE_URL=$GAVEL_SCHEDULER_DATABASE_URL GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER \
+		setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-scheduler" >>"$TMP/sched.log" 2>&1 </dev/null &
 	SCHED_PID=$!
 	PIDS+=($SCHED_PID)
 }
@@ -103,11 +106,11 @@ start_sched
 GAVEL_EXECUTOR_NODE_NAME=bench GAVEL_EXECUTOR_MAX_PARALLEL=$CONC GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s \
 	GAVEL_EXECUTOR_RUNSC_ROOT=/run/$TAG GAVEL_EXECUTOR_WORK_ROOT=/var/tmp/$TAG GAVEL_EXECUTOR_CGROUP_PARENT=$TAG \
 	GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_EXECUTOR setsid "$BUILD/gavel-executor" >>"$TMP/exec.log" 2>&1 </dev/null &
+	GAVEL_DATABASE_SERVICE_URL=$GAVEL_EXECUTOR_DATABASE_URL GAVEL_REDIS_URL=$GAVEL_REDIS_URL_EXECUTOR setsid "$BUILD/gavel-executor" >>"$TMP/exec.log" 2>&1 </dev/null &
 EXEC_PID=$!
 PIDS+=($!)
 GAVEL_FRONTEND_PORT=$API_PORT GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_FRONTEND setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-frontend" >>"$TMP/frontend.log" 2>&1 </dev/null &
+	GAVEL_DATABASE_SERVICE_URL=$GAVEL_FRONTEND_DATABASE_URL GAVEL_REDIS_URL=$GAVEL_REDIS_URL_FRONTEND setsid nice -n "$CONTROL_NICE" "$BUILD/gavel-frontend" >>"$TMP/frontend.log" 2>&1 </dev/null &
 FE_PID=$!
 PIDS+=($!)
 for i in $(seq 1 450); do

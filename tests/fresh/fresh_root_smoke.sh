@@ -56,9 +56,9 @@ give_up() { # name reason
 }
 
 mapfile -t LANGS < <(sed -n 's/^id:[[:space:]]*\([A-Za-z0-9_+-]*\).*/\1/p' languages/*.yaml)
-# base, clone, make run, one per language, deliverer user, CLI, make stop,
-# nothing left.
-echo "1..$((${#LANGS[@]} + 7))"
+# base, clone, make run, one per language, deliverer user, database roles,
+# owner URL, CLI, make stop, nothing left.
+echo "1..$((${#LANGS[@]} + 9))"
 
 # ------------------------------------------------------------- the base
 why=
@@ -259,6 +259,15 @@ fi
 for p in /proc/[0-9]*; do
 	[ "\$(cat \$p/comm 2>/dev/null)" = gavel-webhook ] && [ \$p/root -ef / ] && stat -c %U \$p
 done 2>/dev/null | sort -u | tr '\n' ' ' | sed 's/^/R executor-users /; s/\$/\n/'
+# The database roles the daemons are connected as (each its own, never the
+# owner), and the daemons holding the owner's URL in their environment.
+echo "R db-users \$(psql "\$(sed -n 's/^GAVEL_DATABASE_URL=//p' var/local.env)" -XAtc \
+	"SELECT string_agg(DISTINCT usename, ' ' ORDER BY usename) FROM pg_stat_activity
+	  WHERE datname = 'gavel' AND pid <> pg_backend_pid()" 2>&1 | tr '\n' ' ')"
+echo "R owner-url-in \$(for p in /proc/[0-9]*; do
+	case "\$(cat \$p/comm 2>/dev/null)" in gavel-frontend | gavel-scheduler | gavel-executor | gavel-webhook) ;; *) continue ;; esac
+	[ \$p/root -ef / ] && tr '\0' '\n' <\$p/environ | grep -q '^GAVEL_DATABASE_URL=' && cat \$p/comm
+done 2>/dev/null | sort -u | tr '\n' ' ')"
 env -i PATH=\$PATH build/gavel tenant create fresh-smoke >/fresh-out/cli.log 2>&1
 echo "R cli \$?"
 make stop >/fresh-out/make-stop.log 2>&1
@@ -298,6 +307,13 @@ done
 users=$(result executor-users)
 check_detail() { echo "users of the gavel-webhook processes: '$users'"; }
 check "the webhook deliverer runs as gavel-webhook, not nobody" test "$users" = "gavel-webhook "
+r=$(result db-users)
+check_detail() { echo "connected to gavel: '$r'"; }
+check "each daemon is connected as its own role, none as the owner" \
+	test "$r" = "gavel_executor gavel_frontend gavel_scheduler "
+r=$(result owner-url-in)
+check_detail() { echo "daemons with GAVEL_DATABASE_URL in their environment: '$r'"; }
+check "no daemon has the owner's database URL in its environment" test -z "$r"
 r=$(result cli)
 check_detail() { tail_of cli.log; }
 check "gavel tenant create with no environment finds the stack" test "$r" = 0

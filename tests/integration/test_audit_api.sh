@@ -13,7 +13,7 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 : "${GAVEL_DATABASE_URL:?run under tests/run.sh (needs the harness env)}"
-: "${GAVEL_SERVICE_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
+: "${GAVEL_FRONTEND_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
 n=0
 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -51,7 +51,9 @@ psql_owner() { psql "$GAVEL_DATABASE_URL" -XAtq "$@"; }
 TIDA=$(psql_owner -c "SELECT id FROM tenants WHERE name = '$TA'")
 
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_WAIT_TIMEOUT=2s \
-	GAVEL_REDIS_URL=${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL} "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
+	env -u GAVEL_DATABASE_URL GAVEL_DATABASE_SERVICE_URL="$GAVEL_FRONTEND_DATABASE_URL" \
+		GAVEL_REDIS_URL="${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL}" \
+		"$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 P=$(head -n1 "$tmp/port")
@@ -144,23 +146,24 @@ check "rate-limit refusals: 1..2 per second per thread (got $nref records for ${
 check "audit verify --tenant: chain intact over C and SQL appends" bash -c \
 	"'$G' audit verify --tenant '$TA' | grep -q 'chain intact'"
 
-# gavel_audit_append_many (migration 0008), as the service role: one call
-# appends a run of records under one lock, refuses any bad record before
-# writing anything, stays inside the transaction's tenant, and the service
-# role still cannot rewrite the chain; tampering shows.
+# gavel_audit_append_many (migration 0008), as the frontend's role
+# (gavel_frontend, which calls it): one call appends a run of records under
+# one lock, refuses any bad record before writing anything, stays inside
+# the transaction's tenant, and the role still cannot rewrite the chain;
+# tampering shows.
 TIDB=$(psql_owner -c "SELECT id FROM tenants WHERE name = '$TB'")
 psql_svc() { # tenant sql -> stdout, SQLSTATE-bearing errors on stderr
-	psql "$GAVEL_SERVICE_DATABASE_URL" -XAtq -v ON_ERROR_STOP=1 -v VERBOSITY=verbose \
+	psql "$GAVEL_FRONTEND_DATABASE_URL" -XAtq -v ON_ERROR_STOP=1 -v VERBOSITY=verbose \
 		-c "BEGIN" -c "SELECT set_config('gavel.tenant_id', '$1', true)" -c "$2" -c "COMMIT" 2>&1
 }
 head_of() { psql_owner -c "SELECT coalesce(max(seq), 0) FROM audit_log WHERE tenant_id = '$1'"; }
 h0=$(head_of "$TIDB")
-out=$(psql_svc "$TIDB" "SELECT gavel_audit_append_many('$TIDB', ARRAY['test:a','test:a','test:a'], ARRAY['batch.one','batch.two','batch.three'], ARRAY['o1',NULL,'o3'], NULL, NULL, ARRAY['{\"n\":1}','{\"n\":2}',NULL]::jsonb[])")
+out=$(psql_svc "$TIDB" "SELECT gavel_audit_append_many('$TIDB', ARRAY['system:test','system:test','system:test'], ARRAY['batch.one','batch.two','batch.three'], ARRAY['o1',NULL,'o3'], NULL, NULL, ARRAY['{\"n\":1}','{\"n\":2}',NULL]::jsonb[])")
 check "append_many: three records, seqs in order, one call (returns the last seq)" \
 	[ "$(sed -n 2p <<<"$out")" = $((h0 + 3)) ] && [ "$(psql_owner -c "SELECT string_agg(seq || ':' || action || ':' || details::text, ',' ORDER BY seq) FROM audit_log WHERE tenant_id = '$TIDB' AND seq > $h0")" = "$((h0 + 1)):batch.one:{\"n\": 1},$((h0 + 2)):batch.two:{\"n\": 2},$((h0 + 3)):batch.three:{}" ]
-bad1=$(psql_svc "$TIDB" "SELECT gavel_audit_append_many('$TIDB', ARRAY['test:a','test:a'], ARRAY['ok.one','bad.two'], NULL, NULL, NULL, ARRAY['{}','{\"stdout\":\"x\"}']::jsonb[])")
-bad2=$(psql_svc "$TIDB" "SELECT gavel_audit_append_many('$TIDB', ARRAY['test:a'], ARRAY['ok.one','ok.two'], NULL, NULL, NULL, NULL)")
-bad3=$(psql_svc "$TIDB" "SELECT gavel_audit_append_many('$TIDA', ARRAY['test:a'], ARRAY['other.tenant'], NULL, NULL, NULL, NULL)")
+bad1=$(psql_svc "$TIDB" "SELECT gavel_audit_append_many('$TIDB', ARRAY['system:test','system:test'], ARRAY['ok.one','bad.two'], NULL, NULL, NULL, ARRAY['{}','{\"stdout\":\"x\"}']::jsonb[])")
+bad2=$(psql_svc "$TIDB" "SELECT gavel_audit_append_many('$TIDB', ARRAY['system:test'], ARRAY['ok.one','ok.two'], NULL, NULL, NULL, NULL)")
+bad3=$(psql_svc "$TIDB" "SELECT gavel_audit_append_many('$TIDA', ARRAY['system:test'], ARRAY['other.tenant'], NULL, NULL, NULL, NULL)")
 refusals_ok() {
 	grep -q 22023 <<<"$bad1" && grep -q 22023 <<<"$bad2" && grep -q 42501 <<<"$bad3" && [ "$(head_of "$TIDB")" = $((h0 + 3)) ]
 }
@@ -168,7 +171,7 @@ check "append_many refuses a forbidden key (22023), unequal arrays (22023), anot
 upd=$(psql_svc "$TIDB" "UPDATE audit_log SET details = '{}' WHERE tenant_id = '$TIDB'")
 ins=$(psql_svc "$TIDB" "INSERT INTO audit_log (tenant_id, seq, actor, action, hash) VALUES ('$TIDB', 999999, 'x', 'y', '\\x00')")
 denied_ok() { grep -q 42501 <<<"$upd" && grep -q 42501 <<<"$ins"; }
-check "the service role can neither UPDATE nor INSERT audit rows (42501)" denied_ok
+check "the frontend's role can neither UPDATE nor INSERT audit rows (42501)" denied_ok
 check "audit verify: the batch-appended chain is intact" bash -c "'$G' audit verify --tenant '$TB' | grep -q 'chain intact'"
 psql_owner -c "UPDATE audit_log SET details = '{\"n\": 7}' WHERE tenant_id = '$TIDB' AND seq = $((h0 + 2))" >/dev/null
 check "audit verify: tampering with a batch-appended record shows" bash -c "! '$G' audit verify --tenant '$TB' >/dev/null 2>&1"

@@ -72,7 +72,7 @@ ok "two tenants, one granted 198.51.100.1:8080 at 10 Mbit/s with gavel tenant up
 export GAVEL_LOG_LEVEL=info
 GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 	GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT=10s \
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
+	"${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PIDS+=("$!")
 # The executor's namespace has its own loopback: PostgreSQL (on the
 # machine's 127.0.0.1) is relayed into it through a unix socket, one relay
@@ -131,8 +131,8 @@ setsid nsenter --net="/run/netns/$HOSTNS" -- env \
 	GAVEL_EXECUTOR_POOL_SIZE=0 GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=1s \
 	GAVEL_EXECUTOR_RUNSC_ROOT="$RUNSC_ROOT" GAVEL_EXECUTOR_WORK_ROOT="$WORK_ROOT" \
 	GAVEL_EXECUTOR_CGROUP_PARENT="$CG_PARENT" GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
-	GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_EGRESS_IFPREFIX=egs GAVEL_REDIS_URL="$GAVEL_REDIS_URL_EXECUTOR" \
-	"$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
+	GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_EGRESS_IFPREFIX=egs \
+	"${STACK_AS_EXECUTOR[@]}" "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
 PID_EXEC=$!
 PIDS+=("$PID_EXEC")
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_WAIT_TIMEOUT=120s GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \

@@ -36,7 +36,7 @@ K=$("$BUILD/gavel" key create --tenant "$TN" 2>>"$TMP/cli.log") || bail "key cre
 export GAVEL_LOG_LEVEL=info
 GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 	GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT=5s \
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
+	"${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PIDS+=($!)
 NODE=node-$TAG
 W0=$RUNSC_ROOT/$NODE/w0

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib/redis.sh
 BUILD=${BUILD:-build}
 : "${GAVEL_DATABASE_URL:?run under tests/run.sh (needs the harness env)}"
-: "${GAVEL_SERVICE_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
+: "${GAVEL_FRONTEND_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
 n=0
 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -38,7 +38,10 @@ KB=$("$BUILD/gavel" key create --tenant "fe_b_$sfx" 2>/dev/null)
 # /metrics lists tenant ids: on the API port only with this token.
 MT=mt_$sfx
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_MAX_BODY_SIZE=64k GAVEL_FRONTEND_WAIT_TIMEOUT=2s \
-	GAVEL_FRONTEND_METRICS_TOKEN=$MT GAVEL_REDIS_URL=${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL} "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
+	GAVEL_FRONTEND_METRICS_TOKEN=$MT \
+	env -u GAVEL_DATABASE_URL GAVEL_DATABASE_SERVICE_URL="$GAVEL_FRONTEND_DATABASE_URL" \
+		GAVEL_REDIS_URL="${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL}" \
+	"$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 P=$(head -n1 "$tmp/port")

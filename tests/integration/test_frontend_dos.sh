@@ -32,7 +32,7 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 : "${GAVEL_DATABASE_URL:?run under tests/run.sh (needs the harness env)}"
-: "${GAVEL_SERVICE_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
+: "${GAVEL_FRONTEND_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
 . tests/lib/tap.sh
 echo "1..13"
 
@@ -63,7 +63,9 @@ GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_MAX_CONNECTIONS=$MAX_CONNS \
 	GAVEL_FRONTEND_MAX_CONNECTIONS_PER_ADDRESS=$PER_ADDR \
 	GAVEL_FRONTEND_HEADER_TIMEOUT=${HEADER_TIMEOUT_S}s GAVEL_FRONTEND_BODY_TIMEOUT=${BODY_TIMEOUT_S}s \
 	GAVEL_FRONTEND_METRICS_TOKEN=$MT GAVEL_FRONTEND_WAIT_TIMEOUT=1s \
-	GAVEL_REDIS_URL=${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL} "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
+	env -u GAVEL_DATABASE_URL GAVEL_DATABASE_SERVICE_URL="$GAVEL_FRONTEND_DATABASE_URL" \
+		GAVEL_REDIS_URL="${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL}" \
+		"$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 P=$(head -n1 "$tmp/port")

@@ -45,14 +45,14 @@ rc HSET "gavel:tenantcfg:$TID" weight 1 max_running 2 max_gpus 1 >/dev/null
 
 export GAVEL_LOG_LEVEL=info
 GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
+	"${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PIDS+=($!)
 NODE=gpu-$TAG
 GAVEL_EXECUTOR_NODE_NAME=$NODE GAVEL_EXECUTOR_MAX_PARALLEL=1 GAVEL_EXECUTOR_HEARTBEAT_INTERVAL=500ms \
 	GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
 	GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 	GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" GAVEL_EXECUTOR_GPUS=0 \
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_EXECUTOR setsid "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
+	"${STACK_AS_EXECUTOR[@]}" setsid "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
 PID_EXEC=$!
 PIDS+=("$PID_EXEC")
 for i in $(seq 600); do

@@ -55,7 +55,7 @@ if runsc flags 2>/dev/null | grep -qE '^ +--?nvproxy( |$)'; then
 	ok "# SKIP as above"
 else
 	# shellcheck disable=SC2046
-	env $(exec_env "real-$TAG" 0 false) GAVEL_REDIS_URL="$GAVEL_REDIS_URL_EXECUTOR" timeout 60 "$BUILD/gavel-executor" >"$TMP/real.log" 2>&1 </dev/null
+	"${STACK_AS_EXECUTOR[@]}" env $(exec_env "real-$TAG" 0 false) timeout 60 "$BUILD/gavel-executor" >"$TMP/real.log" 2>&1 </dev/null
 	st=$?
 	check "an executor declaring GPU 0 without runsc --nvproxy exits with an error (status $st)" \
 		test "$st" -ne 0 -a "$st" -ne 124
@@ -81,11 +81,11 @@ read -r TW KW < <(mk_tenant "${TAG}_w" 4)
 [ -n "$KG" ] && [ -n "$KQ" ] && [ -n "$KW" ] || bail "tenants: $(cat "$TMP/cli.log")"
 
 GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT=10s \
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
+	"${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PIDS+=($!)
 NODE=sim-$TAG
 # shellcheck disable=SC2046
-env $(exec_env "$NODE" 0,1 true) GAVEL_REDIS_URL="$GAVEL_REDIS_URL_EXECUTOR" setsid "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
+"${STACK_AS_EXECUTOR[@]}" env $(exec_env "$NODE" 0,1 true) setsid "$BUILD/gavel-executor" >>"$TMP/executor.log" 2>&1 </dev/null &
 PID_EXEC=$!
 PIDS+=("$PID_EXEC")
 GAVEL_FRONTEND_THREADS=1 GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \

@@ -177,16 +177,16 @@ static void migrate__real_files__applied_then_nothing(void **state)
 	assert_int_equal(PQtransactionStatus(f->conn), PQTRANS_IDLE);
 }
 
-static void migrate__service_role__audit_log_append_only(void **state)
+static void migrate__daemon_role__audit_log_append_only(void **state)
 {
 	struct fixture *f = *state;
-	const char *service_url = need_env("GAVEL_SERVICE_DATABASE_URL");
+	const char *frontend_url = need_env("GAVEL_FRONTEND_DATABASE_URL");
 	struct gv_err err;
 	if (gv_migrate(f->conn, sql_dir(), NULL, &err) != 0)
 		fail_msg("migrate: %s", err.msg);
-	/* Tenants are the operator's (owner role); the service role works
+	/* Tenants are the operator's (owner role); a daemon's role works
 	 * inside one tenant, set per session here as the daemons set it per
-	 * transaction. */
+	 * transaction. The frontend's role is the one that reads the log. */
 	exec_ok(f->conn, "INSERT INTO tenants (name) VALUES ('acme')");
 	PGresult *res = gv_pg_query(f->conn, "SELECT id::text FROM tenants WHERE name = 'acme'", 0, NULL, &err);
 	if (!res)
@@ -194,12 +194,12 @@ static void migrate__service_role__audit_log_append_only(void **state)
 	char tenant_id[64];
 	snprintf(tenant_id, sizeof(tenant_id), "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
-	PGconn *svc = connect_in(service_url, f->schema);
+	PGconn *svc = connect_in(frontend_url, f->schema);
 	const char *tp[] = { tenant_id };
 	if (gv_pg_exec(svc, "SELECT set_config('gavel.tenant_id', $1, false)", 1, tp, &err) != 0)
 		fail_msg("set tenant: %s", err.msg);
 	if (gv_pg_exec(svc,
-		       "SELECT gavel_audit_append($1::uuid, 'test', 'tenant.create', NULL, NULL, NULL, '{}'::jsonb)",
+		       "SELECT gavel_audit_append($1::uuid, 'system:test', 'tenant.create', NULL, NULL, NULL, '{}'::jsonb)",
 		       1, tp, &err) != 0)
 		fail_msg("audit append: %s", err.msg);
 	assert_int_equal(query_long(svc, "SELECT count(*) FROM audit_log"), 1);
@@ -214,18 +214,20 @@ static void migrate__service_role__audit_log_append_only(void **state)
 		"DELETE FROM tenants",
 		"DROP TABLE submissions",
 		"CREATE TABLE sneaky (a int)",
+		"SELECT gavel_audit_append(current_setting('gavel.tenant_id')::uuid, 'operator:root', 'tenant.changed', "
+		"NULL, NULL, NULL, '{}'::jsonb)",
 	};
 	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
 		if (gv_pg_exec(svc, denied[i], 0, NULL, &err) == 0) {
 			PQfinish(svc);
-			fail_msg("service role may run: %s", denied[i]);
+			fail_msg("the frontend's role may run: %s", denied[i]);
 		}
 		if (!strstr(err.msg, "42501")) {
 			PQfinish(svc);
 			fail_msg("%s: want permission denied, got %s", denied[i], err.msg);
 		}
 	}
-	assert_int_equal(query_long(svc, "SELECT count(*) FROM audit_log WHERE actor = 'test'"), 1);
+	assert_int_equal(query_long(svc, "SELECT count(*) FROM audit_log WHERE actor = 'system:test'"), 1);
 	PQfinish(svc);
 }
 
@@ -359,7 +361,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(migrate__real_files__applied_then_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(migrate__service_role__audit_log_append_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(migrate__daemon_role__audit_log_append_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(migrate__concurrent_processes__each_version_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(migrate__broken_file__rolled_back_and_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(migrate__bad_name__nothing_touched, setup, teardown),

@@ -138,10 +138,10 @@ check "nothing was written outside the patterns" replies '^0$' "$GAVEL_REDIS_URL
 if [ ! -x "$BUILD/gavel-scheduler" ]; then
 	notok "gavel-scheduler leads as gavel-scheduler" "$BUILD/gavel-scheduler is not built"
 else
-	export GAVEL_DATABASE_SERVICE_URL=${GAVEL_SERVICE_DATABASE_URL:-${GAVEL_DATABASE_URL:-}}
 	"$BUILD/gavel" migrate --dir "$ROOT/deploy/sql" >"$TMP/migrate.log" 2>&1 || bail "gavel migrate failed"
 	redis_cli "$GAVEL_REDIS_URL" DEL gavel:sched:lock >/dev/null
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER GAVEL_SCHEDULER_INSTANCE=acl-$$ GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
+	GAVEL_DATABASE_SERVICE_URL=${GAVEL_SCHEDULER_DATABASE_URL:-${GAVEL_DATABASE_URL:-}} \
+		GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER GAVEL_SCHEDULER_INSTANCE=acl-$$ GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 		GAVEL_SCHEDULER_RECONCILE_INTERVAL=100ms GAVEL_LOG_LEVEL=info \
 		"$BUILD/gavel-scheduler" >"$TMP/scheduler.log" 2>&1 </dev/null &
 	SCHED_PID=$!

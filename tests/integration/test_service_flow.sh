@@ -15,7 +15,7 @@
 #   a node queue (a late duplicate) is acknowledged without running
 #   anything or touching the finished row.
 #
-# Uses GAVEL_DATABASE_URL / GAVEL_SERVICE_DATABASE_URL / GAVEL_REDIS_URL from
+# Uses GAVEL_DATABASE_URL / GAVEL_<DAEMON>_DATABASE_URL / GAVEL_REDIS_URL from
 # tests/lib/services.sh when set (tests/run.sh), else starts its own. Needs
 # root (runsc, cgroups). Prints TAP. Every process it starts is stopped on
 # exit.
@@ -49,7 +49,7 @@ export GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT=4s GAVEL_SCHEDULER_LEADER_LOCK_TTL
 	GAVEL_SCHEDULER_RECONCILE_MIN_AGE=2s GAVEL_LOG_LEVEL=info
 
 start_sched() { # instance
-	GAVEL_SCHEDULER_INSTANCE=$1 GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/$1.log" 2>&1 </dev/null &
+	GAVEL_SCHEDULER_INSTANCE=$1 "${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/$1.log" 2>&1 </dev/null &
 	PIDS+=($!)
 	eval "PID_$1=$!"
 }
@@ -58,7 +58,7 @@ start_exec() { # node
 		GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
 		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-		GAVEL_REDIS_URL=$GAVEL_REDIS_URL_EXECUTOR setsid "$BUILD/gavel-executor" >>"$TMP/$1.log" 2>&1 </dev/null &
+		"${STACK_AS_EXECUTOR[@]}" setsid "$BUILD/gavel-executor" >>"$TMP/$1.log" 2>&1 </dev/null &
 	PIDS+=($!)
 	eval "PID_$1=$!"
 }

@@ -19,7 +19,7 @@
 #      submission still reaches exactly one final result. A job that failed
 #      three attempts may end IE; they are counted, and more than 5% fails.
 #
-# Uses GAVEL_DATABASE_URL / GAVEL_SERVICE_DATABASE_URL / GAVEL_REDIS_URL from
+# Uses GAVEL_DATABASE_URL / GAVEL_<DAEMON>_DATABASE_URL / GAVEL_REDIS_URL from
 # tests/lib/services.sh when set (tests/run.sh), else starts its own. Needs
 # root (runsc, cgroups). Prints TAP and the figures (durations, verdicts,
 # re-enqueues, attempts) as comments. Every process it starts is stopped on
@@ -75,7 +75,7 @@ export GAVEL_SCHEDULER_TICK_INTERVAL=50ms GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT
 	GAVEL_SCHEDULER_LEADER_LOCK_TTL=3s GAVEL_SCHEDULER_RECONCILE_INTERVAL=2s \
 	GAVEL_SCHEDULER_RECONCILE_MIN_AGE=3s
 start_sched() { # instance
-	GAVEL_SCHEDULER_INSTANCE=$1 GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/$1.log" 2>&1 </dev/null &
+	GAVEL_SCHEDULER_INSTANCE=$1 "${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/$1.log" 2>&1 </dev/null &
 	PIDS+=($!)
 	eval "PID_$1=$!"
 }

@@ -17,7 +17,7 @@
 #   g. bad and hostile input (400, 413, 422, odd Judge0/Piston/SSE requests);
 #      the frontend pid must be alive after every group of requests.
 #
-# Uses GAVEL_DATABASE_URL / GAVEL_SERVICE_DATABASE_URL / GAVEL_REDIS_URL from
+# Uses GAVEL_DATABASE_URL / GAVEL_<DAEMON>_DATABASE_URL / GAVEL_REDIS_URL from
 # tests/lib/services.sh when set (tests/run.sh), else starts its own. Needs
 # root (runsc, cgroups). Prints TAP. Every process it starts is stopped on
 # exit, and its temporary folders and cgroups are removed.
@@ -62,7 +62,7 @@ ok "migrate, two tenants and their keys made with the CLI"
 export GAVEL_LOG_LEVEL=info
 GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 	GAVEL_SCHEDULER_NODE_HEARTBEAT_TIMEOUT=10s GAVEL_SCHEDULER_RECONCILE_INTERVAL=5s \
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
+	"${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PID_SCHED=$!
 PIDS+=("$PID_SCHED")
 NODE=node-$TAG

@@ -1,5 +1,7 @@
 /* Integration tests of tenants/ against the real PostgreSQL and Redis of
- * tests/run.sh: row-level security as gavel_service, the audit chain
+ * tests/run.sh: row-level security as the daemons' roles (gavel_frontend,
+ * gavel_scheduler, gavel_executor: each test uses the role of the daemon
+ * whose code it exercises), the audit chain
  * (tamper detection, append-only grants, concurrent appends), key
  * authentication through gavel_key_lookup (revoked, expired, disabled),
  * usage accounting, retention, the Redis token bucket under two concurrent
@@ -45,14 +47,21 @@ static PGconn *owner(void)
 	return c;
 }
 
-static PGconn *service(void)
+/* A connection as a daemon's role: "FRONTEND", "SCHEDULER", "EXECUTOR". */
+static PGconn *daemon_role(const char *daemon)
 {
+	char var[64];
+	snprintf(var, sizeof(var), "GAVEL_%s_DATABASE_URL", daemon);
 	struct gv_err err;
-	PGconn *c = gv_pg_connect(need_env("GAVEL_SERVICE_DATABASE_URL"), 5, 30000, &err);
+	PGconn *c = gv_pg_connect(need_env(var), 5, 30000, &err);
 	if (!c)
-		fail_msg("service connect: %s", err.msg);
+		fail_msg("%s connect: %s", var, err.msg);
 	return c;
 }
+
+static PGconn *frontend(void) { return daemon_role("FRONTEND"); }
+static PGconn *scheduler(void) { return daemon_role("SCHEDULER"); }
+static PGconn *executor(void) { return daemon_role("EXECUTOR"); }
 
 static struct gv_redis *redis(void)
 {
@@ -134,11 +143,11 @@ static int setup(void **state)
 	return 0;
 }
 
-static void rls__service_without_where__sees_only_its_tenant(void **state)
+static void rls__daemon_without_where__sees_only_its_tenant(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *o = owner(), *s = service();
+	PGconn *o = owner(), *s = scheduler(), *fe = frontend();
 	struct tenant_info a, b;
 	new_tenant(o, "rls-a", &a);
 	new_tenant(o, "rls-b", &b);
@@ -151,30 +160,32 @@ static void rls__service_without_where__sees_only_its_tenant(void **state)
 	assert_int_equal(q_ll(s, "SELECT count(DISTINCT tenant_id) FROM submissions", 0, NULL), 1);
 	assert_int_equal(q_ll(s, "SELECT count(*) FROM tenants", 0, NULL), 1);
 	assert_int_equal(q_ll(s, "SELECT count(*) FROM tenant_quotas", 0, NULL), 1);
-	assert_int_equal(q_ll(s, "SELECT count(*) FROM audit_log WHERE tenant_id <> $1::uuid", 1,
+	tenant_tx_rollback(s);
+	must(tenant_tx_begin(fe, a.id, &err), &err, "begin a (frontend)");
+	assert_int_equal(q_ll(fe, "SELECT count(*) FROM audit_log WHERE tenant_id <> $1::uuid", 1,
 			      (const char *const[]){ a.id }), 0);
 	/* Writing another tenant's row is refused by the policy. */
 	const char *pb[] = { b.id };
-	assert_int_equal(gv_pg_exec(s,
+	assert_int_equal(gv_pg_exec(fe,
 				    "INSERT INTO submissions (id, tenant_id, language, source) VALUES "
 				    "('xxxxxxxxxxxxxxxxxxxxrls', $1::uuid, 'c', 'x')",
 				    1, pb, &err),
 			 -1);
 	assert_non_null(strstr(err.msg, "row-level security"));
-	tenant_tx_rollback(s);
+	tenant_tx_rollback(fe);
 	must(tenant_tx_begin(s, b.id, &err), &err, "begin b");
 	assert_int_equal(q_ll(s, "SELECT count(*) FROM submissions", 0, NULL), 1);
 	must(tenant_tx_commit(s, &err), &err, "commit");
 	/* No tenant set (also after a transaction that had set one): none. */
 	assert_int_equal(q_ll(s, "SELECT count(*) FROM submissions", 0, NULL), 0);
 	assert_int_equal(q_ll(s, "SELECT count(*) FROM tenants", 0, NULL), 0);
-	assert_int_equal(q_ll(s, "SELECT count(*) FROM api_keys", 0, NULL), 0);
-	PGconn *fresh = service();
+	PGconn *fresh = frontend();
 	assert_int_equal(q_ll(fresh, "SELECT count(*) FROM submissions", 0, NULL), 0);
 	assert_int_equal(q_ll(fresh, "SELECT count(*) FROM audit_log", 0, NULL), 0);
 	/* The owner (operator tools) is not bound by the policies. */
 	assert_true(q_ll(o, "SELECT count(*) FROM submissions", 0, NULL) >= 3);
 	PQfinish(fresh);
+	PQfinish(fe);
 	PQfinish(s);
 	PQfinish(o);
 }
@@ -183,7 +194,7 @@ static void tx_query__one_round_trip__scoped_committed_or_rolled_back(void **sta
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *o = owner(), *s = service();
+	PGconn *o = owner(), *s = scheduler();
 	struct tenant_info a, b;
 	new_tenant(o, "txq-a", &a);
 	new_tenant(o, "txq-b", &b);
@@ -263,17 +274,18 @@ static void audit__tamper_as_owner__verify_names_the_row(void **state)
 	PQfinish(o);
 }
 
-static void audit__service_role__cannot_update_or_delete(void **state)
+static void audit__daemon_role__cannot_update_or_delete(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *o = owner(), *s = service();
+	PGconn *o = owner(), *s = frontend();
 	struct tenant_info t;
 	new_tenant(o, "audit-grants", &t);
 	must(tenant_tx_begin(s, t.id, &err), &err, "begin");
-	/* The service role may append (INSERT) for its tenant ... */
+	/* The frontend's role may append (through the function) for its
+	 * tenant ... */
 	must(tenant_audit_append(s, t.id, "key:test", TENANT_AUDIT_SUBMISSION_CREATED, "s1", NULL, NULL, NULL, &err),
-	     &err, "service append");
+	     &err, "frontend append");
 	must(tenant_tx_commit(s, &err), &err, "commit");
 	static const char *const forbidden[] = {
 		"UPDATE audit_log SET actor = 'evil'",
@@ -316,7 +328,7 @@ static void audit__sql_hash__equals_c_hash(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *s = service();
+	PGconn *s = executor();
 	static const char prev_hex[] = "00ff10203040506070809a0b0c0d0e0f1112131415161718191a1b1c1d1e1f20";
 	static const struct {
 		const char *tenant, *seq, *at_us, *actor, *action, *object, *node, *sandbox, *details, *prev;
@@ -363,13 +375,13 @@ static void audit__sql_hash__equals_c_hash(void **state)
 
 /* Records appended by the SQL function directly (as the frontend's
  * pipeline does, several in one statement) and through the C wrapper make
- * one chain that the C verifier accepts; the function keeps the service
+ * one chain that the C verifier accepts; the function keeps a daemon's
  * role inside its tenant and refuses what the C checks refuse. */
 static void audit__sql_and_c_appends__one_verified_chain(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *o = owner(), *s = service();
+	PGconn *o = owner(), *s = frontend();
 	struct tenant_info t, other;
 	new_tenant(o, "audit-mixed", &t);       /* seq 1 (owner, C wrapper) */
 	new_tenant(o, "audit-mixed-other", &other);
@@ -441,7 +453,7 @@ static void *append_many(void *arg)
 {
 	struct appender *a = arg;
 	struct gv_err err;
-	PGconn *s = gv_pg_connect(getenv("GAVEL_SERVICE_DATABASE_URL"), 5, 30000, &err);
+	PGconn *s = gv_pg_connect(getenv("GAVEL_EXECUTOR_DATABASE_URL"), 5, 30000, &err);
 	if (!s) {
 		a->failures = a->n;
 		snprintf(a->msg, sizeof(a->msg), "%s", err.msg);
@@ -486,11 +498,11 @@ static void audit__concurrent_appends__one_intact_chain(void **state)
 	PQfinish(o);
 }
 
-static void auth__lookup_as_service__ok_revoked_expired_disabled(void **state)
+static void auth__lookup_as_frontend__ok_revoked_expired_disabled(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *o = owner(), *s = service();
+	PGconn *o = owner(), *s = frontend();
 	struct tenant_info t;
 	new_tenant(o, "auth", &t);
 	const char *set[] = { "max_cpu_ms=1234", "allowed_languages=c,cpp" };
@@ -560,11 +572,11 @@ static void auth__lookup_as_service__ok_revoked_expired_disabled(void **state)
 	PQfinish(o);
 }
 
-static void usage__add_twice_as_service__sums(void **state)
+static void usage__add_twice_as_executor__sums(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *o = owner(), *s = service();
+	PGconn *o = owner(), *s = executor();
 	struct tenant_info t;
 	new_tenant(o, "usage", &t);
 	struct tenant_usage_delta d = { 1, 250, 0, 1000 };
@@ -613,13 +625,13 @@ static void retention__old_finished_deleted__audit_kept(void **state)
 	PQfinish(o);
 }
 
-/* The scheduler's periodic job runs retention as gavel_service: tenants
+/* The scheduler's periodic job runs retention as gavel_scheduler: tenants
  * come from gavel_tenant_ids, each batch is scoped to its tenant. */
-static void retention__as_service__deletes_and_audits(void **state)
+static void retention__as_scheduler__deletes_and_audits(void **state)
 {
 	(void)state;
 	struct gv_err err;
-	PGconn *o = owner(), *s = service();
+	PGconn *o = owner(), *s = scheduler();
 	struct tenant_info t;
 	new_tenant(o, "retention-svc", &t);
 	const char *set[] = { "retention_days=3" };
@@ -627,7 +639,7 @@ static void retention__as_service__deletes_and_audits(void **state)
 	add_submission(o, t.id, "done", "4 days");
 	add_submission(o, t.id, "done", "1 day");
 	struct tenant_retention_report rep;
-	must(tenant_retention_run(s, NULL, "system:retention", &rep, &err), &err, "retention as service");
+	must(tenant_retention_run(s, NULL, "system:retention", &rep, &err), &err, "retention as scheduler");
 	assert_true(rep.tenants >= 1);
 	assert_true(rep.deleted >= 1);
 	const char *p[] = { t.id };
@@ -750,17 +762,17 @@ static void schedcfg__publish__hash_readable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(rls__service_without_where__sees_only_its_tenant),
+		cmocka_unit_test(rls__daemon_without_where__sees_only_its_tenant),
 		cmocka_unit_test(tx_query__one_round_trip__scoped_committed_or_rolled_back),
 		cmocka_unit_test(audit__tamper_as_owner__verify_names_the_row),
-		cmocka_unit_test(audit__service_role__cannot_update_or_delete),
+		cmocka_unit_test(audit__daemon_role__cannot_update_or_delete),
 		cmocka_unit_test(audit__concurrent_appends__one_intact_chain),
 		cmocka_unit_test(audit__sql_hash__equals_c_hash),
 		cmocka_unit_test(audit__sql_and_c_appends__one_verified_chain),
-		cmocka_unit_test(auth__lookup_as_service__ok_revoked_expired_disabled),
-		cmocka_unit_test(usage__add_twice_as_service__sums),
+		cmocka_unit_test(auth__lookup_as_frontend__ok_revoked_expired_disabled),
+		cmocka_unit_test(usage__add_twice_as_executor__sums),
 		cmocka_unit_test(retention__old_finished_deleted__audit_kept),
-		cmocka_unit_test(retention__as_service__deletes_and_audits),
+		cmocka_unit_test(retention__as_scheduler__deletes_and_audits),
 		cmocka_unit_test(ratelimit__two_concurrent_clients__accepted_matches_bucket),
 		cmocka_unit_test(schedcfg__publish__hash_readable),
 	};

@@ -11,7 +11,7 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 : "${GAVEL_DATABASE_URL:?run under tests/run.sh (needs the harness env)}"
-: "${GAVEL_SERVICE_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
+: "${GAVEL_FRONTEND_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - $1"; [ -n "${2:-}" ] && echo "# $2"; }
@@ -36,7 +36,10 @@ K=$("$G" key create --tenant "$T" 2>/dev/null)
 
 ports=()
 for i in 1 2; do
-	GAVEL_FRONTEND_THREADS=2 GAVEL_REDIS_URL=${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL} "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port$i" >"$tmp/fe$i.log" 2>&1 &
+	GAVEL_FRONTEND_THREADS=2 \
+		env -u GAVEL_DATABASE_URL GAVEL_DATABASE_SERVICE_URL="$GAVEL_FRONTEND_DATABASE_URL" \
+		GAVEL_REDIS_URL="${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL}" \
+		"$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port$i" >"$tmp/fe$i.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 50); do [ -s "$tmp/port$i" ] && break; sleep 0.1; done
 	p=$(head -n1 "$tmp/port$i")

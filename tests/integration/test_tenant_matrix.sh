@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 : "${GAVEL_DATABASE_URL:?run under tests/run.sh (needs the harness env)}"
-: "${GAVEL_SERVICE_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
+: "${GAVEL_FRONTEND_DATABASE_URL:?}" "${GAVEL_REDIS_URL:?}"
 n=0
 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -34,7 +34,9 @@ KB=$("$G" key create --tenant "$TB" 2>/dev/null)
 [ -n "$KA" ] && [ -n "$KB" ] || { echo "Bail out! key create failed"; exit 1; }
 
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_WAIT_TIMEOUT=1s \
-	GAVEL_REDIS_URL=${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL} "$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
+	env -u GAVEL_DATABASE_URL GAVEL_DATABASE_SERVICE_URL="$GAVEL_FRONTEND_DATABASE_URL" \
+		GAVEL_REDIS_URL="${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL}" \
+		"$BUILD/gavel-frontend" --port 0 --ready-fd 3 3>"$tmp/port" >"$tmp/fe.log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 P=$(head -n1 "$tmp/port")

@@ -8,16 +8,18 @@
 #   d=$(mktemp -d /tmp/gavel-svc.XXXXXX); services_start "$d" && . "$d/env"
 #   ...; services_stop "$d"; rm -rf "$d"
 #
-# DIR/env exports GAVEL_DATABASE_URL (gavel_owner: migrations, DDL),
-# GAVEL_SERVICE_DATABASE_URL (gavel_service: what the daemons use),
-# GAVEL_REDIS_URL (Redis user gavel-admin: FLUSHDB, inspecting queues),
-# GAVEL_REDIS_URL_FRONTEND, GAVEL_REDIS_URL_SCHEDULER and
-# GAVEL_REDIS_URL_EXECUTOR (each daemon's own Redis user: start the daemon
-# with GAVEL_REDIS_URL set to it, as tests/lib/stack.sh does), all
-# unix://user:password@/path URLs (tests/lib/redis.sh's redis_cli takes
-# them), GAVEL_REDIS_SOCKET, GAVEL_PG_PORT, GAVEL_PG_SOCKET_DIR. Redis has
-# no TCP port. The clusters run without fsync (throwaway data) unless
-# GAVEL_SERVICES_FAST=0 (the service benchmark's durable writes).
+# DIR/env exports GAVEL_DATABASE_URL (gavel_owner: migrations, DDL, the
+# CLI), GAVEL_FRONTEND_DATABASE_URL, GAVEL_SCHEDULER_DATABASE_URL and
+# GAVEL_EXECUTOR_DATABASE_URL (each daemon's own role: start the daemon
+# with its URL as GAVEL_DATABASE_SERVICE_URL and without GAVEL_DATABASE_URL;
+# tests/lib/stack.sh's STACK_AS_* do), GAVEL_REDIS_URL (Redis user
+# gavel-admin: FLUSHDB, inspecting queues), GAVEL_REDIS_URL_FRONTEND,
+# GAVEL_REDIS_URL_SCHEDULER and GAVEL_REDIS_URL_EXECUTOR (each daemon's own
+# Redis user: start the daemon with GAVEL_REDIS_URL set to it, as STACK_AS_*
+# do), all unix://user:password@/path URLs (tests/lib/redis.sh's redis_cli
+# takes them), GAVEL_REDIS_SOCKET, GAVEL_PG_PORT, GAVEL_PG_SOCKET_DIR.
+# Redis has no TCP port. The clusters run without fsync (throwaway data)
+# unless GAVEL_SERVICES_FAST=0 (the service benchmark's durable writes).
 
 _services_local=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deploy/local/gavel-local
 

@@ -5,18 +5,16 @@
 # migrations, an empty Redis, a tear-down on any exit that stops every
 # daemon started into PIDS (process groups), deletes sandboxes a killed
 # executor left, and removes the roots and cgroups; starting an executor
-# and the frontend, and waiting for a healthy stack. Each daemon speaks to
-# Redis as its own ACL user: stack_start_executor and stack_start_frontend
-# set GAVEL_REDIS_URL to GAVEL_REDIS_URL_EXECUTOR or _FRONTEND; a test
-# starting gavel-scheduler passes GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER
-# (stack_setup defaults each to GAVEL_REDIS_URL where the harness gave
-# none). Needs ROOT, BUILD and bail() from the test.
+# and the frontend, each daemon with its own database role and its own
+# Redis ACL user (STACK_AS_*), and waiting for a healthy stack. Needs ROOT,
+# BUILD and bail() from the test.
 
 # shellcheck source=tests/lib/redis.sh
 . tests/lib/redis.sh
 
 # stack_setup NAME [KEEP_LOGS_DIR]: sets TAG, TMP, RUNSC_ROOT, WORK_ROOT,
-# CG_PARENT and PIDS (append daemon pids to it).
+# CG_PARENT, PIDS (append daemon pids to it) and STACK_AS_FRONTEND,
+# STACK_AS_SCHEDULER, STACK_AS_EXECUTOR (below).
 stack_setup() {
 	TAG=$1$$
 	STACK_KEEP_LOGS=${2:-}
@@ -43,7 +41,27 @@ stack_setup() {
 	export GAVEL_REDIS_URL_FRONTEND=${GAVEL_REDIS_URL_FRONTEND:-$GAVEL_REDIS_URL}
 	export GAVEL_REDIS_URL_SCHEDULER=${GAVEL_REDIS_URL_SCHEDULER:-$GAVEL_REDIS_URL}
 	export GAVEL_REDIS_URL_EXECUTOR=${GAVEL_REDIS_URL_EXECUTOR:-$GAVEL_REDIS_URL}
-	export GAVEL_DATABASE_SERVICE_URL=${GAVEL_SERVICE_DATABASE_URL:-$GAVEL_DATABASE_URL}
+	# How a daemon is started, as gavel-local starts it: "${STACK_AS_X[@]}"
+	# COMMAND... runs COMMAND (everything execs: $! is the daemon's pid)
+	# with database.service_url set to that daemon's own role, without
+	# the owner's URL, which a daemon without a service URL would fall
+	# back to, and with Redis as that daemon's own ACL user. So every
+	# stack test runs the daemons as their roles and users.
+	unset GAVEL_DATABASE_SERVICE_URL
+	local var
+	for var in GAVEL_FRONTEND_DATABASE_URL GAVEL_SCHEDULER_DATABASE_URL GAVEL_EXECUTOR_DATABASE_URL; do
+		[ -n "${!var:-}" ] || bail "$var is not set (tests/lib/services.sh writes it)"
+	done
+	local -a no_owner=(env -u GAVEL_DATABASE_URL -u GAVEL_SERVICE_DATABASE_URL)
+	# shellcheck disable=SC2034 # used by the tests that source this file
+	{
+		STACK_AS_FRONTEND=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_FRONTEND_DATABASE_URL"
+			"GAVEL_REDIS_URL=$GAVEL_REDIS_URL_FRONTEND")
+		STACK_AS_SCHEDULER=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_SCHEDULER_DATABASE_URL"
+			"GAVEL_REDIS_URL=$GAVEL_REDIS_URL_SCHEDULER")
+		STACK_AS_EXECUTOR=("${no_owner[@]}" "GAVEL_DATABASE_SERVICE_URL=$GAVEL_EXECUTOR_DATABASE_URL"
+			"GAVEL_REDIS_URL=$GAVEL_REDIS_URL_EXECUTOR")
+	}
 
 	"$BUILD/gavel" migrate --dir "$ROOT/deploy/sql" >"$TMP/migrate.log" 2>&1 || {
 		cat "$TMP/migrate.log" >&2
@@ -98,10 +116,10 @@ stack_cleanup() {
 # (node name, slots...), in its own process group in PIDS, logging to
 # $TMP/LOG; sets PID_EXEC. Redis as gavel-executor.
 stack_start_executor() {
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_EXECUTOR GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
+	GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
 		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-		setsid "$BUILD/gavel-executor" >>"$TMP/$1" 2>&1 </dev/null &
+		"${STACK_AS_EXECUTOR[@]}" setsid "$BUILD/gavel-executor" >>"$TMP/$1" 2>&1 </dev/null &
 	PID_EXEC=$!
 	PIDS+=("$PID_EXEC")
 }
@@ -112,7 +130,8 @@ stack_start_executor() {
 # $TMP/frontend.log; sets PID_FE, P (its port) and B (its base URL). Bails
 # when it has not said its port within 10 s. Redis as gavel-frontend.
 stack_start_frontend() {
-	GAVEL_REDIS_URL=$GAVEL_REDIS_URL_FRONTEND setsid "${1:-$BUILD/gavel-frontend}" --port 0 --ready-fd 3 3>"$TMP/port" >>"$TMP/frontend.log" 2>&1 </dev/null &
+	"${STACK_AS_FRONTEND[@]}" setsid "${1:-$BUILD/gavel-frontend}" --port 0 --ready-fd 3 3>"$TMP/port" \
+		>>"$TMP/frontend.log" 2>&1 </dev/null &
 	PID_FE=$!
 	PIDS+=("$PID_FE")
 	local _
