@@ -437,22 +437,9 @@ static void head_complete(struct fe_conn *c, bool may_hold)
 		start_body(c, FE_CONN_KEYLESS_BODY_MAX, false);
 		return;
 	}
+	/* Only a header key: no route that takes a body takes a key in the
+	 * query string (fe_route_takes_query_key). */
 	const char *key = fe_reqscan_key(&c->scan);
-	struct evkeyvalq q;
-	TAILQ_INIT(&q);
-	bool q_ok = false;
-	if (!key[0] && query[0] && evhttp_parse_query_str(query, &q) == 0) {
-		q_ok = true;
-		const char *k = evhttp_find_header(&q, "X-Auth-Token");
-		if (!k)
-			k = evhttp_find_header(&q, "api_key");
-		if (k && *k && strlen(k) <= TENANT_KEY_PRESENTED_MAX) {
-			memcpy(c->scan.key, k, strlen(k) + 1);
-			key = c->scan.key;
-		}
-	}
-	if (q_ok)
-		evhttp_clear_headers(&q);
 	if (!key[0] || !may_hold) {
 		/* Without a key the handler answers 401 to a small body; a
 		 * large one is refused unread. A pipelined request cannot wait

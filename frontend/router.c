@@ -145,3 +145,8 @@ void fe_methods_list(unsigned mask, char *buf, size_t size)
 		off += (size_t)n;
 	}
 }
+
+bool fe_route_takes_query_key(enum fe_route_id id)
+{
+	return id == FE_ROUTE_V1_EVENTS;
+}

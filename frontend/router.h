@@ -67,6 +67,11 @@ struct fe_route {
 	const char *name;       /* metrics label */
 };
 
+/* The routes that take an API key in the query string (for tenants that
+ * allow it): those a browser can reach no other way, i.e. the SSE stream
+ * (an EventSource sends no headers). */
+bool fe_route_takes_query_key(enum fe_route_id id);
+
 extern const struct fe_route fe_routes[];
 extern const size_t fe_routes_len;
 

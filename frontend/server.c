@@ -322,6 +322,14 @@ static void auth_decided(struct fe_req *r, const struct fe_auth_entry *e)
 			       tenant_auth_message(d));
 		return;
 	}
+	if (r->key_in_query && !e->quota.allow_query_key) {
+		atomic_fetch_add(&r->w->app->metrics->auth_failures, 1);
+		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
+		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MALFORMED),
+			       "this tenant does not take API keys in the query string (its allow_query_key "
+			       "setting is off): send X-Auth-Token or Authorization: Bearer");
+		return;
+	}
 	memcpy(r->tenant_id, e->row.tenant_id, sizeof(r->tenant_id));
 	memcpy(r->key_id, e->row.key_id, sizeof(r->key_id));
 	r->quota = e->quota;
@@ -399,10 +407,14 @@ static const char *presented_key(struct fe_req *r)
 	const char *a = evhttp_find_header(h, "Authorization");
 	if (a && !strncasecmp(a, "Bearer ", 7))
 		return a + 7;
+	/* Query-string keys end up in access logs and browser histories:
+	 * only where a browser has no other way (fe_route_takes_query_key),
+	 * and only for tenants that allow it (auth_decided). */
 	k = fe_query(r, "X-Auth-Token");
 	if (!k)
 		k = fe_query(r, "api_key");
-	return k && *k ? k : NULL;
+	r->key_in_query = k && *k;
+	return r->key_in_query ? k : NULL;
 }
 
 static void authenticate(struct fe_req *r)
@@ -415,6 +427,14 @@ static void authenticate(struct fe_req *r)
 		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
 		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MISSING), "%s",
 			       tenant_auth_message(TENANT_AUTH_MISSING));
+		return;
+	}
+	if (r->key_in_query && !fe_route_takes_query_key(r->m.route->id)) {
+		atomic_fetch_add(&w->app->metrics->auth_failures, 1);
+		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
+		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MALFORMED),
+			       "API keys in the query string are taken only by GET /v1/submissions/{id}/events "
+			       "(for browsers' EventSource): send X-Auth-Token or Authorization: Bearer");
 		return;
 	}
 	size_t len = strnlen(key, TENANT_KEY_PRESENTED_MAX + 1);

@@ -83,6 +83,7 @@ struct fe_req {
 	char key_id[TENANT_UUID_BUF];
 	struct tenant_quota quota;
 	unsigned char key_hash[TENANT_KEY_HASH_LEN];
+	bool key_in_query;    /* the key came in the query string, not a header */
 	/* extra response headers (rate limit) */
 	char rl_limit[24], rl_remaining[24], rl_reset[24];
 	/* waiting for a submission to finish (wait=true, SSE, Piston) */

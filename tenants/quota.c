@@ -15,7 +15,7 @@
 #include "tenants/db.h"
 #include "tenants/egress.h"
 
-enum field_type { F_INT, F_I64, F_LANGS, F_JSON };
+enum field_type { F_INT, F_I64, F_LANGS, F_JSON, F_BOOL };
 
 struct field {
 	const char *name;
@@ -40,6 +40,7 @@ static const struct field FIELDS[TENANT_QUOTA_NCOLS] = {
 	FIELD(egress_policy, F_JSON, 0, 0),
 	FIELD(retention_days, F_INT, 1, 36500),
 	FIELD(weight, F_INT, 1, 10000),
+	FIELD(allow_query_key, F_BOOL, 0, 1),
 };
 
 static int64_t get_num(const struct tenant_quota *q, const struct field *f)
@@ -57,6 +58,16 @@ static void put_num(struct tenant_quota *q, const struct field *f, int64_t v)
 		*(int *)p = (int)v;
 	else
 		*(int64_t *)p = v;
+}
+
+static bool *bool_at(struct tenant_quota *q, const struct field *f)
+{
+	return (bool *)((char *)q + f->offset);
+}
+
+static bool get_bool(const struct tenant_quota *q, const struct field *f)
+{
+	return *(const bool *)((const char *)q + f->offset);
 }
 
 void tenant_quota_defaults(struct tenant_quota *q)
@@ -204,7 +215,7 @@ int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 		return gv_err_set(err, GV_EINVAL,
 				  "unknown quota '%s' (known: requests_per_second, burst, max_queued, max_running, "
 				  "max_cpu_ms, max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, "
-				  "max_gpus, egress_policy, retention_days, weight)",
+				  "max_gpus, egress_policy, retention_days, weight, allow_query_key)",
 				  shown);
 	}
 	struct tenant_quota next = *q;
@@ -232,6 +243,14 @@ int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 		memcpy(next.egress_policy, value, len + 1);
 		break;
 	}
+	case F_BOOL:
+		if (!strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "on"))
+			*bool_at(&next, f) = true;
+		else if (!strcmp(value, "false") || !strcmp(value, "0") || !strcmp(value, "off"))
+			*bool_at(&next, f) = false;
+		else
+			return gv_err_set(err, GV_EINVAL, "%s: expected true or false", f->name);
+		break;
 	}
 	if (tenant_quota_validate(&next, err) != 0)
 		return -1;
@@ -253,6 +272,8 @@ json_t *tenant_quota_to_json(const struct tenant_quota *q)
 			v = json_array();
 			for (size_t k = 0; v && k < q->n_allowed_languages; k++)
 				json_array_append_new(v, json_string(q->allowed_languages[k]));
+		} else if (f->type == F_BOOL) {
+			v = json_boolean(get_bool(q, f));
 		} else {
 			v = json_loads(q->egress_policy, 0, NULL);
 			if (!v)
@@ -289,6 +310,10 @@ int tenant_quota_from_pg(const PGresult *res, int row, int first_col, struct ten
 				err->code = GV_EPROTO;
 				return -1;
 			}
+		} else if (f->type == F_BOOL) {
+			if (strcmp(v, "t") != 0 && strcmp(v, "f") != 0)
+				return gv_err_set(err, GV_EPROTO, "quota: %s is not a boolean", f->name);
+			*bool_at(q, f) = v[0] == 't';
 		} else {
 			size_t len = strlen(v);
 			if (len >= sizeof(q->egress_policy))
@@ -336,6 +361,8 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 			if (langs_join(q, langs, sizeof(langs)) != 0)
 				return gv_err_set(err, GV_ELIMIT, "allowed_languages: too long");
 			params[i + 1] = langs;
+		} else if (f->type == F_BOOL) {
+			params[i + 1] = get_bool(q, f) ? "true" : "false";
 		} else {
 			params[i + 1] = q->egress_policy;
 		}
@@ -343,15 +370,16 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 	static const char sql[] =
 		"INSERT INTO tenant_quotas (tenant_id, requests_per_second, burst, max_queued, max_running, "
 		"max_cpu_ms, max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, max_gpus, "
-		"egress_policy, retention_days, weight) VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8, $9, "
-		"string_to_array($10, ','), $11, $12::jsonb, $13, $14) ON CONFLICT (tenant_id) DO UPDATE SET "
+		"egress_policy, retention_days, weight, allow_query_key) VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, "
+		"$8, $9, string_to_array($10, ','), $11, $12::jsonb, $13, $14, $15::boolean) "
+		"ON CONFLICT (tenant_id) DO UPDATE SET "
 		"requests_per_second = EXCLUDED.requests_per_second, burst = EXCLUDED.burst, "
 		"max_queued = EXCLUDED.max_queued, max_running = EXCLUDED.max_running, "
 		"max_cpu_ms = EXCLUDED.max_cpu_ms, max_wall_ms = EXCLUDED.max_wall_ms, "
 		"max_memory_mb = EXCLUDED.max_memory_mb, max_output_kb = EXCLUDED.max_output_kb, "
 		"allowed_languages = EXCLUDED.allowed_languages, max_gpus = EXCLUDED.max_gpus, "
 		"egress_policy = EXCLUDED.egress_policy, retention_days = EXCLUDED.retention_days, "
-		"weight = EXCLUDED.weight, updated_at = now()";
+		"weight = EXCLUDED.weight, allow_query_key = EXCLUDED.allow_query_key, updated_at = now()";
 	if (gv_pg_exec(conn, sql, TENANT_QUOTA_NCOLS + 1, params, err) != 0) {
 		gv_err_prefix(err, "save quota");
 		return -1;

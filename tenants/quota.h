@@ -51,6 +51,11 @@ struct tenant_quota {
 	char egress_policy[TENANT_EGRESS_POLICY_MAX];
 	int retention_days;      /* submissions older than this are deleted */
 	int weight;              /* fair-share weight (>= 1) */
+	/* An API key may come in the query string (?api_key=) on the routes a
+	 * browser can reach no other way: the SSE stream, whose EventSource
+	 * sends no headers. Off by default: such URLs end up in access logs
+	 * and browser histories. No other route ever takes one. */
+	bool allow_query_key;
 };
 
 /* Column list of tenant_quotas, in the order tenant_quota_from_pg reads
@@ -58,8 +63,8 @@ struct tenant_quota {
 #define TENANT_QUOTA_COLUMNS                                                           \
 	"requests_per_second, burst, max_queued, max_running, max_cpu_ms, "           \
 	"max_wall_ms, max_memory_mb, max_output_kb, array_to_string(allowed_languages, ','), " \
-	"max_gpus, egress_policy::text, retention_days, weight"
-#define TENANT_QUOTA_NCOLS 13
+	"max_gpus, egress_policy::text, retention_days, weight, allow_query_key"
+#define TENANT_QUOTA_NCOLS 14
 
 /* The quota row of tenant $1 (uuid): TENANT_QUOTA_COLUMNS, one row when the
  * tenant exists (0002 creates the row with the tenant). */
@@ -67,7 +72,8 @@ struct tenant_quota {
 
 /* The defaults of a new tenant (the column defaults of 0002):
  * 20 rps, burst 40, 1000 queued, 4 running, 10 s CPU, 20 s wall, 512 MB,
- * 1024 KB output, all languages, 0 GPUs, {"mode":"none"}, 30 days, weight 1. */
+ * 1024 KB output, all languages, 0 GPUs, {"mode":"none"}, 30 days, weight 1,
+ * no query-string keys. */
 void tenant_quota_defaults(struct tenant_quota *q);
 
 /* Reads TENANT_QUOTA_NCOLS columns of row `row` starting at first_col
@@ -81,7 +87,8 @@ int tenant_quota_validate(const struct tenant_quota *q, struct gv_err *err) GV_M
 
 /* Applies one "key=value" setting (the CLI's --quota): key is a field name
  * above; allowed_languages takes a comma-separated list ("" or "*" = all);
- * egress_policy takes JSON. Validates the result. Pure. */
+ * egress_policy takes JSON; allow_query_key true or false. Validates the
+ * result. Pure. */
 int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 		     struct gv_err *err) GV_MUST_CHECK;
 

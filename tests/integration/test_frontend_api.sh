@@ -18,7 +18,7 @@ check() { # name condition-command...
 	local name=$1; shift
 	if "$@"; then ok "$name"; else notok "$name" "got: ${last_code:-} ${last_body:0:300}"; fi
 }
-echo "1..50"
+echo "1..54"
 tmp=$(mktemp -d /tmp/gavel-fe-test.XXXXXX)
 pid=
 cleanup() {
@@ -106,6 +106,19 @@ check "a header key followed by a NUL and junk -> 400, not authenticated (got $g
 got=$(raw_status "b'GET /v1/health HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'" \
 	"b'GET /v1/submissions/aaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\\r\\nHost: x\\r\\nX-Auth-Token: $KA\\x00junk\\r\\n\\r\\n'")
 check "the same pipelined behind another request -> 400 (got $got)" [ "$got" = "200 400" ]
+# API keys in the query string: only the SSE stream takes one, only for a
+# tenant that allows it (allow_query_key, off by default).
+req GET "/v1/submissions/aaaaaaaaaaaaaaaaaaaaaa?api_key=$KA"
+check "a query key on a route other than the SSE stream -> 401" err_is 401 unauthorized
+req GET "/v1/submissions/aaaaaaaaaaaaaaaaaaaaaa/events?api_key=$KA"
+check "a query key on the SSE stream of a tenant that does not allow it -> 401" err_is 401 unauthorized
+"$BUILD/gavel" tenant update "fe_a_$sfx" --quota allow_query_key=true >/dev/null 2>&1
+sleep 1.1 # the frontends' key cache holds a quota for at most 1 s
+req GET "/v1/submissions/aaaaaaaaaaaaaaaaaaaaaa/events?api_key=$KA"
+check "... and once the tenant allows it, the key is taken (404: no such submission)" err_is 404 not_found
+req POST "/v1/submissions?api_key=$KA" -d '{"language":"python3","source":"x"}'
+check "... but never on another route, whatever the tenant allows -> 401" err_is 401 unauthorized
+"$BUILD/gavel" tenant update "fe_a_$sfx" --quota allow_query_key=false >/dev/null 2>&1
 req POST /v1/submissions "${A[@]}" -H 'Content-Length: 35' -H 'Content-Length: 5' \
 	--data-binary '{"language":"python3","source":"x"}'
 check "two Content-Length headers -> 400" err_is 400 invalid_request
