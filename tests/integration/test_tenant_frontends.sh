@@ -3,8 +3,8 @@
 # Redis and two real gavel-frontends:
 #  - a burst over a tenant's rate limit sent to both frontends at once gets
 #    429s with Retry-After and X-RateLimit-* headers, and the number
-#    accepted matches the shared token bucket (burst + rate x elapsed) within
-#    5%;
+#    accepted matches the shared token bucket (burst + rate x elapsed),
+#    from 5% over to 15% under;
 #  - a revoked key stops working on every frontend within one second.
 # TAP output; the frontends are stopped on exit.
 set -u
@@ -99,7 +99,11 @@ for t in threads:
 elapsed = time.time() - start
 accepted, limited = codes.get(404, 0), codes.get(429, 0)
 expected = burst + rate * elapsed
-print("%d %d %d %.1f %.3f %s" % (accepted, limited, 1 if abs(accepted - expected) <= 0.05 * expected else 0,
+# At most 5% over the bucket (one shared bucket; two would pass twice as
+# many), at most 15% under: the window is measured here, from the first
+# thread's start to the last one's end, and on a loaded machine it runs
+# longer than the span the frontends saw (seen: 8% under at load 9).
+print("%d %d %d %.1f %.3f %s" % (accepted, limited, 1 if -0.15 * expected <= accepted - expected <= 0.05 * expected else 0,
                                  expected, elapsed, ",".join("%s:%s" % kv for kv in sorted(codes.items()))))
 sys.stderr.write((first429[0] if first429 else "") + "\n")
 PY
@@ -111,9 +115,9 @@ else
 	notok "600 requests over 2 frontends answered 404 or 429" "codes ${all_codes:-none} in ${elapsed:-?} s"
 fi
 if [ "$within" = 1 ]; then
-	ok "accepted $accepted vs bucket $expected (burst $BURST + $RATE/s x ${elapsed}s): within 5%"
+	ok "accepted $accepted vs bucket $expected (burst $BURST + $RATE/s x ${elapsed}s): 5% over to 15% under"
 else
-	notok "accepted count matches the shared bucket within 5%" "accepted $accepted, expected $expected over ${elapsed}s"
+	notok "accepted count matches the shared bucket (5% over to 15% under)" "accepted $accepted, expected $expected over ${elapsed}s"
 fi
 h429=$(cat "$tmp/load.err")
 if grep -qi '^Retry-After: [0-9]' <<<"$h429" && grep -qi '^X-RateLimit-Limit: [0-9]' <<<"$h429" &&
