@@ -55,6 +55,10 @@ struct exec_engine_config {
 	 * written before the sandbox exists, the rest is read-only software.
 	 * Set it only for hosts that update /usr under running sandboxes. */
 	bool file_access_shared;
+	/* Skip `runsc --version` at init (~60 ms): a broken runsc then fails
+	 * the first sandbox, with runsc's own message, instead of the init.
+	 * The CLI sets it; a daemon should know at start. */
+	bool skip_runsc_check;
 	/* Report gavel-init's CPU figure as it is and send it the real CPU
 	 * limit, without the host-side accounting of executor/cputime.h (whose
 	 * figure does not grow with the node's load). Only the benchmarks set
