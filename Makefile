@@ -60,8 +60,9 @@ $(foreach m,$(BIN_MAINS),$(eval $(call bin_rule,$(word 1,$(subst :, ,$(m))),$(wo
 # gavel-init runs as PID 1 inside the sandbox: static, no sanitizers (ASan
 # cannot link statically), only libseccomp.
 INIT_OWN_SRCS := $(wildcard executor/init/*.c)
-# gavel-init shares the protocol grammar and the error type with the host.
-INIT_SRCS := $(INIT_OWN_SRCS) $(if $(INIT_OWN_SRCS),executor/record.c common/err.c)
+# gavel-init shares the protocol grammar, the error type and the I/O
+# helpers with the host.
+INIT_SRCS := $(INIT_OWN_SRCS) $(if $(INIT_OWN_SRCS),executor/record.c common/err.c common/io.c)
 # init's testable parts (no main, no process control), linked into the
 # tests/unit/test_init_* binaries.
 INIT_TESTABLE_SRCS := $(filter-out executor/init/main.c executor/init/run.c,$(INIT_OWN_SRCS))

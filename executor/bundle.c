@@ -280,8 +280,9 @@ const char *const exec_bundle_init_caps[EXEC_BUNDLE_INIT_NCAPS] = {
 
 /* Security argument of the spec as a whole: the sandbox's PID 1 is
  * gavel-init, which runs as uid 0 *of gVisor's own user namespace* (the
- * Sentry itself runs unprivileged on the host) holding only the five
- * capabilities it needs to supervise: SETUID/SETGID to drop every compiler
+ * Sentry itself runs unprivileged on the host, as a uid of its own:
+ * executor/sandbox_uid.h) holding only the six capabilities it needs to
+ * supervise: SETUID/SETGID to drop every compiler
  * and program to 65534:65534 before they start, SETPCAP to empty their
  * bounding set first, KILL to end what they leave
  * behind, FOWNER/DAC_OVERRIDE to lock /box and wipe what they wrote. The
@@ -372,18 +373,10 @@ static int write_file_at(int dirfd, const char *name, const void *data, size_t l
 	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return gv_err_errno(err, "create %s", name);
-	const char *p = data;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			gv_err_errno(err, "write %s", name);
-			close(fd);
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
+	if (gv_write_all(fd, data, len) != 0) {
+		gv_err_errno(err, "write %s", name);
+		close(fd);
+		return -1;
 	}
 	if (fchmod(fd, mode) != 0) {
 		gv_err_errno(err, "chmod %s", name);

@@ -351,18 +351,10 @@ static int write_box_file(int box_fd, const char *name, const void *data, size_t
 	int fd = openat(box_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return gv_err_errno(err, "work dir: create %s", name);
-	const char *p = data;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			gv_err_errno(err, "work dir: write %s", name);
-			close(fd);
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
+	if (gv_write_all(fd, data, len) != 0) {
+		gv_err_errno(err, "work dir: write %s", name);
+		close(fd);
+		return -1;
 	}
 	if (fchmod(fd, mode) != 0 || close(fd) != 0)
 		return gv_err_errno(err, "work dir: finish %s", name);

@@ -3,12 +3,17 @@
  * from the host until `end` (executor/PROTOCOL.md). Thin: the runner,
  * policy, verdict and wipe logic live beside it.
  *
- * Security argument: init runs with the program's uid (65534), no
- * capabilities and no_new_privs (the OCI bundle). It makes itself
- * non-dumpable so that the same-uid program cannot read its memory or fds
- * through /proc or ptrace (also denied by seccomp),  it blocks (never
- * handles) every signal and the program's filter denies kill() of pid 1, and between runs it kills every other process and empties the
- * writable places, so no state survives from one test to the next. */
+ * Security argument: init runs as uid 0 of gVisor's own user namespace
+ * (never of the host) with only the six supervision capabilities of the
+ * OCI bundle (executor/bundle.c, exec_bundle_init_caps), none inheritable
+ * or ambient, and no_new_privs; every compiler and program it starts is
+ * dropped to 65534:65534 with an empty bounding set before execve, so a
+ * program holds no capability and runs under another uid than init. init
+ * also makes itself non-dumpable, so the program cannot read its memory or
+ * fds through /proc or ptrace (also denied by seccomp); it blocks (never
+ * handles) every signal and the program's filter denies kill() of pid 1;
+ * and between runs it kills every other process and empties the writable
+ * places, so no state survives from one test to the next. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +29,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/io.h"
 #include "executor/init/job.h"
 #include "executor/init/run.h"
 #include "executor/init/seccomp_policy.h"
@@ -433,14 +439,9 @@ static int open_test_file(struct init_state *s, const char *name, struct gv_err 
 
 static int write_test_file(int fd, const char *data, size_t len, struct gv_err *err)
 {
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return gv_err_errno(err, "write test file");
-		data += n, len -= (size_t)n;
-	}
+	/* gv_write_all: a write that returns 0 is an error, not a retry. */
+	if (gv_write_all(fd, data, len) != 0)
+		return gv_err_errno(err, "write test file");
 	return 0;
 }
 
