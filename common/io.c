@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +24,31 @@ int gv_write_all(int fd, const void *buf, size_t len)
 		}
 		p += n;
 		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int gv_write_file_at(int dir_fd, const char *name, const void *data, size_t len, unsigned mode,
+		     struct gv_err *err)
+{
+	char tmp[300];
+	if (snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", name, (long)getpid()) >= (int)sizeof(tmp))
+		return gv_err_set(err, GV_ELIMIT, "file name too long: %s", name);
+	int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return gv_err_errno(err, "create %s", tmp);
+	bool ok = gv_write_all(fd, data, len) == 0 && fchmod(fd, (mode_t)mode) == 0;
+	int e = errno;
+	if (close(fd) != 0 && ok) {
+		ok = false;
+		e = errno;
+	}
+	if (!ok || renameat(dir_fd, tmp, dir_fd, name) != 0) {
+		if (ok)
+			e = errno;
+		unlinkat(dir_fd, tmp, 0);
+		errno = e;
+		return gv_err_errno(err, "write %s", name);
 	}
 	return 0;
 }

@@ -16,6 +16,12 @@ int gv_write_all(int fd, const void *buf, size_t len);
  * error (errno set). */
 size_t gv_read_upto(int fd, void *buf, size_t len);
 
+/* Replaces dir_fd/name with data, mode `mode`, atomically: written to a
+ * temporary name beside it (never following a link), then renamed over it,
+ * so a reader sees the old file or the whole new one. */
+int gv_write_file_at(int dir_fd, const char *name, const void *data, size_t len, unsigned mode,
+		     struct gv_err *err) GV_MUST_CHECK;
+
 /* Makes the absolute path and any missing parents, each new one 0700
  * (existing ones are left as they are). */
 int gv_mkdir_parents(const char *path, struct gv_err *err) GV_MUST_CHECK;

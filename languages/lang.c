@@ -63,6 +63,7 @@ void lang_def_clear(struct lang_def *def)
 	lang_argv_free(def->packages);
 	lang_argv_free(def->host_etc);
 	lang_argv_free(def->precompiled_headers);
+	free(def->compile_class_archive);
 	free(def->path);
 	memset(def, 0, sizeof(*def));
 }
@@ -212,6 +213,7 @@ static const struct key top_keys[] = {
 	{"rlimit_as", K_BOOL, F(rlimit_as), true},
 	{"host_etc", K_LIST, F(host_etc), false},
 	{"precompiled_headers", K_LIST, F(precompiled_headers), false},
+	{"compile_class_archive", K_STR, F(compile_class_archive), false},
 	{"memory_extra_mb", K_U32, F(memory_extra_mb), false},
 	{"memory_error", K_STR, F(memory_error), false},
 	{"time_factor", K_DOUBLE, F(time_factor), false},
@@ -371,6 +373,18 @@ static bool header_name_ok(const char *p)
 	return true;
 }
 
+/* One file name of [A-Za-z0-9._-], not hidden, ending in .jsa. */
+static bool class_archive_name_ok(const char *p)
+{
+	size_t n = strlen(p);
+	if (n < 5 || n > 64 || p[0] == '.' || strcmp(p + n - 4, ".jsa") != 0)
+		return false;
+	for (const char *s = p; *s; s++)
+		if (!(isalnum((unsigned char)*s) || strchr("_.-", *s)))
+			return false;
+	return true;
+}
+
 static bool clean_abs_path(const char *p, const char *prefix)
 {
 	size_t plen = strlen(prefix);
@@ -491,6 +505,11 @@ static int validate(struct pctx *c, struct lang_def *def, yaml_node_t *root)
 		if (!header_name_ok(*p))
 			return perr(c, root, "precompiled header '%.80s' must be a relative include name like bits/stdc++.h",
 				    *p);
+	if (def->compile_class_archive && !class_archive_name_ok(def->compile_class_archive))
+		return perr(c, root, "compile_class_archive '%.80s' must be a file name ending in .jsa",
+			    def->compile_class_archive);
+	if (def->compile_class_archive && !def->compile)
+		return perr(c, root, "compile_class_archive without a compile step");
 	if (!(def->time_factor > 0 && def->time_factor <= 10))
 		return perr(c, root, "time_factor must be in (0, 10]");
 	if (def->memory_extra_mb > 4096)

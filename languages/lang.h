@@ -65,6 +65,8 @@ struct lang_def {
 	char **host_etc;       /* host /etc paths the toolchain needs in the sandbox */
 	char **precompiled_headers; /* headers built ahead for compile's exact flags
 				     * ("bits/stdc++.h"; languages/lang_pch.h); empty: none */
+	char *compile_class_archive; /* a JVM compiler's class-data archive built
+				      * ahead ("javac.jsa"; languages/lang_cds.h); NULL: none */
 	bool rlimit_as;        /* limit the address space too (native code) */
 	uint32_t memory_extra_mb; /* added to the sandbox's memory cap for runtime overhead */
 	char *memory_error;    /* stderr text meaning the runtime's own memory limit was hit

@@ -11,6 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/io.h"
+#include "languages/lang_cds.h"
+
 #define PCH_ARGV_MAX 64
 #define PCH_BUILD_TIMEOUT_MS 300000 /* bits/stdc++.h: ~7 s on a quiet 2-core host */
 #define PCH_STAMP_MAX 2048
@@ -118,20 +121,7 @@ static bool stamp_matches(int lang_fd, const char *stamp, char *const *headers)
 
 static int write_file(int dir_fd, const char *name, const char *text, struct gv_err *err)
 {
-	char tmp[64];
-	snprintf(tmp, sizeof(tmp), ".%s.%ld", name, (long)getpid());
-	int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return gv_err_errno(err, "create %s", tmp);
-	size_t len = strlen(text);
-	bool ok = write(fd, text, len) == (ssize_t)len && fchmod(fd, 0644) == 0;
-	close(fd);
-	if (!ok || renameat(dir_fd, tmp, dir_fd, name) != 0) {
-		int rc = gv_err_errno(err, "write %s", name);
-		unlinkat(dir_fd, tmp, 0);
-		return rc;
-	}
-	return 0;
+	return gv_write_file_at(dir_fd, name, text, strlen(text), 0644, err);
 }
 
 /* Builds one header into lang_dir/<header>.gch. -1 with a reason in why. */
@@ -266,7 +256,7 @@ int lang_pch_prepare(const struct lang_registry *reg, const char *dir, unsigned 
 		report[0] = '\0';
 	bool any = false;
 	for (size_t i = 0; i < reg->n; i++)
-		any |= lang_pch_wanted(&reg->defs[i]);
+		any |= lang_pch_wanted(&reg->defs[i]) || lang_cds_wanted(&reg->defs[i]);
 	if (!any)
 		return 0;
 	char path[4096];
@@ -300,13 +290,14 @@ int lang_pch_prepare(const struct lang_registry *reg, const char *dir, unsigned 
 	}
 	for (size_t i = 0; i < reg->n; i++) {
 		const struct lang_def *def = &reg->defs[i];
-		if (!lang_pch_wanted(def))
-			continue;
 		char why[600];
-		int r = prepare_one(def, dir, dir_fd, why, sizeof(why));
-		if (r > 0)
+		int r = lang_pch_wanted(def) ? prepare_one(def, dir, dir_fd, why, sizeof(why)) : 0;
+		/* A JVM compiler's classes (languages/lang_cds.h), in the same
+		 * folder under the same lock. */
+		int c = r >= 0 && lang_cds_wanted(def) ? lang_cds_prepare_one(def, dir, dir_fd, why, sizeof(why)) : 0;
+		if (r > 0 || c > 0)
 			(*built)++;
-		else if (r < 0)
+		if (r < 0 || c < 0)
 			append(report, report_size, def->id, why);
 	}
 	close(lock);

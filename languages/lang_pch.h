@@ -41,7 +41,8 @@ int lang_pch_flags(const struct lang_def *def, char *out, size_t outsz);
 bool lang_pch_wanted(const struct lang_def *def);
 
 /* Builds, under dir (created 0755 with its parents if missing), every precompiled header of
- * every language of reg that wants them, unless dir/<id>/stamp already
+ * every language of reg that wants them, and every JVM compiler's class
+ * archive (languages/lang_cds.h), unless dir/<id>/stamp already
  * names the same compiler version and flags. Each .gch is written to a
  * temporary name and renamed into place; one builder at a time per dir
  * (flock on dir/.lock). *built counts the languages built now. A language

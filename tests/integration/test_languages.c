@@ -32,6 +32,7 @@
 #include "executor/problem.h"
 #include "languages/lang.h"
 #include "languages/lang_entry.h"
+#include "languages/lang_pch.h"
 #include "tests/support/testutil.h"
 
 static struct lang_registry reg;
@@ -289,6 +290,48 @@ static void lang_probe__broken_toolchain__fails(void **state)
 	}
 }
 
+/* The node dumps javac's classes once per JVM and options: an archive the
+ * JVM accepts (-Xshare:on refuses one it cannot map), and a second prepare
+ * finds it current. */
+static void lang_cds__javac_archive__built_once_and_usable(void **state)
+{
+	(void)state;
+	const struct lang_def *java = lang_find(&reg, "java");
+	struct stat st;
+	if (!java || stat(java->compile[0], &st) != 0) {
+		skip();
+		return;
+	}
+	char dir[] = "/tmp/gavel-cds-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct lang_registry one = { .defs = (struct lang_def *)java, .n = 1 };
+	unsigned built = 0;
+	char report[1024];
+	struct gv_err err;
+	assert_int_equal(lang_pch_prepare(&one, dir, &built, report, sizeof(report), &err), 0);
+	if (report[0])
+		fail_msg("not built: %s", report);
+	assert_int_equal(built, 1);
+	char jsa[300];
+	snprintf(jsa, sizeof(jsa), "%s/java/javac.jsa", dir);
+	assert_int_equal(stat(jsa, &st), 0);
+	assert_true(S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0644);
+	assert_int_equal(lang_pch_prepare(&one, dir, &built, report, sizeof(report), &err), 0);
+	assert_int_equal(built, 0);
+	char opt[340];
+	snprintf(opt, sizeof(opt), "-J-XX:SharedArchiveFile=%s", jsa);
+	char *argv[] = { java->compile[0], "-J-Xshare:on", opt, "-version", NULL };
+	char out[512];
+	int status = 0;
+	bool timed_out = false;
+	assert_int_equal(lang_run_capture(argv, 60000, out, sizeof(out), &status, &timed_out, &err), 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("javac -Xshare:on with the archive: %s", out);
+	char rm[300];
+	snprintf(rm, sizeof(rm), "%s", dir);
+	test_rm_rf(rm);
+}
+
 int main(void)
 {
 	const char *r = getenv("GAVEL_ROOT");
@@ -307,7 +350,7 @@ int main(void)
 		printf("1..1\nnot ok 1 - sum problem load\n");
 		return 1;
 	}
-	struct CMUnitTest *tests = calloc(reg.n + 1, sizeof(*tests));
+	struct CMUnitTest *tests = calloc(reg.n + 2, sizeof(*tests));
 	char (*names)[64] = calloc(reg.n, sizeof(*names));
 	if (!tests || !names)
 		return 1;
@@ -317,7 +360,9 @@ int main(void)
 	}
 	tests[reg.n] = (struct CMUnitTest){"languages__probe__refuses_broken_toolchains",
 					   lang_probe__broken_toolchain__fails, NULL, NULL, NULL};
-	int rc = _cmocka_run_group_tests("languages", tests, reg.n + 1, NULL, NULL);
+	tests[reg.n + 1] = (struct CMUnitTest){"languages__cds__javac_archive_built_once_and_usable",
+					       lang_cds__javac_archive__built_once_and_usable, NULL, NULL, NULL};
+	int rc = _cmocka_run_group_tests("languages", tests, reg.n + 2, NULL, NULL);
 	free(tests);
 	free(names);
 	exec_problem_free(&sum);

@@ -13,6 +13,7 @@
 
 #include "languages/lang.h"
 #include "languages/lang_entry.h"
+#include "languages/lang_cds.h"
 #include "languages/lang_pch.h"
 
 static struct lang_registry reg;
@@ -393,6 +394,15 @@ static const struct bad_def bad_defs[] = {
 	{"lang__def__precompiled_header_outside__fails",
 	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nprecompiled_headers: [../../etc/shadow]\n" GOOD_LIMITS,
 	 "precompiled header"},
+	{"lang__def__class_archive_path__fails",
+	 GOOD_HEAD "compile: [/usr/bin/x]\nrun: [/usr/bin/x]\nrlimit_as: true\ncompile_class_archive: ../x.jsa\n" GOOD_LIMITS,
+	 "compile_class_archive"},
+	{"lang__def__class_archive_not_jsa__fails",
+	 GOOD_HEAD "compile: [/usr/bin/x]\nrun: [/usr/bin/x]\nrlimit_as: true\ncompile_class_archive: javac\n" GOOD_LIMITS,
+	 "compile_class_archive"},
+	{"lang__def__class_archive_without_compile__fails",
+	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\ncompile_class_archive: x.jsa\n" GOOD_LIMITS,
+	 "without a compile step"},
 	{"lang__def__yaml_syntax__fails_with_line", GOOD_HEAD "run: [/usr/bin/x\nrlimit_as: true\n", "x.yaml:"},
 	{"lang__def__not_a_mapping__fails", "- a\n- b\n", "expected a mapping"},
 	{"lang__def__empty__fails", "", "empty file"},
@@ -427,6 +437,19 @@ static void lang__pch__flags_of_the_compile(void **state)
 	assert_false(lang_pch_wanted(lang_find(&reg, "python3")));
 }
 
+/* Java's javac loads its own classes from an archive the node dumps, named
+ * the same in the yaml and the compile argv; nothing else asks for one. */
+static void lang__cds__java_only(void **state)
+{
+	(void)state;
+	const struct lang_def *java = lang_find(&reg, "java");
+	assert_non_null(java);
+	assert_string_equal(java->compile_class_archive, "javac.jsa");
+	assert_true(lang_cds_wanted(java));
+	assert_false(lang_cds_wanted(lang_find(&reg, "cpp")));
+	assert_false(lang_cds_wanted(lang_find(&reg, "python3")));
+}
+
 static void run_bad_def(void **state)
 {
 	const struct bad_def *c = *state;
@@ -456,6 +479,7 @@ int main(void)
 	const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(lang__shipped__required_ids_present),
 		cmocka_unit_test(lang__pch__flags_of_the_compile),
+		cmocka_unit_test(lang__cds__java_only),
 		cmocka_unit_test(lang__extensions__map_to_ids),
 		cmocka_unit_test(lang__judge0_ids__map_to_ids),
 		cmocka_unit_test(lang__shipped__sane_fields),
