@@ -15,7 +15,6 @@
 
 #define CDS_ARGV_MAX 64
 #define CDS_BUILD_TIMEOUT_MS 120000 /* one javac run: ~3 s on a quiet 2-core host */
-#define CDS_STAMP_MAX 2048
 #define SHARED_ARCHIVE_OPT "-J-XX:SharedArchiveFile="
 
 /* The trusted source javac compiles while its classes are recorded: what
@@ -53,10 +52,7 @@ bool lang_cds_wanted(const struct lang_def *def)
 		return false;
 	char opt[300];
 	archive_opt(def, opt, sizeof(opt));
-	for (char **a = def->compile; *a; a++)
-		if (!strcmp(*a, opt))
-			return true;
-	return false;
+	return lang_pch_compile_has(def, opt);
 }
 
 /* The JVM options of def->compile (-J...) that shape the archive: all but
@@ -80,15 +76,10 @@ static int make_stamp(const struct lang_def *def, const char *const *opts, char 
 		      size_t whysz)
 {
 	char version[256];
-	int status = 0;
-	bool timed_out = false;
-	struct gv_err verr;
-	if (lang_run_capture(def->version_command, 10000, version, sizeof(version), &status, &timed_out, &verr) != 0 ||
-	    timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (lang_pch_compiler_version(def, version, sizeof(version)) != 0) {
 		snprintf(why, whysz, "version command failed");
 		return -1;
 	}
-	version[strcspn(version, "\n")] = '\0';
 	size_t used = (size_t)snprintf(stamp, size, "compiler %s\nversion %s\noptions", def->compile[0], version);
 	for (size_t i = 0; opts[i] && used < size; i++)
 		used += (size_t)snprintf(stamp + used, size - used, " %s", opts[i]);
@@ -103,14 +94,8 @@ static int make_stamp(const struct lang_def *def, const char *const *opts, char 
 
 static bool stamp_matches(int lang_fd, const char *stamp_name, const char *archive, const char *stamp)
 {
-	char have[CDS_STAMP_MAX];
-	int fd = openat(lang_fd, stamp_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	size_t n = gv_read_upto(fd, have, sizeof(have) - 1);
-	close(fd);
 	struct stat st;
-	return n == strlen(stamp) && memcmp(have, stamp, n) == 0 &&
+	return lang_pch_stamp_is(lang_fd, stamp_name, stamp) &&
 	       fstatat(lang_fd, archive, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -176,7 +161,7 @@ out:
 int lang_cds_prepare_one(const struct lang_def *def, const char *dir, int dir_fd, char *why, size_t whysz)
 {
 	const char *opts[CDS_ARGV_MAX];
-	char stamp[CDS_STAMP_MAX], stamp_name[96], tmp_name[96];
+	char stamp[PCH_STAMP_MAX], stamp_name[96], tmp_name[96];
 	if (jvm_options(def, opts) < 0) {
 		snprintf(why, whysz, "too many JVM options");
 		return -1;
@@ -185,15 +170,9 @@ int lang_cds_prepare_one(const struct lang_def *def, const char *dir, int dir_fd
 		return -1;
 	snprintf(stamp_name, sizeof(stamp_name), "%s.stamp", def->compile_class_archive);
 	snprintf(tmp_name, sizeof(tmp_name), ".%s.%ld", def->compile_class_archive, (long)getpid());
-	if (mkdirat(dir_fd, def->id, 0755) != 0 && errno != EEXIST) {
-		snprintf(why, whysz, "mkdir %s/%s: %s", dir, def->id, strerror(errno));
+	int lang_fd = lang_pch_lang_dir(dir_fd, dir, def->id, why, whysz);
+	if (lang_fd < 0)
 		return -1;
-	}
-	int lang_fd = openat(dir_fd, def->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (lang_fd < 0) {
-		snprintf(why, whysz, "open %s/%s: %s", dir, def->id, strerror(errno));
-		return -1;
-	}
 	int rc = 0;
 	if (stamp_matches(lang_fd, stamp_name, def->compile_class_archive, stamp))
 		goto out;

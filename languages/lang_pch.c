@@ -16,11 +16,18 @@
 
 #define PCH_ARGV_MAX 64
 #define PCH_BUILD_TIMEOUT_MS 300000 /* bits/stdc++.h: ~7 s on a quiet 2-core host */
-#define PCH_STAMP_MAX 2048
 
 static void pch_dir_of(const struct lang_def *def, char *out, size_t outsz)
 {
 	snprintf(out, outsz, "-I" LANG_PCH_MOUNT "/%s", def->id);
+}
+
+bool lang_pch_compile_has(const struct lang_def *def, const char *opt)
+{
+	for (char **a = def->compile; a && *a; a++)
+		if (!strcmp(*a, opt))
+			return true;
+	return false;
 }
 
 bool lang_pch_wanted(const struct lang_def *def)
@@ -29,10 +36,42 @@ bool lang_pch_wanted(const struct lang_def *def)
 		return false;
 	char opt[160];
 	pch_dir_of(def, opt, sizeof(opt));
-	for (char **a = def->compile; *a; a++)
-		if (!strcmp(*a, opt))
-			return true;
-	return false;
+	return lang_pch_compile_has(def, opt);
+}
+
+int lang_pch_compiler_version(const struct lang_def *def, char *out, size_t outsz)
+{
+	int status = 0;
+	bool timed_out = false;
+	struct gv_err err;
+	if (lang_run_capture(def->version_command, 10000, out, outsz, &status, &timed_out, &err) != 0 || timed_out ||
+	    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -1;
+	out[strcspn(out, "\n")] = '\0';
+	return 0;
+}
+
+bool lang_pch_stamp_is(int lang_fd, const char *name, const char *stamp)
+{
+	char have[PCH_STAMP_MAX];
+	int fd = openat(lang_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	size_t n = gv_read_upto(fd, have, sizeof(have) - 1);
+	close(fd);
+	return n == strlen(stamp) && memcmp(have, stamp, n) == 0;
+}
+
+int lang_pch_lang_dir(int dir_fd, const char *dir, const char *id, char *why, size_t whysz)
+{
+	if (mkdirat(dir_fd, id, 0755) != 0 && errno != EEXIST) {
+		snprintf(why, whysz, "mkdir %s/%s: %s", dir, id, strerror(errno));
+		return -1;
+	}
+	int fd = openat(dir_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		snprintf(why, whysz, "open %s/%s: %s", dir, id, strerror(errno));
+	return fd;
 }
 
 /* The flag tokens of def->compile that shape the PCH (borrowed strings,
@@ -101,13 +140,7 @@ static int make_parents(int base_fd, const char *rel)
 
 static bool stamp_matches(int lang_fd, const char *stamp, char *const *headers)
 {
-	char have[PCH_STAMP_MAX];
-	int fd = openat(lang_fd, "stamp", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, have, sizeof(have) - 1);
-	close(fd);
-	if (n < 0 || (size_t)n != strlen(stamp) || memcmp(have, stamp, (size_t)n) != 0)
+	if (!lang_pch_stamp_is(lang_fd, "stamp", stamp))
 		return false;
 	for (char *const *h = headers; *h; h++) {
 		char gch[300];
@@ -194,15 +227,10 @@ static int prepare_one(const struct lang_def *def, const char *dir, int dir_fd, 
 	/* The compiler's version is part of the stamp: a new compiler makes
 	 * new headers (GCC would ignore the old ones anyway). */
 	char version[256];
-	int status = 0;
-	bool timed_out = false;
-	struct gv_err verr;
-	if (lang_run_capture(def->version_command, 10000, version, sizeof(version), &status, &timed_out, &verr) != 0 ||
-	    timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (lang_pch_compiler_version(def, version, sizeof(version)) != 0) {
 		snprintf(why, whysz, "version command failed");
 		return -1;
 	}
-	version[strcspn(version, "\n")] = '\0';
 	char stamp[PCH_STAMP_MAX];
 	size_t used = (size_t)snprintf(stamp, sizeof(stamp), "compiler %s\nversion %s\nflags %s\nheaders", def->compile[0],
 				       version, flag_text);
@@ -214,15 +242,9 @@ static int prepare_one(const struct lang_def *def, const char *dir, int dir_fd, 
 	}
 	stamp[used++] = '\n';
 	stamp[used] = '\0';
-	if (mkdirat(dir_fd, def->id, 0755) != 0 && errno != EEXIST) {
-		snprintf(why, whysz, "mkdir %s/%s: %s", dir, def->id, strerror(errno));
+	int lang_fd = lang_pch_lang_dir(dir_fd, dir, def->id, why, whysz);
+	if (lang_fd < 0)
 		return -1;
-	}
-	int lang_fd = openat(dir_fd, def->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (lang_fd < 0) {
-		snprintf(why, whysz, "open %s/%s: %s", dir, def->id, strerror(errno));
-		return -1;
-	}
 	int rc = 0;
 	if (stamp_matches(lang_fd, stamp, def->precompiled_headers))
 		goto out;

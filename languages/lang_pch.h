@@ -40,6 +40,18 @@ int lang_pch_flags(const struct lang_def *def, char *out, size_t outsz);
  * lists headers to precompile. */
 bool lang_pch_wanted(const struct lang_def *def);
 
+/* What the PCH builder and the class-archive builder (lang_cds.h) share. */
+#define PCH_STAMP_MAX 2048 /* bytes of a stamp file */
+/* def->compile holds opt as one word. */
+bool lang_pch_compile_has(const struct lang_def *def, const char *opt);
+/* The first line of def's version_command output; -1 when it fails. */
+int lang_pch_compiler_version(const struct lang_def *def, char *out, size_t outsz);
+/* lang_fd/name holds exactly stamp. */
+bool lang_pch_stamp_is(int lang_fd, const char *name, const char *stamp);
+/* dir_fd/<id> made 0755 if missing and opened (no link followed); -1 with
+ * the reason in why. dir names dir_fd in messages. */
+int lang_pch_lang_dir(int dir_fd, const char *dir, const char *id, char *why, size_t whysz);
+
 /* Builds, under dir (created 0755 with its parents if missing), every precompiled header of
  * every language of reg that wants them, and every JVM compiler's class
  * archive (languages/lang_cds.h), unless dir/<id>/stamp already
