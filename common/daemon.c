@@ -50,9 +50,8 @@ int gv_daemon_start(const struct gv_daemon_spec *spec, int argc, char **argv, vo
 		*exit_code = 2;
 		return -1;
 	}
-	const char *level_name = *(char *const *)((const char *)cfg + spec->log_level_offset);
-	int level = gv_log_level_parse(level_name ? level_name : "info");
-	gv_log_init(spec->component, level < 0 ? GV_LOG_INFO : (enum gv_log_level)level);
+	int level = *(const int *)((const char *)cfg + spec->log_level_offset);
+	gv_log_init(spec->component, (enum gv_log_level)level);
 	if (check) {
 		*exit_code = gv_config_dump(spec->table, spec->table_len, cfg, stdout, &err) ? 1 : 0;
 		gv_config_free(spec->table, spec->table_len, cfg);

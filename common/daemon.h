@@ -14,7 +14,7 @@ struct gv_daemon_spec {
 	const char *component; /* "scheduler": the logger's component */
 	const struct gv_config_option *table;
 	size_t table_len;
-	size_t log_level_offset; /* offsetof the char * log level in the config struct */
+	size_t log_level_offset; /* offsetof the int log level (enum gv_log_level) in the config struct */
 };
 
 /* Set by SIGTERM and SIGINT once gv_daemon_start returned 0. */

@@ -17,11 +17,12 @@ void gv_log_init(const char *component, enum gv_log_level min_level)
 	log_min_level = min_level;
 }
 
+const char *const gv_log_level_names[] = { "debug", "info", "warn", "error", NULL };
+
 int gv_log_level_parse(const char *name)
 {
-	static const char *const names[] = { "debug", "info", "warn", "error" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (name && strcmp(name, names[i]) == 0)
+	for (size_t i = 0; gv_log_level_names[i]; i++)
+		if (name && strcmp(name, gv_log_level_names[i]) == 0)
 			return (int)i;
 	return -1;
 }

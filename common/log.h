@@ -8,6 +8,9 @@
 #include "common/err.h"
 
 enum gv_log_level { GV_LOG_DEBUG, GV_LOG_INFO, GV_LOG_WARN, GV_LOG_ERROR };
+/* The levels' names, in enum order, NULL-terminated: every daemon's
+ * log.level option takes these and no other (GV_CONFIG_ENUM choices). */
+extern const char *const gv_log_level_names[];
 
 /* Borrowed strings; any may be NULL. */
 struct gv_log_ctx {

@@ -46,8 +46,8 @@
 #define DAEMON_RESULT_MAX (96u * 1024u * 1024u)
 
 const struct gv_config_option exec_daemon_config_table[] = {
-	{ .name = "log.level", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct exec_daemon_config, log_level),
-	  .def = "info", .doc = "debug, info, warn or error" },
+	{ .name = "log.level", .type = GV_CONFIG_ENUM, GV_CONFIG_FIELD(struct exec_daemon_config, log_level),
+	  .def = "info", .choices = gv_log_level_names, .doc = "lowest level written: debug, info, warn or error" },
 	{ .name = "executor.node_name", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, node_name), .max = GV_QUEUE_NODE_MAX,
 	  .doc = "node name in the registry; empty: the host name" },

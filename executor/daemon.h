@@ -35,7 +35,7 @@
 #include "common/err.h"
 
 struct exec_daemon_config {
-	char *log_level;
+	int log_level;            /* enum gv_log_level */
 	char *node_name;          /* empty: host name */
 	int capacity;             /* regular slots (executor.max_parallel) */
 	int burst_slots;          /* more workers, for tenants below their share */

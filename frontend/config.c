@@ -4,13 +4,14 @@
 
 #include <string.h>
 
+#include "common/log.h"
+
 #define F(field) GV_CONFIG_FIELD(struct fe_config, field)
 
-static const char *const log_levels[] = { "debug", "info", "warn", "error", NULL };
 
 const struct gv_config_option fe_config_table[] = {
 	{ .name = "log.level", .type = GV_CONFIG_ENUM, F(log_level), .def = "info",
-	  .choices = log_levels, .flags = GV_CONFIG_RELOADABLE, .doc = "lowest level written" },
+	  .choices = gv_log_level_names, .flags = GV_CONFIG_RELOADABLE, .doc = "lowest level written" },
 	{ .name = "database.url", .type = GV_CONFIG_STRING, F(database_url), .def = "",
 	  .flags = GV_CONFIG_SECRET, .doc = "owner role URL (fallback when service_url is empty)" },
 	{ .name = "database.service_url", .type = GV_CONFIG_STRING, F(database_service_url), .def = "",

@@ -25,7 +25,7 @@
 #include "common/err.h"
 
 struct sched_config {
-	char *log_level;
+	int log_level;            /* enum gv_log_level */
 	char *database_url;         /* database.service_url, else database.url */
 	char *database_owner_url;   /* database.url (unused unless service_url empty) */
 	uint64_t db_connect_timeout_ms;
