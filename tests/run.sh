@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of Gavel — unit (cmocka), integration (real PostgreSQL,
 # Redis and runsc), the security suite and the fresh-root smoke check — and
-# ends with one summary line, "N passed, M failed", counting every test case
-# it ran.
+# ends with one summary line, "N passed, M failed, K skipped", counting
+# every test case it ran (a "# SKIP" case, cmocka's "not ok ... # SKIP"
+# too, counts as skipped, never as passed or failed).
 #
 # Every test program speaks TAP ("ok N - name" / "not ok N - name", plan
 # "1..N"): cmocka binaries through CMOCKA_MESSAGE_OUTPUT=TAP, scripts by
@@ -24,6 +25,7 @@ FILTER=${1:-}
 
 passed=0
 failed=0
+skipped=0
 failures=()
 logdir=$(mktemp -d /tmp/gavel-test-logs.XXXXXX)
 
@@ -49,10 +51,18 @@ run_tap() { # name timeout command...
 	local ok notok plan
 	ok=$(grep -cE '^ok [0-9]+' "$log")
 	notok=$(grep -cE '^not ok [0-9]+' "$log")
+	# A skip is neither passed nor failed, whichever way its program
+	# wrote it: TAP scripts "ok N - x # SKIP why", cmocka "not ok N - x # SKIP".
+	local skip_ok skip_notok
+	skip_ok=$(grep -cE '^ok [0-9]+.*# SKIP' "$log")
+	skip_notok=$(grep -cE '^not ok [0-9]+.*# SKIP' "$log")
+	ok=$((ok - skip_ok))
+	notok=$((notok - skip_notok))
+	skipped=$((skipped + skip_ok + skip_notok))
 	plan=$(grep -oE '^1\.\.[0-9]+' "$log" | tail -n1 | cut -d. -f3)
 	local missing=0
-	if [ -n "$plan" ] && [ $((ok + notok)) -lt "$plan" ]; then
-		missing=$((plan - ok - notok))
+	if [ -n "$plan" ] && [ $((ok + notok + skip_ok + skip_notok)) -lt "$plan" ]; then
+		missing=$((plan - ok - notok - skip_ok - skip_notok))
 	fi
 	if [ $rc -ne 0 ] && [ "$notok" -eq 0 ] && [ $missing -eq 0 ]; then
 		missing=1 # crashed, timed out or failed outside any test case
@@ -135,5 +145,5 @@ if [ ${#failures[@]} -gt 0 ]; then
 	echo "Failed:"
 	printf '  %s\n' "${failures[@]}"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
