@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -169,6 +171,35 @@ static int try_lock(struct exec_uids *u, unsigned i, struct gv_err *err)
 		return gv_err_errno(err, "sandbox uids: lock %s", name);
 	}
 	return 0;
+}
+
+int exec_uids_prepare_root(const char *work_root, bool *mounted, struct gv_err *err)
+{
+	*mounted = false;
+	struct statvfs vfs;
+	if (statvfs(work_root, &vfs) != 0)
+		return gv_err_errno(err, "statvfs %s", work_root);
+	if (!(vfs.f_flag & (ST_NOSUID | ST_NODEV)))
+		return 0;
+	if (mount(work_root, work_root, NULL, MS_BIND, NULL) != 0)
+		return gv_err_errno(err, "work root %s is on a nosuid/nodev mount, which sandboxes with their own "
+				    "uid cannot use; binding it without them", work_root);
+	/* A bind remount sets exactly these flags: neither nosuid nor nodev. */
+	if (mount(NULL, work_root, NULL, MS_BIND | MS_REMOUNT, NULL) != 0 || statvfs(work_root, &vfs) != 0 ||
+	    (vfs.f_flag & (ST_NOSUID | ST_NODEV))) {
+		int e = errno;
+		umount2(work_root, MNT_DETACH);
+		errno = e;
+		return gv_err_errno(err, "work root %s: remount without nosuid/nodev", work_root);
+	}
+	*mounted = true;
+	return 0;
+}
+
+void exec_uids_release_root(const char *work_root, bool mounted)
+{
+	if (mounted)
+		umount2(work_root, MNT_DETACH);
 }
 
 int exec_uids_take(struct exec_uids *u, unsigned *slot, struct gv_err *err)

@@ -55,6 +55,17 @@ void exec_uids_fini(struct exec_uids *u);
 int exec_uids_take(struct exec_uids *u, unsigned *slot, struct gv_err *err) GV_MUST_CHECK;
 void exec_uids_give(struct exec_uids *u, unsigned slot);
 
+/* runsc remounts each sandbox's root (a folder under the work root)
+ * read-only from inside our user namespace, where the kernel keeps a
+ * mount's nosuid and nodev locked: under a work root mounted with either
+ * (a hardened /var, a container, bwrap) that remount fails and no sandbox
+ * starts. So a work root on such a mount is bound onto itself without
+ * nosuid and nodev (*mounted: true; exec_uids_release_root undoes it).
+ * Nothing but the executor writes there (it is root's, 0700), and every
+ * path a sandbox sees of it is bound nosuid,nodev again by the bundle. */
+int exec_uids_prepare_root(const char *work_root, bool *mounted, struct gv_err *err) GV_MUST_CHECK;
+void exec_uids_release_root(const char *work_root, bool mounted);
+
 static inline uint32_t exec_uids_uid(const struct exec_uids *u, unsigned slot)
 {
 	return u->base + slot;

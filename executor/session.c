@@ -2059,10 +2059,20 @@ static unsigned sweep_work_root(int fd)
 	return n;
 }
 
+/* What exec_engine_init made before a later step failed. */
+static void engine_init_undo(struct exec_engine *e)
+{
+	close_fd(&e->work_root_fd);
+	exec_uids_fini(&e->uids);
+	exec_uids_release_root(e->cfg.work_root, e->work_root_bound);
+	e->work_root_bound = false;
+}
+
 int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg, struct gv_err *err)
 {
 	memset(e, 0, sizeof(*e));
 	e->work_root_fd = -1;
+	e->uids.dir_fd = -1; /* count 0: nothing else to undo before exec_uids_init */
 	e->cfg = *cfg;
 	struct exec_engine_config *c = &e->cfg;
 	if (!c->tmp_size_kb)
@@ -2105,20 +2115,24 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 	signal(SIGPIPE, SIG_IGN);
 	if (!c->skip_runsc_check && exec_runsc_check(&e->runsc, err) != 0)
 		return -1;
+	if (exec_uids_prepare_root(c->work_root, &e->work_root_bound, err) != 0)
+		return -1;
 	e->work_root_fd = open(c->work_root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (e->work_root_fd < 0)
-		return gv_err_errno(err, "open %s", c->work_root);
+	if (e->work_root_fd < 0) {
+		gv_err_errno(err, "open %s", c->work_root);
+		exec_uids_release_root(c->work_root, e->work_root_bound);
+		return -1;
+	}
 	exec_bundle_default_etc_binds(e->etc_binds);
 	exec_bundle_default_usr_dirs(e->usr_dirs);
 	if (!e->usr_dirs[0]) {
-		close_fd(&e->work_root_fd);
+		engine_init_undo(e);
 		return gv_err_set(err, GV_EINVAL, "none of the toolchain folders of /usr exists on this host");
 	}
 	if (exec_uids_init(&e->uids, c->sandbox_uid_dir,
 			   c->sandbox_uid_base ? c->sandbox_uid_base : EXEC_UIDS_DEFAULT_BASE,
 			   c->sandbox_uid_count ? c->sandbox_uid_count : EXEC_UIDS_DEFAULT_COUNT, err) != 0) {
-		close_fd(&e->work_root_fd);
-		exec_uids_fini(&e->uids);
+		engine_init_undo(e);
 		return -1;
 	}
 	struct stat pch_st;
@@ -2128,8 +2142,7 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 	 * the cgroups), then cgroups, then work dirs. */
 	if (exec_runsc_sweep(&e->runsc, &e->swept_containers, err) != 0 ||
 	    exec_cgroup_sweep(&e->cg, c->cgroup_parent, &e->swept_cgroups, err) != 0) {
-		close_fd(&e->work_root_fd);
-		exec_uids_fini(&e->uids);
+		engine_init_undo(e);
 		gv_err_prefix(err, "sweeping leftovers");
 		return -1;
 	}
@@ -2137,8 +2150,7 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 	e->swept_dirs = sweep_work_root(e->work_root_fd);
 	/* Sandbox networks of an earlier run (their sandboxes are gone). */
 	if (exec_net_config_check(&c->net, err) != 0 || exec_net_sweep(&c->net, &e->swept_net, err) != 0) {
-		close_fd(&e->work_root_fd);
-		exec_uids_fini(&e->uids);
+		engine_init_undo(e);
 		gv_err_prefix(err, "sweeping sandbox networks");
 		return -1;
 	}
@@ -2154,4 +2166,5 @@ void exec_engine_fini(struct exec_engine *e)
 	close_fd(&e->work_root_fd);
 	exec_reaper_collect(&e->reaper);
 	exec_uids_fini(&e->uids);
+	exec_uids_release_root(e->cfg.work_root, e->work_root_bound);
 }

@@ -121,6 +121,7 @@ struct exec_engine {
 	struct exec_reaper reaper;
 	struct exec_runsc runsc;
 	struct exec_uids uids;  /* each sandbox's own host uid */
+	bool work_root_bound;   /* exec_uids_prepare_root bound cfg.work_root */
 	const char *etc_binds[EXEC_BUNDLE_MAX_ETC_BINDS + 1];
 	const char *usr_dirs[EXEC_BUNDLE_MAX_USR_DIRS + 1];
 	const char *pch_path; /* cfg.pch_dir when it was a folder at init, else NULL */

@@ -281,8 +281,13 @@ echo "# make run in the fresh root (ports $PG $AP; cgroup $CG); log in $OUT whil
 # process carries the harness's GAVEL_ROOT, BUILD and database URLs, which
 # sent the root's gavel-local to the host's checkout (make run "started"
 # nothing inside, and every submission found no stack).
+# The host's /proc, not a new one: bwrap covers parts of a new proc (sys,
+# sysrq-trigger, irq, bus), and the kernel refuses to mount proc inside a
+# user namespace while no proc is fully visible, which every sandbox's
+# runsc does inside the user namespace that gives it its own uid
+# (executor/sandbox_uid.h), as on a host.
 env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	bwrap --bind "$ROOT" / --dev-bind /dev /dev --proc /proc --bind /sys /sys --tmpfs /run \
+	bwrap --bind "$ROOT" / --dev-bind /dev /dev --bind /proc /proc --bind /sys /sys --tmpfs /run \
 	--bind "$ARCHIVES" /var/cache/apt/archives --cap-add ALL --die-with-parent \
 	/bin/bash /fresh/inner.sh >"$OUT/results" 2>"$OUT/inner.err" 9>&-
 bwrap_rc=$?
