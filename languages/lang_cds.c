@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,16 +72,43 @@ static int jvm_options(const struct lang_def *def, const char *out[CDS_ARGV_MAX]
 	return 0;
 }
 
-/* The JVM's version and the options: what the archive is good for. */
+/* "path size mtime inode" of one file of the JDK, or "path -". */
+static int file_identity(const char *path, char *out, size_t outsz)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return snprintf(out, outsz, "%s -", path);
+	return snprintf(out, outsz, "%s %lld %lld.%09ld %llu", path, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+			st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
+}
+
+/* What the archive is good for: the JDK it was dumped from, known by its
+ * runtime image and VM library (stat'ed: starting a JVM to ask its
+ * version would cost every `gavel run` a quarter of a second), and the
+ * options. */
 static int make_stamp(const struct lang_def *def, const char *const *opts, char *stamp, size_t size, char *why,
 		      size_t whysz)
 {
-	char version[256];
-	if (lang_pch_compiler_version(def, version, sizeof(version)) != 0) {
-		snprintf(why, whysz, "version command failed");
+	char home[PATH_MAX];
+	if (!realpath(def->compile[0], home)) {
+		snprintf(why, whysz, "%s: %s", def->compile[0], strerror(errno));
 		return -1;
 	}
-	size_t used = (size_t)snprintf(stamp, size, "compiler %s\nversion %s\noptions", def->compile[0], version);
+	/* <home>/bin/javac -> <home> */
+	for (int up = 0; up < 2; up++) {
+		char *slash = strrchr(home, '/');
+		if (!slash || slash == home) {
+			snprintf(why, whysz, "%s is not <jdk>/bin/<tool>", def->compile[0]);
+			return -1;
+		}
+		*slash = '\0';
+	}
+	char path[PATH_MAX + 32], image[PATH_MAX + 96], vm[PATH_MAX + 96];
+	snprintf(path, sizeof(path), "%s/lib/modules", home);
+	file_identity(path, image, sizeof(image));
+	snprintf(path, sizeof(path), "%s/lib/server/libjvm.so", home);
+	file_identity(path, vm, sizeof(vm));
+	size_t used = (size_t)snprintf(stamp, size, "compiler %s\nimage %s\nvm %s\noptions", def->compile[0], image, vm);
 	for (size_t i = 0; opts[i] && used < size; i++)
 		used += (size_t)snprintf(stamp + used, size - used, " %s", opts[i]);
 	if (used + 2 >= size) {

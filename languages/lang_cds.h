@@ -25,7 +25,8 @@
 bool lang_cds_wanted(const struct lang_def *def);
 
 /* Builds dir_fd/<id>/<archive> (dir is dir_fd's path, for messages and
- * the JVM's argv) unless its stamp names the same JVM version and options.
+ * the JVM's argv) unless its stamp names the same JDK (its runtime image
+ * and VM library, by size, time and inode) and options.
  * 1 built, 0 up to date, -1 failed with the reason in why. The caller
  * holds the folder's build lock. */
 int lang_cds_prepare_one(const struct lang_def *def, const char *dir, int dir_fd, char *why, size_t whysz);
