@@ -15,7 +15,6 @@
 
 #include "common/io.h"
 
-
 int exec_uids_init(struct exec_uids *u, const char *dir, uint32_t base, unsigned count,
 		   struct gv_err *err)
 {
@@ -215,7 +214,7 @@ int exec_uids_take(struct exec_uids *u, unsigned *slot, struct gv_err *err)
 			return -1;
 		if (!got)
 			continue;
-		if (u->userns_fd[i] < 0 && make_userns(exec_uids_uid(u, i), &u->userns_fd[i], err) != 0) {
+		if (make_userns(exec_uids_uid(u, i), &u->userns_fd[i], err) != 0) {
 			exec_uids_give(u, i);
 			return -1;
 		}
@@ -228,7 +227,15 @@ int exec_uids_take(struct exec_uids *u, unsigned *slot, struct gv_err *err)
 
 void exec_uids_give(struct exec_uids *u, unsigned slot)
 {
-	if (slot < u->count && u->lock_fd[slot] >= 0) {
+	if (slot >= u->count)
+		return;
+	/* Not kept for the next holder: round-robin would otherwise leave an
+	 * open namespace per uid of the range in every long-lived worker. */
+	if (u->userns_fd[slot] >= 0) {
+		close(u->userns_fd[slot]);
+		u->userns_fd[slot] = -1;
+	}
+	if (u->lock_fd[slot] >= 0) {
 		close(u->lock_fd[slot]); /* drops the lock */
 		u->lock_fd[slot] = -1;
 	}

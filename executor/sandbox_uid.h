@@ -13,10 +13,11 @@
  * drops the lock when its holder dies, however it dies. Uids are tried
  * round-robin, so a freed one is handed out again as late as possible.
  *
- * The user namespace of a uid is made on its first use (a short-lived
- * child that unshares it while we write its maps) and kept open as an fd:
- * runsc's spawn joins it with setns() between fork and exec
- * (executor/runsc.c). Single-threaded, like the engine that owns it. */
+ * The user namespace of a uid is made when the uid is taken (a short-lived
+ * child that unshares it while we write its maps, ~3 ms) and held as an fd
+ * until it is given back: runsc's spawn joins it with setns() between fork
+ * and exec (executor/runsc.c). Single-threaded, like the engine that owns
+ * it. */
 #pragma once
 
 #include <stdbool.h>
@@ -39,7 +40,7 @@ struct exec_uids {
 	unsigned next;                 /* where the next search starts */
 	int dir_fd;                    /* the lock files' folder */
 	int lock_fd[EXEC_UIDS_MAX];    /* the held lock, -1 when free here */
-	int userns_fd[EXEC_UIDS_MAX];  /* -1 until the uid is first used */
+	int userns_fd[EXEC_UIDS_MAX];  /* while held: its user namespace; else -1 */
 };
 
 /* count uids from base, locks under dir (NULL: EXEC_UIDS_DIR, made if
@@ -50,8 +51,7 @@ int exec_uids_init(struct exec_uids *u, const char *dir, uint32_t base, unsigned
 void exec_uids_fini(struct exec_uids *u);
 
 /* Takes a uid no live sandbox of the node holds (its index in *slot) and
- * makes its user namespace if it has none yet. GV_ELIMIT when all are
- * held. */
+ * makes its user namespace. GV_ELIMIT when all are held. */
 int exec_uids_take(struct exec_uids *u, unsigned *slot, struct gv_err *err) GV_MUST_CHECK;
 void exec_uids_give(struct exec_uids *u, unsigned slot);
 

@@ -9,6 +9,7 @@
  * tests fail saying why, unless GAVEL_ALLOW_SKIP=1. Each test uses its own
  * runsc root, work root and cgroup parent, so it never touches another
  * executor's sandboxes. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -656,10 +657,23 @@ static size_t sandbox_uids(const char *rel, uid_t *uids, size_t n)
 /* Each live sandbox's Sentry runs as a host uid of its own: not the
  * host's nobody (which other services and every other sandbox share), not
  * root, and not the uid of another live sandbox. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
 static void session__host_uid__own_per_sandbox(void **state)
 {
 	(void)state;
 	require_ready();
+	exec_engine_drain(&g.e);
+	int fds_before = open_fds();
 	struct exec_file f1, f2;
 	struct exec_job j1 = c_job("int main(void){return 0;}\n", &f1);
 	struct exec_job j2 = c_job("int main(void){return 0;}\n", &f2);
@@ -686,6 +700,10 @@ static void session__host_uid__own_per_sandbox(void **state)
 	assert_int_not_equal(u2[0], 65534);
 	exec_session_close(s2);
 	close_cur(s1);
+	/* Each uid's user namespace and lock go with its sandbox's tear-down:
+	 * a long-lived worker does not collect one per uid of the range. */
+	exec_engine_drain(&g.e);
+	assert_int_equal(open_fds(), fds_before);
 }
 
 static void engine__init__sweeps_stale_sandbox(void **state)
