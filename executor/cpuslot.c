@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/io.h"
+#include "executor/lockdir.h"
 
 #define POLL_FIRST_US 1000
 #define POLL_MAX_US 10000
@@ -40,27 +40,6 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int open_dir(const char *dir, struct gv_err *err)
-{
-	if (gv_mkdir_parents(dir, err) != 0)
-		return -1;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return gv_err_errno(err, "CPU slots: open %s", dir);
-	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		gv_err_errno(err, "CPU slots: stat %s", dir);
-		close(fd);
-		return -1;
-	}
-	if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
-		close(fd);
-		return gv_err_set(err, GV_ESANDBOX, "CPU slots: %s must be owned by uid %u and writable by it alone",
-				  dir, (unsigned)geteuid());
-	}
-	return fd;
-}
-
 /* One attempt over every slot, starting at a different one per process so
  * that waiters do not all fight over slot 0. 1: taken, 0: all busy. */
 static int try_all(int dfd, unsigned n, struct exec_cpuslot *slot, struct gv_err *err)
@@ -70,19 +49,11 @@ static int try_all(int dfd, unsigned n, struct exec_cpuslot *slot, struct gv_err
 		unsigned i = (first + k) % n;
 		char name[32];
 		snprintf(name, sizeof(name), "slot-%u", i);
-		int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return gv_err_errno(err, "CPU slots: open %s", name);
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			slot->fd = fd;
-			slot->index = (int)i;
-			return 1;
-		}
-		int e = errno;
-		close(fd);
-		if (e != EWOULDBLOCK && e != EINTR) {
-			errno = e;
-			return gv_err_errno(err, "CPU slots: lock %s", name);
+		int got = exec_lockdir_try(dfd, name, "CPU slots", &slot->fd, err);
+		if (got != 0) {
+			if (got > 0)
+				slot->index = (int)i;
+			return got;
 		}
 	}
 	return 0;
@@ -95,7 +66,7 @@ int exec_cpuslot_acquire(const char *dir, unsigned n, int64_t deadline_ms, struc
 	slot->index = -1;
 	if (n == 0)
 		n = 1;
-	int dfd = open_dir(dir, err);
+	int dfd = exec_lockdir_open(dir, "CPU slots", err);
 	if (dfd < 0)
 		return -1;
 	long pause_us = POLL_FIRST_US;

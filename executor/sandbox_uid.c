@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/io.h"
+#include "executor/lockdir.h"
 
 int exec_uids_init(struct exec_uids *u, const char *dir, uint32_t base, unsigned count,
 		   struct gv_err *err)
@@ -37,18 +37,9 @@ int exec_uids_init(struct exec_uids *u, const char *dir, uint32_t base, unsigned
 	u->next = (unsigned)getpid() % count;
 	if (!dir)
 		dir = EXEC_UIDS_DIR;
-	if (gv_mkdir_parents(dir, err) != 0)
-		return -1;
-	u->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	u->dir_fd = exec_lockdir_open(dir, "sandbox uids", err);
 	if (u->dir_fd < 0)
-		return gv_err_errno(err, "sandbox uids: open %s", dir);
-	struct stat st;
-	if (fstat(u->dir_fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
-		close(u->dir_fd);
-		u->dir_fd = -1;
-		return gv_err_set(err, GV_ESANDBOX, "sandbox uids: %s must be owned by uid %u and writable by it alone",
-				  dir, (unsigned)geteuid());
-	}
+		return -1;
 	return 0;
 }
 
@@ -151,27 +142,6 @@ static int make_userns(uint32_t id, int *out, struct gv_err *err)
 	return rc;
 }
 
-/* 1: locked, 0: another holder has it. */
-static int try_lock(struct exec_uids *u, unsigned i, struct gv_err *err)
-{
-	char name[32];
-	snprintf(name, sizeof(name), "uid-%u", exec_uids_uid(u, i));
-	int fd = openat(u->dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return gv_err_errno(err, "sandbox uids: open %s", name);
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		u->lock_fd[i] = fd;
-		return 1;
-	}
-	int e = errno;
-	close(fd);
-	if (e != EWOULDBLOCK && e != EINTR) {
-		errno = e;
-		return gv_err_errno(err, "sandbox uids: lock %s", name);
-	}
-	return 0;
-}
-
 int exec_uids_prepare_root(const char *work_root, bool *mounted, struct gv_err *err)
 {
 	*mounted = false;
@@ -209,7 +179,9 @@ int exec_uids_take(struct exec_uids *u, unsigned *slot, struct gv_err *err)
 		unsigned i = (u->next + k) % u->count;
 		if (u->lock_fd[i] >= 0)
 			continue;
-		int got = try_lock(u, i, err);
+		char name[32];
+		snprintf(name, sizeof(name), "uid-%u", exec_uids_uid(u, i));
+		int got = exec_lockdir_try(u->dir_fd, name, "sandbox uids", &u->lock_fd[i], err);
 		if (got < 0)
 			return -1;
 		if (!got)
