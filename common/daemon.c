@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -10,11 +11,21 @@
 extern char **environ;
 
 volatile sig_atomic_t gv_daemon_stop;
+volatile sig_atomic_t gv_daemon_reload_asked;
+
+/* The --config path, kept for a reload: argv outlives the daemon. */
+static const char *daemon_config_path;
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
 	gv_daemon_stop = 1;
+}
+
+static void on_reload_signal(int sig)
+{
+	(void)sig;
+	gv_daemon_reload_asked = 1;
 }
 
 int gv_daemon_start(const struct gv_daemon_spec *spec, int argc, char **argv, void *cfg, int *exit_code)
@@ -57,11 +68,52 @@ int gv_daemon_start(const struct gv_daemon_spec *spec, int argc, char **argv, vo
 		gv_config_free(spec->table, spec->table_len, cfg);
 		return -1;
 	}
+	daemon_config_path = path;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_reload_signal;
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
+}
+
+int gv_config_reload_apply(const struct gv_config_option *table, size_t n, void *cfg, void *next,
+			   size_t log_level_offset, const char *from)
+{
+	struct gv_err err;
+	int applied = 0;
+	if (gv_config_reload(table, n, cfg, next, &err) != 0) {
+		gv_error(NULL, "config reload refused, keeping the running config: %s", err.msg);
+	} else {
+		gv_log_set_level((enum gv_log_level) * (const int *)((const char *)cfg + log_level_offset));
+		gv_info(NULL, "config reloaded from %s", from ? from : "the environment");
+		applied = 1;
+	}
+	/* next holds the values cfg gave up (or the refused ones): ours to free. */
+	gv_config_free(table, n, next);
+	return applied;
+}
+
+int gv_daemon_reload(const struct gv_daemon_spec *spec, void *cfg, size_t cfg_size)
+{
+	gv_daemon_reload_asked = 0;
+	void *next = calloc(1, cfg_size);
+	if (!next) {
+		gv_error(NULL, "config reload: out of memory; keeping the running config");
+		return 0;
+	}
+	struct gv_err err;
+	int applied = 0;
+	if (gv_config_load(spec->table, spec->table_len, next, daemon_config_path, environ, &err) != 0) {
+		gv_error(NULL, "config reload refused, keeping the running config: %s", err.msg);
+		gv_config_free(spec->table, spec->table_len, next);
+	} else {
+		applied = gv_config_reload_apply(spec->table, spec->table_len, cfg, next, spec->log_level_offset,
+						 daemon_config_path);
+	}
+	free(next);
+	return applied;
 }

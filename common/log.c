@@ -3,18 +3,25 @@
 #include "common/log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 static const char *log_component = "gavel";
-static enum gv_log_level log_min_level = GV_LOG_INFO;
+/* Atomic: a reload (SIGHUP) changes it while other threads log. */
+static _Atomic int log_min_level = GV_LOG_INFO;
 
 void gv_log_init(const char *component, enum gv_log_level min_level)
 {
 	log_component = component ? component : "gavel";
-	log_min_level = min_level;
+	gv_log_set_level(min_level);
+}
+
+void gv_log_set_level(enum gv_log_level min_level)
+{
+	atomic_store_explicit(&log_min_level, (int)min_level, memory_order_relaxed);
 }
 
 const char *const gv_log_level_names[] = { "debug", "info", "warn", "error", NULL };
@@ -44,7 +51,7 @@ static size_t append(char *buf, size_t size, size_t used, const char *fmt, ...)
 void gv_log(enum gv_log_level level, const struct gv_log_ctx *ctx, const char *fmt, ...)
 {
 	static const char *const level_names[] = { "debug", "info", "warn", "error" };
-	if (level < log_min_level)
+	if ((int)level < atomic_load_explicit(&log_min_level, memory_order_relaxed))
 		return;
 	if ((unsigned)level > GV_LOG_ERROR) /* a bad value must not index past level_names */
 		level = GV_LOG_ERROR;

@@ -24,6 +24,9 @@ struct gv_log_ctx {
 void gv_log_init(const char *component, enum gv_log_level min_level);
 /* Parses "debug|info|warn|error"; -1 when unknown. */
 int gv_log_level_parse(const char *name);
+/* Changes the lowest level written; safe while other threads log (a
+ * config reload). */
+void gv_log_set_level(enum gv_log_level min_level);
 
 void gv_log(enum gv_log_level level, const struct gv_log_ctx *ctx, const char *fmt, ...)
 	GV_PRINTF(3, 4);
