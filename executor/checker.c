@@ -3,7 +3,6 @@
  * tenant bytes only through gv_log_escape, truncated. */
 #include "executor/checker.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -15,98 +14,17 @@
 
 #define SHOW_MAX 48 /* bytes of an escaped token in a message, with the NUL */
 
-void exec_checker_opts_default(struct exec_checker_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->mode = EXEC_CHECKER_TOKENS;
-	o->float_abs_tol = -1;
-	o->float_rel_tol = -1;
-}
-
 const char *exec_checker_verdict_name(enum exec_checker_verdict v)
 {
 	return v == EXEC_CHECKER_AC ? "AC" : "WA";
 }
 
-/* ---- flags ------------------------------------------------------------- */
-
-static int parse_tol(const char *name, const char *word, size_t len, double *out, struct gv_err *err)
-{
-	char buf[64];
-	if (len == 0)
-		return gv_err_set(err, GV_EINVAL, "validator flag %s needs a value", name);
-	if (len >= sizeof(buf))
-		return gv_err_set(err, GV_EINVAL, "validator flag %s: value too long", name);
-	memcpy(buf, word, len);
-	buf[len] = '\0';
-	char *end;
-	errno = 0;
-	double v = strtod(buf, &end);
-	if (errno || *end || !isfinite(v) || v < 0) {
-		char esc[80];
-		return gv_err_set(err, GV_EINVAL, "validator flag %s: bad value \"%s\"", name,
-				  gv_log_escape(esc, sizeof(esc), buf, len));
-	}
-	*out = v;
-	return 0;
-}
+/* ---- helpers ----------------------------------------------------------- */
 
 static int is_ws(unsigned char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
-
-int exec_checker_parse_flags(const char *flags, struct exec_checker_opts *o, struct gv_err *err)
-{
-	if (!flags)
-		return 0;
-	size_t n = strlen(flags);
-	if (n > EXEC_CHECKER_FLAGS_MAX)
-		return gv_err_set(err, GV_ELIMIT, "validator flags longer than %d bytes", EXEC_CHECKER_FLAGS_MAX);
-	const char *s = flags, *end = flags + n;
-	for (;;) {
-		while (s < end && is_ws((unsigned char)*s))
-			s++;
-		if (s == end)
-			return 0;
-		const char *w = s;
-		while (s < end && !is_ws((unsigned char)*s))
-			s++;
-		size_t wl = (size_t)(s - w);
-#define IS(lit) (wl == sizeof(lit) - 1 && !memcmp(w, lit, wl))
-		if (IS("case_sensitive")) {
-			o->case_sensitive = true;
-		} else if (IS("space_change_sensitive")) {
-			o->space_change_sensitive = true;
-		} else if (IS("exact")) {
-			o->mode = EXEC_CHECKER_EXACT;
-		} else if (IS("ignore_trailing_whitespace")) {
-			o->ignore_trailing_ws = true;
-		} else if (IS("float_tolerance") || IS("float_absolute_tolerance") || IS("float_relative_tolerance")) {
-			char name[32];
-			snprintf(name, sizeof(name), "%.*s", (int)wl, w);
-			while (s < end && is_ws((unsigned char)*s))
-				s++;
-			const char *v = s;
-			while (s < end && !is_ws((unsigned char)*s))
-				s++;
-			double tol = 0;
-			if (parse_tol(name, v, (size_t)(s - v), &tol, err) < 0)
-				return -1;
-			if (IS("float_tolerance") || IS("float_absolute_tolerance"))
-				o->float_abs_tol = tol;
-			if (IS("float_tolerance") || IS("float_relative_tolerance"))
-				o->float_rel_tol = tol;
-		} else {
-			char esc[80];
-			return gv_err_set(err, GV_EINVAL, "unknown validator flag \"%s\"",
-					  gv_log_escape(esc, sizeof(esc), w, wl));
-		}
-#undef IS
-	}
-}
-
-/* ---- helpers ----------------------------------------------------------- */
 
 GV_PRINTF(3, 4)
 static void say(char *msg, size_t msgsz, const char *fmt, ...)
@@ -242,7 +160,7 @@ static const char *tol_name(char *buf, size_t bufsz, double tol)
 	return buf;
 }
 
-static enum exec_checker_verdict compare_tokens(const struct exec_checker_opts *o, const char *ans, size_t anslen,
+static enum exec_checker_verdict compare_tokens(const struct gv_checker_opts *o, const char *ans, size_t anslen,
 						const char *out, size_t outlen, char *msg, size_t msgsz)
 {
 	struct cursor j = {ans, anslen, 0, 1, 0}, u = {out, outlen, 0, 1, 0};
@@ -342,7 +260,7 @@ static size_t trim_end(const char *p, size_t len)
 	return len;
 }
 
-static enum exec_checker_verdict compare_exact(const struct exec_checker_opts *o, const char *ans, size_t anslen,
+static enum exec_checker_verdict compare_exact(const struct gv_checker_opts *o, const char *ans, size_t anslen,
 					       const char *out, size_t outlen, char *msg, size_t msgsz)
 {
 	if (o->ignore_trailing_ws) {
@@ -378,7 +296,7 @@ static enum exec_checker_verdict compare_exact(const struct exec_checker_opts *o
 	return EXEC_CHECKER_WA;
 }
 
-enum exec_checker_verdict exec_checker_compare(const struct exec_checker_opts *o, const char *ans, size_t anslen,
+enum exec_checker_verdict exec_checker_compare(const struct gv_checker_opts *o, const char *ans, size_t anslen,
 					       const char *out, size_t outlen, char *msg, size_t msgsz)
 {
 	if (msg && msgsz)
@@ -387,7 +305,7 @@ enum exec_checker_verdict exec_checker_compare(const struct exec_checker_opts *o
 		anslen = 0, ans = "";
 	if (!out)
 		outlen = 0, out = "";
-	if (o->mode == EXEC_CHECKER_EXACT)
+	if (o->mode == GV_CHECKER_EXACT)
 		return compare_exact(o, ans, anslen, out, outlen, msg, msgsz);
 	return compare_tokens(o, ans, anslen, out, outlen, msg, msgsz);
 }

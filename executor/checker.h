@@ -18,6 +18,9 @@
  *   whitespace at the very end of either text is dropped first (so a missing
  *   final newline is accepted, a missing space inside a line is not).
  *
+ * The options and the grammar of their flags (validator_flags) are in
+ * common/checker_flags.h: the frontend checks them too.
+ *
  * The verdict is accepted or wrong answer, as in Kattis (exit 42 / 43):
  * there is no presentation-error verdict. */
 #pragma once
@@ -25,47 +28,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/err.h"
+#include "common/checker_flags.h"
 
 #define EXEC_CHECKER_MSG_MAX 256   /* bytes of a feedback message, with the NUL */
-#define EXEC_CHECKER_FLAGS_MAX 1024 /* bytes of a flags string */
-
-enum exec_checker_mode {
-	EXEC_CHECKER_TOKENS = 0,
-	EXEC_CHECKER_EXACT,
-};
 
 enum exec_checker_verdict {
 	EXEC_CHECKER_AC = 42, /* the Kattis validator exit codes */
 	EXEC_CHECKER_WA = 43,
 };
 
-struct exec_checker_opts {
-	enum exec_checker_mode mode;
-	bool case_sensitive;         /* tokens */
-	bool space_change_sensitive; /* tokens */
-	bool ignore_trailing_ws;     /* exact */
-	double float_abs_tol;        /* tokens; < 0: not set */
-	double float_rel_tol;        /* tokens; < 0: not set */
-};
-
-/* Tokens, case-insensitive, whitespace-insensitive, no float tolerance. */
-void exec_checker_opts_default(struct exec_checker_opts *o);
-
-/* Parses validator flags (space separated, as in problem.yaml's
- * validator_flags) on top of *o: case_sensitive, space_change_sensitive,
- * float_tolerance E (sets both tolerances), float_absolute_tolerance E,
- * float_relative_tolerance E, and Gavel's own exact and
- * ignore_trailing_whitespace. Unknown flags, missing or bad numbers (negative,
- * not finite) are errors. flags may be NULL or empty. */
-int exec_checker_parse_flags(const char *flags, struct exec_checker_opts *o, struct gv_err *err) GV_MUST_CHECK;
-
 /* Compares out (the program's output) with ans (the expected answer).
  * Returns the verdict; msg (size msgsz, may be NULL) receives a short
  * message naming the line and token, with both sides escaped and truncated,
  * e.g. "line 3, token 5: expected '7', got '8'" (empty when accepted).
  * Runs in time linear in the input sizes and allocates nothing. */
-enum exec_checker_verdict exec_checker_compare(const struct exec_checker_opts *o, const char *ans, size_t anslen,
+enum exec_checker_verdict exec_checker_compare(const struct gv_checker_opts *o, const char *ans, size_t anslen,
 					       const char *out, size_t outlen, char *msg, size_t msgsz);
 
 /* "AC" or "WA". */

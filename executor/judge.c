@@ -387,10 +387,10 @@ static void judge_case(const struct exec_problem *p, size_t i, const struct exec
 	}
 	const struct exec_problem_node *node = p->cases[i];
 	const struct exec_problem_node *group = exec_problem_case_group(node);
-	struct exec_checker_opts opts;
+	struct gv_checker_opts opts;
 	struct gv_err err;
 	gv_err_clear(&err);
-	exec_checker_opts_default(&opts);
+	gv_checker_opts_default(&opts);
 	const char *flags = group ? group->grading.output_validator_flags : p->validator_flags;
 	if (val) {
 		char *vans = NULL;
@@ -410,7 +410,7 @@ static void judge_case(const struct exec_problem *p, size_t i, const struct exec
 		free(vans);
 		return;
 	}
-	if (exec_checker_parse_flags(flags, &opts, &err) != 0) {
+	if (gv_checker_parse_flags(flags, &opts, &err) != 0) {
 		c->verdict = EXEC_VERDICT_IE;
 		msgf(c->message, sizeof(c->message), "validator flags: %s", err.msg);
 		return;

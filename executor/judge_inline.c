@@ -222,16 +222,16 @@ static json_t *judged_run(struct exec_engine *e, struct job_state *st, const str
 	for (size_t i = 0; i < n; i++)
 		snprintf(tests[i].verdict, sizeof(tests[i].verdict), "SKIPPED");
 	struct gv_result res = { .kind = "judge", .node = o ? o->node : NULL };
-	struct exec_checker_opts copts;
-	exec_checker_opts_default(&copts);
+	struct gv_checker_opts copts;
+	gv_checker_opts_default(&copts);
 	if (spec->checker_mode == GV_CHECKER_EXACT)
-		copts.mode = EXEC_CHECKER_EXACT;
+		copts.mode = GV_CHECKER_EXACT;
 	struct gv_err err;
 	gv_err_clear(&err);
 	const char *status = "OK", *verdict = "AC";
 	size_t deciding = SIZE_MAX;
 	struct exec_session *s = NULL;
-	if (exec_checker_parse_flags(spec->checker_flags, &copts, &err) != 0) {
+	if (gv_checker_parse_flags(spec->checker_flags, &copts, &err) != 0) {
 		status = verdict = "IE";
 		msgf(st->message, sizeof(st->message), "checker flags: %s", err.msg);
 		goto done;
