@@ -28,8 +28,8 @@
 
 #include <cmocka.h>
 
-#include "executor/checker.h"
-#include "executor/problem.h"
+#include "executor/judge/checker.h"
+#include "executor/judge/problem.h"
 #include "languages/lang.h"
 #include "languages/lang_entry.h"
 #include "languages/lang_pch.h"

@@ -1,6 +1,6 @@
-/* Unit tests of the built-in checkers (executor/checker.c) and their flags
- * (common/checker_flags.c): tables of (flags, answer, output) → verdict and
- * message, the flag parser, and every case of the Kattis default
+/* Unit tests of the built-in checkers (executor/judge/checker.c) and their
+ * flags (common/checker_flags.c): tables of (flags, answer, output) → verdict
+ * and message, the flag parser, and every case of the Kattis default
  * validator's conformance data under
  * $GAVEL_CONFORMANCE/kattis-default-validator (GAVEL_CONFORMANCE defaults to
  * tests/conformance, relative to the repository root where tests/run.sh
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "executor/checker.h"
+#include "executor/judge/checker.h"
 
 /* ---- compare table ----------------------------------------------------- */
 
