@@ -1,7 +1,8 @@
 # Gavel: one non-recursive Makefile. Every component builds a static library
-# libgavel_<comp>.a from its folder (all .c except main.c); binaries link the
-# libraries; tests link the libraries, never a main. BUILD selects the output
-# folder so that an ASan build and private builds live side by side.
+# libgavel_<comp>.a from its folder (all .c except main.c); each binary links
+# the libraries it may use (BIN_LIBS_*); tests link every library, never a
+# main. BUILD selects the output folder so that an ASan build and private
+# builds live side by side.
 
 BUILD    ?= build
 V        ?= 0
@@ -50,11 +51,22 @@ $(foreach c,$(LIB_COMPONENTS),$(eval $(call lib_rule,$(c))))
 
 # Daemons and the CLI: <folder>/main.c -> binary.
 BIN_MAINS := frontend:gavel-frontend scheduler:gavel-scheduler executor/daemon:gavel-executor cli:gavel
+# The libraries each binary may use, dependents first: a call into a
+# component that is not on its list fails the link. The frontend and the
+# scheduler hold no executor code; what they share with the executor lives
+# in common/. Tests link every library.
+BIN_LIBS_gavel-frontend  := frontend tenants languages common
+BIN_LIBS_gavel-scheduler := scheduler tenants common
+BIN_LIBS_gavel-executor  := executor/daemon executor/problems executor/judge executor/sandbox \
+                            tenants languages common
+BIN_LIBS_gavel           := executor/judge executor/sandbox tenants languages common
+bin_libs = $(foreach c,$(filter $(LIB_COMPONENTS),$(BIN_LIBS_$(1))),$(BUILD)/libgavel_$(call lib_name,$(c)).a)
 BINS :=
 define bin_rule
 ifneq ($(wildcard $(1)/main.c),)
 BINS += $(BUILD)/$(2)
-$(BUILD)/$(2): $(call obj,$(1)/main.c $(filter-out $(1)/main.c,$(if $(filter cli,$(1)),$(wildcard cli/*.c)))) $(LIBS)
+$(BUILD)/$(2): $(call obj,$(1)/main.c $(filter-out $(1)/main.c,$(if $(filter cli,$(1)),$(wildcard cli/*.c)))) \
+               $(call bin_libs,$(2))
 	@$(if $(filter 1,$(V)),,echo "  LD      $$@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $$@ $$^ $(PKG_LIBS) -lm -lpthread
 endif
