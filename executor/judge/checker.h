@@ -30,7 +30,7 @@
 
 #include "common/checker_flags.h"
 
-#define EXEC_CHECKER_MSG_MAX 256   /* bytes of a feedback message, with the NUL */
+#define EXEC_CHECKER_MSG_MAX 256 /* bytes of a feedback message, with the NUL */
 
 enum exec_checker_verdict {
 	EXEC_CHECKER_AC = 42, /* the Kattis validator exit codes */
