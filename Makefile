@@ -1,7 +1,8 @@
 # Gavel: one non-recursive Makefile. Every component builds a static library
-# libgavel_<comp>.a from its folder (all .c except main.c); binaries link the
-# libraries; tests link the libraries, never a main. BUILD selects the output
-# folder so that an ASan build and private builds live side by side.
+# libgavel_<comp>.a from its folder (all .c except main.c); each binary links
+# the libraries it may use (BIN_LIBS_*); tests link every library, never a
+# main. BUILD selects the output folder so that an ASan build and private
+# builds live side by side.
 
 BUILD    ?= build
 V        ?= 0
@@ -28,16 +29,20 @@ SAN      ?=
 CFLAGS_ALL := -std=gnu17 $(OPT) $(WARN) $(HARDEN) $(SAN) -I. -D_GNU_SOURCE $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL := -pie -Wl,-z,relro,-z,now $(SAN) $(LDFLAGS)
 
-# Link order: dependents before dependencies.
-COMPONENTS := frontend scheduler executor tenants languages common
+# Link order: dependents before dependencies. The executor is four
+# libraries, one per folder (executor/README.md): executor/sandbox builds
+# libgavel_executor_sandbox.a, and so on.
+COMPONENTS := frontend scheduler executor/daemon executor/problems executor/judge executor/sandbox \
+              tenants languages common
 comp_srcs   = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
+lib_name    = $(subst /,_,$(1))
 LIB_COMPONENTS := $(foreach c,$(COMPONENTS),$(if $(call comp_srcs,$(c)),$(c)))
-LIBS := $(foreach c,$(LIB_COMPONENTS),$(BUILD)/libgavel_$(c).a)
+LIBS := $(foreach c,$(LIB_COMPONENTS),$(BUILD)/libgavel_$(call lib_name,$(c)).a)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 define lib_rule
-$(BUILD)/libgavel_$(1).a: $(call obj,$(call comp_srcs,$(1)))
+$(BUILD)/libgavel_$(call lib_name,$(1)).a: $(call obj,$(call comp_srcs,$(1)))
 	@mkdir -p $$(@D)
 	@$(if $(filter 1,$(V)),,echo "  AR      $$@")
 	$(Q)rm -f $$@ && ar rcs $$@ $$^
@@ -45,12 +50,23 @@ endef
 $(foreach c,$(LIB_COMPONENTS),$(eval $(call lib_rule,$(c))))
 
 # Daemons and the CLI: <folder>/main.c -> binary.
-BIN_MAINS := frontend:gavel-frontend scheduler:gavel-scheduler executor:gavel-executor cli:gavel
+BIN_MAINS := frontend:gavel-frontend scheduler:gavel-scheduler executor/daemon:gavel-executor cli:gavel
+# The libraries each binary may use, dependents first: a call into a
+# component that is not on its list fails the link. The frontend and the
+# scheduler hold no executor code; what they share with the executor lives
+# in common/. Tests link every library.
+BIN_LIBS_gavel-frontend  := frontend tenants languages common
+BIN_LIBS_gavel-scheduler := scheduler tenants common
+BIN_LIBS_gavel-executor  := executor/daemon executor/problems executor/judge executor/sandbox \
+                            tenants languages common
+BIN_LIBS_gavel           := executor/judge executor/sandbox tenants languages common
+bin_libs = $(foreach c,$(filter $(LIB_COMPONENTS),$(BIN_LIBS_$(1))),$(BUILD)/libgavel_$(call lib_name,$(c)).a)
 BINS :=
 define bin_rule
 ifneq ($(wildcard $(1)/main.c),)
 BINS += $(BUILD)/$(2)
-$(BUILD)/$(2): $(call obj,$(1)/main.c $(filter-out $(1)/main.c,$(if $(filter cli,$(1)),$(wildcard cli/*.c)))) $(LIBS)
+$(BUILD)/$(2): $(call obj,$(1)/main.c $(filter-out $(1)/main.c,$(if $(filter cli,$(1)),$(wildcard cli/*.c)))) \
+               $(call bin_libs,$(2))
 	@$(if $(filter 1,$(V)),,echo "  LD      $$@")
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $$@ $$^ $(PKG_LIBS) -lm -lpthread
 endif
@@ -62,7 +78,7 @@ $(foreach m,$(BIN_MAINS),$(eval $(call bin_rule,$(word 1,$(subst :, ,$(m))),$(wo
 INIT_OWN_SRCS := $(wildcard executor/init/*.c)
 # gavel-init shares the protocol grammar, the error type and the I/O
 # helpers with the host.
-INIT_SRCS := $(INIT_OWN_SRCS) $(if $(INIT_OWN_SRCS),executor/record.c common/err.c common/io.c)
+INIT_SRCS := $(INIT_OWN_SRCS) $(if $(INIT_OWN_SRCS),executor/sandbox/record.c common/err.c common/io.c)
 # init's testable parts (no main, no process control), linked into the
 # tests/unit/test_init_* binaries.
 INIT_TESTABLE_SRCS := $(filter-out executor/init/main.c executor/init/run.c,$(INIT_OWN_SRCS))
@@ -79,12 +95,12 @@ $(BUILD)/gavel-init: $(patsubst %.c,$(BUILD)/init-obj/%.o,$(INIT_SRCS))
 endif
 
 # gavel-unpack runs inside the one-shot sandbox that unpacks an uploaded
-# problem package (executor/problem_import.c): no sanitizers (it runs under
-# the sandbox's rlimits), linked against the system libarchive, which the
-# sandbox sees through its read-only /usr. It shares the package stream's
-# grammar and the error type with the host.
+# problem package (executor/problems/problem_import.c): no sanitizers (it
+# runs under the sandbox's rlimits), linked against the system libarchive,
+# which the sandbox sees through its read-only /usr. It shares the package
+# stream's grammar and the error type with the host.
 UNPACK_OWN_SRCS := $(wildcard executor/unpack/*.c)
-UNPACK_SRCS := $(UNPACK_OWN_SRCS) $(if $(UNPACK_OWN_SRCS),executor/import_stream.c common/err.c common/io.c)
+UNPACK_SRCS := $(UNPACK_OWN_SRCS) $(if $(UNPACK_OWN_SRCS),executor/problems/import_stream.c common/err.c common/io.c)
 ifneq ($(UNPACK_OWN_SRCS),)
 BINS += $(BUILD)/gavel-unpack
 UNPACK_CFLAGS := -std=gnu17 -O2 -g $(WARN) -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE -I. -D_GNU_SOURCE \

@@ -11,7 +11,7 @@
 
 #include "cli/local_engine.h"
 #include "common/json.h"
-#include "executor/judge.h"
+#include "executor/judge/judge.h"
 
 #define JUDGE_SOURCE_MAX (16u * 1024u * 1024u)
 

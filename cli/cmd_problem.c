@@ -33,7 +33,7 @@
 #include "cli/local_stack.h"
 #include "cli/local_engine.h"
 #include "cli/problem_timelimit.h"
-#include "executor/problem.h"
+#include "executor/judge/problem.h"
 
 #define PUSH_MAX_BYTES (1024u * 1024u * 1024u)
 #define PUSH_DEPTH_MAX 32

@@ -12,7 +12,7 @@
 #include "cli/local_engine.h"
 #include "common/io.h"
 #include "common/json.h"
-#include "executor/judge.h"
+#include "executor/judge/judge.h"
 
 #define RUN_SOURCE_MAX (16u * 1024u * 1024u)
 #define RUN_STDIN_MAX (64u * 1024u * 1024u)

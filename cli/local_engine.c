@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "executor/cpuslot.h"
+#include "executor/sandbox/cpuslot.h"
 #include "languages/lang_pch.h"
 
 #define CLI_STATE_DIR "/run/gavel/cli"

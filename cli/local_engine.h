@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "executor/session.h"
+#include "executor/sandbox/session.h"
 #include "languages/lang.h"
 
 struct cli_local {

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 
 #include "cli/local_engine.h"
-#include "executor/judge.h"
-#include "executor/problem.h"
+#include "executor/judge/judge.h"
+#include "executor/judge/problem.h"
 
 #define SUBMISSIONS_MAX 64
 #define SOURCE_MAX (16u * 1024u * 1024u)

@@ -22,9 +22,9 @@
  *                                        checker; absent = plain run
  *     "checker": {"mode": "tokens"|"exact", "flags": "float_tolerance 1e-6"},
  *                                        optional; flags as in problem.yaml
- *                                        validator_flags (executor/checker.h);
+ *                                        validator_flags (common/checker_flags.h);
  *                                        the frontend should check them with
- *                                        exec_checker_parse_flags to answer
+ *                                        gv_checker_parse_flags to answer
  *                                        400; the executor answers IE
  *     "limits": {"time_ms", "wall_ms", "memory_mb", "output_kb"},
  *                                        optional; 0 or absent = the
@@ -81,6 +81,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/checker_flags.h"
 #include "common/err.h"
 
 #define GV_JOBSPEC_LANGUAGE_MAX 32              /* bytes of a language id */
@@ -90,7 +91,7 @@
 #define GV_JOBSPEC_SOURCE_MAX (1024u * 1024u)   /* all files' content */
 #define GV_JOBSPEC_DATA_MAX (16u * 1024u * 1024u) /* stdin + inputs + expected */
 #define GV_JOBSPEC_JSON_MAX (120u * 1024u * 1024u) /* the JSON text (escapes: \uXXXX is 6x) */
-#define GV_JOBSPEC_FLAGS_MAX 1024               /* checker flags (= EXEC_CHECKER_FLAGS_MAX) */
+#define GV_JOBSPEC_FLAGS_MAX 1024               /* checker flags (= GV_CHECKER_FLAGS_MAX) */
 #define GV_JOBSPEC_URL_MAX 2048
 #define GV_JOBSPEC_PROBLEM_MAX 128
 #define GV_JOBSPEC_GPUS_MAX 16
@@ -98,8 +99,6 @@
 #define GV_JOBSPEC_TIME_MS_MAX (3600u * 1000u)
 #define GV_JOBSPEC_MEMORY_MB_MAX (1024u * 1024u)
 #define GV_JOBSPEC_OUTPUT_KB_MAX (1024u * 1024u)
-
-enum gv_checker_mode { GV_CHECKER_TOKENS = 0, GV_CHECKER_EXACT };
 
 struct gv_jobspec_file {
 	char *name;    /* owned */

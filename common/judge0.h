@@ -1,6 +1,6 @@
 /* Judge0 CE 1.13.1's status ids and descriptions, shared by the frontend's
  * Judge0 API (frontend/api_judge0.c) and the executor's Judge0-shaped
- * callbacks (executor/webhook.c), so that a callback and a GET never
+ * callbacks (executor/daemon/webhook.c), so that a callback and a GET never
  * disagree on a status. Pure. */
 #pragma once
 

@@ -11,7 +11,7 @@
  *   gavel:inflight:<node> LIST   job tokens a node is running (BLMOVE from nq)
  *   gavel:exec:<node>     HASH   capacity, burst (slots only a tenant below
  *                                its fair share may take), running, gpus,
- *                                gpu_ids (executor/gpu.h), languages
+ *                                gpu_ids (executor/sandbox/gpu.h), languages
  *                                (comma-separated ids), heartbeat_ms (Redis
  *                                server time, ms), pid, started_ms
  *   gavel:executors       SET    node names that registered

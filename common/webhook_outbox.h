@@ -1,6 +1,6 @@
 /* The webhook outbox, as every writer of a finished result uses it: the
  * executor when it records a result, the scheduler when it finishes a job
- * as IE itself (attempts exhausted). Delivery (executor/webhook.h) reads
+ * as IE itself (attempts exhausted). Delivery (executor/daemon/webhook.h) reads
  * the outbox row and the submission when an attempt is due, so whoever
  * finished the job, the callback carries the same body: the native
  * submission, or Judge0's for a submission made through the Judge0 API.

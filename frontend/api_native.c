@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/checker_flags.h"
 #include "common/jobspec.h"
-#include "executor/checker.h"
 #include "frontend/api_internal.h"
 
 static const char *const native_keys[] = { "language", "source", "files", "stdin", "tests",
@@ -139,12 +139,12 @@ static int parse_checker(const json_t *body, struct fe_job *job, struct fe_apier
 		return fe_apierr_set(e, 400, "invalid_request",
 				     "field 'checker.mode': expected \"tokens\" or \"exact\"");
 	if (flags) {
-		if (strlen(flags) >= EXEC_CHECKER_FLAGS_MAX)
+		if (strlen(flags) >= GV_CHECKER_FLAGS_MAX)
 			return fe_apierr_set(e, 400, "invalid_request", "field 'checker.flags': too long");
-		struct exec_checker_opts o;
+		struct gv_checker_opts o;
 		struct gv_err err;
-		exec_checker_opts_default(&o);
-		if (exec_checker_parse_flags(flags, &o, &err) < 0)
+		gv_checker_opts_default(&o);
+		if (gv_checker_parse_flags(flags, &o, &err) < 0)
 			return fe_apierr_set(e, 400, "invalid_request", "field 'checker.flags': %s", err.msg);
 	}
 	json_t *o = flags ? json_pack("{s:s,s:s}", "mode", mode, "flags", flags)

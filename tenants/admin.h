@@ -43,7 +43,7 @@ int tenant_create(PGconn *conn, const char *name, int weight, const char *actor,
 		  struct tenant_info *out, struct tenant_quota *quota_out,
 		  struct gv_err *err) GV_MUST_CHECK;
 
-/* Webhook signing secrets (migration 0006, executor/webhook.h): random
+/* Webhook signing secrets (migration 0006, executor/daemon/webhook.h): random
  * bytes from libsodium; tenant_create makes one. */
 #define TENANT_WEBHOOK_SECRET_LEN 32
 #define TENANT_WEBHOOK_SECRET_MAX 64

@@ -1,7 +1,7 @@
 /* A tenant's egress policy: the grammar of tenant_quotas.egress_policy
  * (jsonb) parsed into a struct, and the address ranges no policy can open.
  * Pure: no I/O, no name resolution. The quota validation (tenants/quota.c)
- * and the executor's sandbox network set-up (executor/netpolicy.c) both
+ * and the executor's sandbox network set-up (executor/sandbox/netpolicy.c) both
  * read a policy through tenant_egress_parse, so what an operator can store
  * is exactly what the executor can apply.
  *

@@ -47,7 +47,8 @@ struct tenant_quota {
 	/* JSON object, jsonb in the table. {"mode":"none"} (default) or
 	 * {"mode":"allowlist","allow":["[tcp:|udp:]TARGET:PORT[-PORT]", ...],
 	 *  "rate_kbit":N | "egress_kbit":N,"ingress_kbit":N}: the grammar is
-	 * tenants/egress.h; the executor applies it (executor/netpolicy.h). */
+	 * tenants/egress.h; the executor applies it
+	 * (executor/sandbox/netpolicy.h). */
 	char egress_policy[TENANT_EGRESS_POLICY_MAX];
 	int retention_days;      /* submissions older than this are deleted */
 	int weight;              /* fair-share weight (>= 1) */

@@ -1,5 +1,5 @@
--- Webhooks (executor/webhook.h): each tenant's signing secret and a record
--- of every delivery attempt.
+-- Webhooks (executor/daemon/webhook.h): each tenant's signing secret and a
+-- record of every delivery attempt.
 --
 -- The secret is 32 random bytes from libsodium, made in C: `gavel tenant
 -- create` sets it, and for a tenant that has none (one created before this

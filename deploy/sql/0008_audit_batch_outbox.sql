@@ -195,8 +195,8 @@ CREATE TRIGGER submissions_queue_count_upd AFTER UPDATE OF status, tenant_id ON 
 CREATE TRIGGER submissions_queue_count_del AFTER DELETE ON submissions
 	FOR EACH ROW WHEN (OLD.status = 'queued') EXECUTE FUNCTION gavel_queue_count();
 
--- 3. The webhook outbox (executor/webhook.h). The executor inserts a row in
--- the transaction that commits a result whose request named a
+-- 3. The webhook outbox (executor/daemon/webhook.h). The executor inserts a row
+-- in the transaction that commits a result whose request named a
 -- callback_url, then schedules the delivery in Redis (gavel:webhooks). The
 -- row says which attempt is next and when it is due; the delivery process
 -- keeps it in step with Redis in the transaction that records each attempt,

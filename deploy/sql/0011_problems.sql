@@ -7,8 +7,8 @@
 -- unpacks it). An executor claims the version through
 -- gavel_problem_import_claim (a lease, so that a node that dies mid-import
 -- leaves it to another one after the lease), unpacks and validates it in a
--- sandbox (executor/problem_import.h), stores its files by hash and marks
--- the version 'ready' or 'rejected' with the message. PostgreSQL is the
+-- sandbox (executor/problems/problem_import.h), stores its files by hash and
+-- marks the version 'ready' or 'rejected' with the message. PostgreSQL is the
 -- queue: nothing about an import lives only in Redis.
 --
 -- Deduplication is per tenant: a file is stored once per (tenant, sha256).

@@ -34,8 +34,8 @@
 --     (GET /v1/usage), the audit append and page;
 --   scheduler: scheduler/sched.c, tenants/retention.c,
 --     common/webhook_outbox.c (a submission finished as IE);
---   executor: executor/daemon.c, executor/problem_store.c,
---     executor/webhook.c (the deliverer), tenants/usage.c (the usage
+--   executor: executor/daemon/daemon.c, executor/problems/problem_store.c,
+--     executor/daemon/webhook.c (the deliverer), tenants/usage.c (the usage
 --     upsert), common/webhook_outbox.c, the audit append.
 -- INSERT and UPDATE are granted per column: the columns the statements
 -- name, so that, for example, the frontend cannot insert a submission that

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/record.h"
+#include "executor/sandbox/record.h"
 
 #define KB_MAX (64ull << 20) /* 64 GiB in KiB */
 

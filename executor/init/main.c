@@ -5,10 +5,10 @@
  *
  * Security argument: init runs as uid 0 of gVisor's own user namespace
  * (never of the host) with only the six supervision capabilities of the
- * OCI bundle (executor/bundle.c, exec_bundle_init_caps), none inheritable
- * or ambient, and no_new_privs; every compiler and program it starts is
- * dropped to 65534:65534 with an empty bounding set before execve, so a
- * program holds no capability and runs under another uid than init. init
+ * OCI bundle (executor/sandbox/bundle.c, exec_bundle_init_caps), none
+ * inheritable or ambient, and no_new_privs; every compiler and program it
+ * starts is dropped to 65534:65534 with an empty bounding set before execve, so
+ * a program holds no capability and runs under another uid than init. init
  * also makes itself non-dumpable, so the program cannot read its memory or
  * fds through /proc or ptrace (also denied by seccomp); it blocks (never
  * handles) every signal and the program's filter denies kill() of pid 1;
@@ -35,7 +35,7 @@
 #include "executor/init/seccomp_policy.h"
 #include "executor/init/verdict.h"
 #include "executor/init/wipe.h"
-#include "executor/record.h"
+#include "executor/sandbox/record.h"
 
 #define BOX "/box"
 #define JOB_PATH "/box/job"

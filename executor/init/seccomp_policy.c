@@ -261,7 +261,8 @@ static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, const struct 
 		return -1;
 	/* IPv4 sockets only for a job whose tenant was granted egress: its
 	 * sandbox has a network namespace of its own, filtered by the host
-	 * (executor/netpolicy.c). Never raw sockets: no CAP_NET_RAW inside. */
+	 * (executor/sandbox/netpolicy.c). Never raw sockets: no CAP_NET_RAW
+	 * inside. */
 	if (opt->inet && check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_INET)),
 			  "rule", "socket inet", err) < 0)
 		return -1;

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "executor/init/job.h"
-#include "executor/record.h"
+#include "executor/sandbox/record.h"
 
 /* What the supervisor observed about one run. */
 struct init_outcome {

@@ -1,6 +1,6 @@
 /* gavel-unpack: the program of the one-shot unpack sandbox
- * (executor/problem_import.c). It runs only inside a sandbox, as uid 65534,
- * started by gavel-init:
+ * (executor/problems/problem_import.c). It runs only inside a sandbox, as uid
+ * 65534, started by gavel-init:
  *
  *   gavel-unpack unpack ARCHIVE STREAM MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH
  *       (the compile phase) checks ARCHIVE and writes the package stream to

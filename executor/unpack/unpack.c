@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
-#include "executor/import_stream.h"
+#include "executor/problems/import_stream.h"
 
 #define DATA_BUF (256u << 10)
 #define WRITE_BUF (1u << 20)

@@ -1,7 +1,7 @@
 /* gavel-unpack's two jobs inside the unpack sandbox: check an uploaded
  * archive entry by entry and write the accepted files as the package stream
- * (executor/import_stream.h), and hand that stream back to the host one
- * window at a time. */
+ * (executor/problems/import_stream.h), and hand that stream back to the host
+ * one window at a time. */
 #pragma once
 
 #include <stddef.h>

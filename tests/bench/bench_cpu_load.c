@@ -6,10 +6,10 @@
  * the same run. Three modes, run in turn:
  *
  *  - slots: the engine as deployed: a test runs only while it holds one
- *    of ncores CPU slots (executor/cpuslot.h), with the host-side
+ *    of ncores CPU slots (executor/sandbox/cpuslot.h), with the host-side
  *    accounting below;
  *  - host: without the slots, the host-side accounting of
- *    executor/cputime.h alone (time_ms = min(init's figure, the sandbox
+ *    executor/sandbox/cputime.h alone (time_ms = min(init's figure, the sandbox
  *    cgroup's CPU over the test); TLE decided by the host against the
  *    real limit);
  *  - guest: exec_engine_config.guest_cpu_time, init's figure alone (what
@@ -45,8 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "executor/cpuslot.h"
-#include "executor/session.h"
+#include "executor/sandbox/cpuslot.h"
+#include "executor/sandbox/session.h"
 
 #define MAXP 64
 

@@ -33,8 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "executor/bundle.h"
-#include "executor/session.h"
+#include "executor/sandbox/bundle.h"
+#include "executor/sandbox/session.h"
 
 /* State under /run/gavel/<tag>, cgroups under gavel-<tag>: GAVEL_BENCH_TAG
  * (default "bench") keeps concurrent runs on one machine apart, since the

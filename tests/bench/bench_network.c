@@ -1,6 +1,6 @@
 /* Network benchmark: the start time of a sandbox granted egress (its own
  * network namespace, veth and ifb, nft table and tc shaping both ways,
- * executor/netpolicy.h) divided by that of a sandbox without network,
+ * executor/sandbox/netpolicy.h) divided by that of a sandbox without network,
  * measured alternately in the same run (the machines are shared and
  * noisy). "Start" is exec_session_open up to a started sandbox that has
  * run its (empty) compile phase; the tear-down of both is left to the
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "executor/session.h"
+#include "executor/sandbox/session.h"
 #include "tenants/egress.h"
 
 static double now_ms(void)

@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "common/jobspec.h"
-#include "executor/judge_inline.h"
-#include "executor/pool.h"
-#include "executor/session.h"
+#include "executor/judge/judge_inline.h"
+#include "executor/sandbox/pool.h"
+#include "executor/sandbox/session.h"
 #include "languages/lang.h"
 
 /* State under /run/gavel/<tag>/w<k> and /var/tmp/gavel-<tag>/w<k>, cgroups

@@ -285,7 +285,7 @@ echo "# make run in the fresh root (ports $PG $AP; cgroup $CG); log in $OUT whil
 # sysrq-trigger, irq, bus), and the kernel refuses to mount proc inside a
 # user namespace while no proc is fully visible, which every sandbox's
 # runsc does inside the user namespace that gives it its own uid
-# (executor/sandbox_uid.h), as on a host.
+# (executor/sandbox/sandbox_uid.h), as on a host.
 env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	bwrap --bind "$ROOT" / --dev-bind /dev /dev --bind /proc /proc --bind /sys /sys --tmpfs /run \
 	--bind "$ARCHIVES" /var/cache/apt/archives --cap-add ALL --die-with-parent \

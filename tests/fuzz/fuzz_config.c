@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/config.h"
-#include "executor/daemon.h"
+#include "executor/daemon/daemon.h"
 #include "frontend/config.h"
 #include "scheduler/sched.h"
 

@@ -1,16 +1,17 @@
 /* libFuzzer target for the host's parser of the package stream that the
- * unpack sandbox returns (exec_import_stream_next, executor/import_stream.c)
- * and the entry path rule. The first input byte picks the chunk size the
- * rest is fed in. Checks beyond "does not crash": a call never claims more
- * bytes than it was given and, returning 0, takes them all; every path it
- * hands out passes the path rule; a file's data events add up to its size;
- * the counts at the end match what was handed out and stay in the limits. */
+ * unpack sandbox returns (exec_import_stream_next,
+ * executor/problems/import_stream.c) and the entry path rule. The first input
+ * byte picks the chunk size the rest is fed in. Checks beyond "does not crash":
+ * a call never claims more bytes than it was given and, returning 0, takes them
+ * all; every path it hands out passes the path rule; a file's data events add
+ * up to its size; the counts at the end match what was handed out and stay in
+ * the limits. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/import_stream.h"
+#include "executor/problems/import_stream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "executor/import_stream.h"
+#include "executor/problems/import_stream.h"
 #include "executor/unpack/unpack.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/judge.h"
+#include "executor/judge/judge.h"
 #include "languages/lang.h"
 #include "languages/lang_entry.h"
 

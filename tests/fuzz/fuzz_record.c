@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "executor/init/job.h"
-#include "executor/record.h"
+#include "executor/sandbox/record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 
 #include "common/json.h"
 #include "common/jobspec.h"
-#include "executor/judge.h"
+#include "executor/judge/judge.h"
 
 const struct fe_bounds fz_bounds = { .max_source = 4096, .max_tests = 4, .max_test_size = 1024, .max_batch = 4 };
 

@@ -1,7 +1,8 @@
-/* Integration tests of the host-side CPU accounting (executor/cputime.h)
- * against the real runsc: a sandbox starved of CPU reports the CPU its
- * program really used, not the time it waited (the host's kill of a
- * program that spins forever is tested in test_session.c, at full CPU).
+/* Integration tests of the host-side CPU accounting
+ * (executor/sandbox/cputime.h) against the real runsc: a sandbox starved of CPU
+ * reports the CPU its program really used, not the time it waited (the host's
+ * kill of a program that spins forever is tested in test_session.c, at full
+ * CPU).
  *
  * Starvation is made deterministic with the engine's CPU quota: at 25 % of
  * one CPU the sandbox's threads spend three quarters of the time throttled,
@@ -26,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "executor/session.h"
+#include "executor/sandbox/session.h"
 #include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"
 

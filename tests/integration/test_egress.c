@@ -1,5 +1,5 @@
-/* Integration tests of sandbox egress (executor/netpolicy.h) against the
- * real runsc, ip, tc and nft, entirely inside network namespaces this test
+/* Integration tests of sandbox egress (executor/sandbox/netpolicy.h) against
+ * the real runsc, ip, tc and nft, entirely inside network namespaces this test
  * makes: the test process first moves into a network namespace of its own
  * (the executor's "host"), and builds a "world" namespace on TEST-NET-2
  * (198.51.100.0/24) behind a veth, with a bandwidth server on .1 and a
@@ -45,8 +45,8 @@
 
 #include <cmocka.h>
 
-#include "executor/netpolicy.h"
-#include "executor/session.h"
+#include "executor/sandbox/netpolicy.h"
+#include "executor/sandbox/session.h"
 #include "tenants/egress.h"
 #include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The executor's pool of sandboxes created ahead of demand
-# (executor/pool.h, executor.pool_size) in the running service: with one
+# (executor/sandbox/pool.h, executor.pool_size) in the running service: with one
 # worker and a pool of one, Python submissions of one tenant end AC with
 # their own output and the worker's log counts pool hits; while idle the
 # worker holds exactly one created sandbox; a graceful stop destroys it
@@ -108,7 +108,8 @@ start_executor 1
 wait_node || bail "the executor did not restart: $(tail -n5 "$TMP/executor.log")"
 r=$(submit crash)
 # The finished job's sandbox is deleted before the pool creates the next
-# one (executor/pool.h): within 2 s of the answer it is no longer listed.
+# one (executor/sandbox/pool.h): within 2 s of the answer it is no longer
+# listed.
 t_done=$(ms)
 while ! only_pool && [ $(($(ms) - t_done)) -lt 2000 ]; do sleep 0.05; done
 if only_pool; then

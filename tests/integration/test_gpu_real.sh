@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A device query inside a sandbox on a real GPU (executor/gpu.h): an
+# A device query inside a sandbox on a real GPU (executor/sandbox/gpu.h): an
 # executor declaring GPU 0 under runsc --nvproxy runs a 1-GPU job whose
 # program lists the GPUs it can see with nvidia-smi; it must see exactly
 # one, the one in NVIDIA_VISIBLE_DEVICES and in its audit record.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPUs end to end on a machine without any, against real PostgreSQL, Redis
-# and runsc (executor/gpu.h):
+# and runsc (executor/sandbox/gpu.h):
 #
 #   1. an executor declaring a real GPU refuses to start, naming runsc's
 #      missing GPU proxy (--nvproxy), and never registers;

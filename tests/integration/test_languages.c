@@ -28,8 +28,8 @@
 
 #include <cmocka.h>
 
-#include "executor/checker.h"
-#include "executor/problem.h"
+#include "executor/judge/checker.h"
+#include "executor/judge/problem.h"
 #include "languages/lang.h"
 #include "languages/lang_entry.h"
 #include "languages/lang_pch.h"
@@ -208,8 +208,8 @@ static void judge_accepted(const struct lang_def *d, const char *src)
 		char *o = slurp(out, &olen), *a;
 		assert_non_null(o);
 		assert_int_equal(exec_problem_read(&sum, sum.cases[i]->ans_path, 1u << 20, &a, &alen, &err), 0);
-		struct exec_checker_opts opts;
-		exec_checker_opts_default(&opts);
+		struct gv_checker_opts opts;
+		gv_checker_opts_default(&opts);
 		char msg[EXEC_CHECKER_MSG_MAX];
 		if (exec_checker_compare(&opts, a, alen, o, olen, msg, sizeof(msg)) != EXEC_CHECKER_AC)
 			fail_msg("%s: %s on %s: %s", d->id, src, sum.cases[i]->name, msg);

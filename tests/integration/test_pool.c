@@ -1,5 +1,5 @@
 /* Integration tests of the pool of sandboxes created ahead of demand
- * (executor/pool.h) against the real runsc: a pooled sandbox gives the
+ * (executor/sandbox/pool.h) against the real runsc: a pooled sandbox gives the
  * right result and holds only its own job's files, is used for one job and
  * destroyed after, is never handed to a job of another tenant or other
  * limits, and nothing of a pool survives its detach or a crash of its
@@ -26,8 +26,8 @@
 
 #include <cmocka.h>
 
-#include "executor/pool.h"
-#include "executor/session.h"
+#include "executor/sandbox/pool.h"
+#include "executor/sandbox/session.h"
 #include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"
 

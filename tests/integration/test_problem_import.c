@@ -1,12 +1,12 @@
-/* Integration tests of the problem-package import (executor/problem_import.c)
- * against the real engine: every fixture under tests/problems/, zipped and
- * tar.gz'd here with libarchive's writer, imports and loads to the same cases
- * as the original folder; hostile archives (path traversal, absolute path,
- * symlink to /etc, hard link, device node, a 10 GB zip bomb whose header
- * lies, a tar whose header claims 10 GB, 100,000 tiny files, malformed
- * problem.yaml, a validator that does not compile) are each refused with a
- * message naming the entry or field, leave nothing behind, and the engine
- * imports a good package again afterwards.
+/* Integration tests of the problem-package import
+ * (executor/problems/problem_import.c) against the real engine: every fixture
+ * under tests/problems/, zipped and tar.gz'd here with libarchive's writer,
+ * imports and loads to the same cases as the original folder; hostile archives
+ * (path traversal, absolute path, symlink to /etc, hard link, device node, a
+ * 10 GB zip bomb whose header lies, a tar whose header claims 10 GB, 100,000
+ * tiny files, malformed problem.yaml, a validator that does not compile) are
+ * each refused with a message naming the entry or field, leave nothing behind,
+ * and the engine imports a good package again afterwards.
  *
  * Needs root, /usr/bin/runsc, a built gavel-init and gavel-unpack beside it
  * (GAVEL_INIT, else $BUILD/gavel-init). When these are missing the tests fail
@@ -32,9 +32,9 @@
 
 #include <cmocka.h>
 
-#include "executor/problem.h"
-#include "executor/problem_import.h"
-#include "executor/session.h"
+#include "executor/judge/problem.h"
+#include "executor/problems/problem_import.h"
+#include "executor/sandbox/session.h"
 #include "languages/lang.h"
 #include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"

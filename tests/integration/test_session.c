@@ -25,8 +25,8 @@
 
 #include <cmocka.h>
 
-#include "executor/cputime.h"
-#include "executor/session.h"
+#include "executor/sandbox/cputime.h"
+#include "executor/sandbox/session.h"
 #include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"
 
@@ -221,10 +221,11 @@ static void session__cpu_spin__tle(void **state)
 		assert_true(exec_session_alive(s));
 	} else {
 		/* TLE on CPU, past the limit by both counts. Stopped by the
-		 * host's count of the sandbox's CPU (executor/cputime.h), the
-		 * sandbox is over: the caller opens a fresh one for the next
-		 * test. On a loaded node init's own kill at its loose limit
-		 * (the 3 s wall limit) may come first and keep it. */
+		 * host's count of the sandbox's CPU
+		 * (executor/sandbox/cputime.h), the sandbox is over: the caller
+		 * opens a fresh one for the next test. On a loaded node init's
+		 * own kill at its loose limit (the 3 s wall limit) may come
+		 * first and keep it. */
 		assert_string_equal(r.limit, "cpu");
 		assert_true(r.time_ms >= 1000);
 		if (r.host_cpu_us * 1000 >= exec_cpu_host_kill_ns(1000))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Webhooks (executor/webhook.h) against real PostgreSQL, Redis, runsc, a
+# Webhooks (executor/daemon/webhook.h) against real PostgreSQL, Redis, runsc, a
 # scheduler and an executor, with a python3 http.server receiver on
 # 127.0.0.1 that records every request.
 #

@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
-#include "executor/session.h"
+#include "executor/sandbox/session.h"
 
 /* A test engine's own roots, all carrying the same name (the test's tag and
  * pid), so that a test never touches another executor's sandboxes. */

@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "executor/bundle.h"
-#include "executor/cgroup.h"
-#include "executor/runsc.h"
+#include "executor/sandbox/bundle.h"
+#include "executor/sandbox/cgroup.h"
+#include "executor/sandbox/runsc.h"
 #include "tests/support/testutil.h"
 
 static const char *const etc_binds[] = {"/etc/java-17-openjdk", "/etc/alternatives", NULL};

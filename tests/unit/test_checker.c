@@ -1,6 +1,7 @@
-/* Unit tests of the built-in checkers (executor/checker.c): tables of
- * (flags, answer, output) → verdict and message, the flag parser, and every
- * case of the Kattis default validator's conformance data under
+/* Unit tests of the built-in checkers (executor/judge/checker.c) and their
+ * flags (common/checker_flags.c): tables of (flags, answer, output) → verdict
+ * and message, the flag parser, and every case of the Kattis default
+ * validator's conformance data under
  * $GAVEL_CONFORMANCE/kattis-default-validator (GAVEL_CONFORMANCE defaults to
  * tests/conformance, relative to the repository root where tests/run.sh
  * runs). A missing conformance folder is a failure, never a skip. */
@@ -17,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "executor/checker.h"
+#include "executor/judge/checker.h"
 
 /* ---- compare table ----------------------------------------------------- */
 
@@ -105,10 +106,10 @@ static size_t case_len(const char *s, const char *name)
 static void run_cmp_case(void **state)
 {
 	const struct cmp_case *c = *state;
-	struct exec_checker_opts o;
+	struct gv_checker_opts o;
 	struct gv_err err;
-	exec_checker_opts_default(&o);
-	if (exec_checker_parse_flags(c->flags, &o, &err) < 0)
+	gv_checker_opts_default(&o);
+	if (gv_checker_parse_flags(c->flags, &o, &err) < 0)
 		fail_msg("flags \"%s\": %s", c->flags, err.msg);
 	char msg[EXEC_CHECKER_MSG_MAX];
 	memset(msg, 'Z', sizeof(msg));
@@ -137,14 +138,14 @@ struct flag_case {
 };
 
 static const struct flag_case flag_cases[] = {
-	{"checker__flags__empty__defaults", "", 1, EXEC_CHECKER_TOKENS, 0, 0, 0, -1, -1},
-	{"checker__flags__null__defaults", NULL, 1, EXEC_CHECKER_TOKENS, 0, 0, 0, -1, -1},
+	{"checker__flags__empty__defaults", "", 1, GV_CHECKER_TOKENS, 0, 0, 0, -1, -1},
+	{"checker__flags__null__defaults", NULL, 1, GV_CHECKER_TOKENS, 0, 0, 0, -1, -1},
 	{"checker__flags__float_tolerance__sets_both", "float_tolerance 1e-6", 1, 0, 0, 0, 0, 1e-6, 1e-6},
 	{"checker__flags__abs_then_rel__sets_each", "float_absolute_tolerance 0.5  float_relative_tolerance\t0.25", 1,
 	 0, 0, 0, 0, 0.5, 0.25},
 	{"checker__flags__later_flag_wins", "float_tolerance 1 float_absolute_tolerance 2", 1, 0, 0, 0, 0, 2, 1},
 	{"checker__flags__all_booleans", " case_sensitive space_change_sensitive\n", 1, 0, 1, 1, 0, -1, -1},
-	{"checker__flags__exact_with_trailing", "exact ignore_trailing_whitespace", 1, EXEC_CHECKER_EXACT, 0, 0, 1, -1,
+	{"checker__flags__exact_with_trailing", "exact ignore_trailing_whitespace", 1, GV_CHECKER_EXACT, 0, 0, 1, -1,
 	 -1},
 	{"checker__flags__unknown__fails", "case_sensitive bogus", 0, 0, 0, 0, 0, 0, 0},
 	{"checker__flags__missing_value__fails", "float_tolerance", 0, 0, 0, 0, 0, 0, 0},
@@ -158,10 +159,10 @@ static const struct flag_case flag_cases[] = {
 static void run_flag_case(void **state)
 {
 	const struct flag_case *c = *state;
-	struct exec_checker_opts o;
+	struct gv_checker_opts o;
 	struct gv_err err;
-	exec_checker_opts_default(&o);
-	int rc = exec_checker_parse_flags(c->flags, &o, &err);
+	gv_checker_opts_default(&o);
+	int rc = gv_checker_parse_flags(c->flags, &o, &err);
 	if (!c->ok) {
 		assert_int_equal(rc, -1);
 		assert_true(err.msg[0] != '\0');
@@ -180,14 +181,14 @@ static void run_flag_case(void **state)
 static void checker__flags__too_long__fails(void **state)
 {
 	(void)state;
-	char *big = malloc(EXEC_CHECKER_FLAGS_MAX + 100);
+	char *big = malloc(GV_CHECKER_FLAGS_MAX + 100);
 	assert_non_null(big);
-	memset(big, ' ', EXEC_CHECKER_FLAGS_MAX + 99);
-	big[EXEC_CHECKER_FLAGS_MAX + 99] = '\0';
-	struct exec_checker_opts o;
+	memset(big, ' ', GV_CHECKER_FLAGS_MAX + 99);
+	big[GV_CHECKER_FLAGS_MAX + 99] = '\0';
+	struct gv_checker_opts o;
 	struct gv_err err;
-	exec_checker_opts_default(&o);
-	assert_int_equal(exec_checker_parse_flags(big, &o, &err), -1);
+	gv_checker_opts_default(&o);
+	assert_int_equal(gv_checker_parse_flags(big, &o, &err), -1);
 	free(big);
 }
 
@@ -201,15 +202,15 @@ static void checker__large_input__linear_and_bounded_message(void **state)
 	for (size_t i = 0; i < n; i++)
 		a[i] = b[i] = (i % 8 == 7) ? '\n' : '9';
 	b[n - 2] = '8';
-	struct exec_checker_opts o;
-	exec_checker_opts_default(&o);
+	struct gv_checker_opts o;
+	gv_checker_opts_default(&o);
 	char msg[EXEC_CHECKER_MSG_MAX];
 	assert_int_equal(exec_checker_compare(&o, a, n, a, n, msg, sizeof(msg)), EXEC_CHECKER_AC);
 	assert_int_equal(exec_checker_compare(&o, a, n, b, n, msg, sizeof(msg)), EXEC_CHECKER_WA);
 	assert_non_null(strstr(msg, "line 1048576, token 1048576"));
 	o.float_abs_tol = 0.5;
 	assert_int_equal(exec_checker_compare(&o, a, n, b, n, msg, sizeof(msg)), EXEC_CHECKER_WA);
-	o.mode = EXEC_CHECKER_EXACT;
+	o.mode = GV_CHECKER_EXACT;
 	assert_int_equal(exec_checker_compare(&o, a, n, b, n, msg, sizeof(msg)), EXEC_CHECKER_WA);
 	assert_non_null(strstr(msg, "line 1048576, column 7"));
 	free(a);
@@ -219,8 +220,8 @@ static void checker__large_input__linear_and_bounded_message(void **state)
 static void checker__null_message_buffer__still_judges(void **state)
 {
 	(void)state;
-	struct exec_checker_opts o;
-	exec_checker_opts_default(&o);
+	struct gv_checker_opts o;
+	gv_checker_opts_default(&o);
 	assert_int_equal(exec_checker_compare(&o, "1", 1, "2", 1, NULL, 0), EXEC_CHECKER_WA);
 	assert_int_equal(exec_checker_compare(&o, "1", 1, "1", 1, NULL, 0), EXEC_CHECKER_AC);
 	char small[4];
@@ -284,10 +285,10 @@ static void run_conf_case(void **state)
 	int want = atoi(code);
 	if (want != 42 && want != 43)
 		fail_msg("%s: expected_exit_code.txt holds \"%s\"", c->name, code);
-	struct exec_checker_opts o;
+	struct gv_checker_opts o;
 	struct gv_err err;
-	exec_checker_opts_default(&o);
-	if (exec_checker_parse_flags(args, &o, &err) < 0)
+	gv_checker_opts_default(&o);
+	if (gv_checker_parse_flags(args, &o, &err) < 0)
 		fail_msg("%s: flags \"%s\": %s", c->name, args, err.msg);
 	char msg[EXEC_CHECKER_MSG_MAX];
 	int got = (int)exec_checker_compare(&o, ans, anslen, out, outlen, msg, sizeof(msg));

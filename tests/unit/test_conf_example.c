@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "common/config.h"
-#include "executor/daemon.h"
+#include "executor/daemon/daemon.h"
 #include "frontend/config.h"
 #include "scheduler/sched.h"
 

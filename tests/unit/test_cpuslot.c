@@ -1,4 +1,4 @@
-/* Unit tests of the CPU slots (executor/cpuslot.c): n holders at most,
+/* Unit tests of the CPU slots (executor/sandbox/cpuslot.c): n holders at most,
  * a waiter times out while all are held and gets one once a holder lets
  * go, and a slot folder others could write or a link is refused. flock()
  * locks belong to an open file description, so two acquisitions in one
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "executor/cpuslot.h"
+#include "executor/sandbox/cpuslot.h"
 
 static char base[64];
 static char dir[128];

@@ -1,7 +1,7 @@
-/* Unit tests of the host-side CPU accounting's rules (executor/cputime.c):
- * a table of (init's status, init's figure, the host's figure, the real
- * limit) -> reported time and outcome, and the limits sent to init and
- * used for the host's kill. */
+/* Unit tests of the host-side CPU accounting's rules
+ * (executor/sandbox/cputime.c): a table of (init's status, init's figure, the
+ * host's figure, the real limit) -> reported time and outcome, and the limits
+ * sent to init and used for the host's kill. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "executor/cputime.h"
+#include "executor/sandbox/cputime.h"
 
 struct settle_case {
 	const char *name;

@@ -1,5 +1,5 @@
 /* Unit tests of the egress policy grammar (tenants/egress.c) and the pure
- * parts of the sandbox network (executor/netpolicy.c): names, the pool,
+ * parts of the sandbox network (executor/sandbox/netpolicy.c): names, the pool,
  * the nft ruleset, the bundle's network namespace and runsc's flag. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/bundle.h"
-#include "executor/netpolicy.h"
-#include "executor/runsc.h"
+#include "executor/sandbox/bundle.h"
+#include "executor/sandbox/netpolicy.h"
+#include "executor/sandbox/runsc.h"
 #include "tenants/egress.h"
 #include "tenants/quota.h"
 
@@ -201,7 +201,8 @@ static void netpolicy__bundle_and_runsc__network_only_with_its_namespace(void **
 	size_t i;
 	json_t *v;
 	/* No network entry: runsc stays in the namespace its spawner joined
-	 * (executor/runsc.h, join_netns), never a new or the host's one. */
+	 * (executor/sandbox/runsc.h, join_netns), never a new or the host's
+	 * one. */
 	json_array_foreach(ns, i, v) {
 		if (strcmp(json_string_value(json_object_get(v, "type")), "network") == 0)
 			found = true;

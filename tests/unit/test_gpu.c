@@ -1,9 +1,9 @@
-/* Unit tests of executor/gpu.c (inventory parsing, GPU-proxy detection in
- * `runsc flags` output, assignment of device ids, device nodes) and of the
- * GPU part of the OCI spec (executor/bundle.c): NVIDIA_VISIBLE_DEVICES is
- * the only variable added, device nodes only when given. */
-#include "executor/bundle.h"
-#include "executor/gpu.h"
+/* Unit tests of executor/sandbox/gpu.c (inventory parsing, GPU-proxy detection
+ * in `runsc flags` output, assignment of device ids, device nodes) and of the
+ * GPU part of the OCI spec (executor/sandbox/bundle.c): NVIDIA_VISIBLE_DEVICES
+ * is the only variable added, device nodes only when given. */
+#include "executor/sandbox/bundle.h"
+#include "executor/sandbox/gpu.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

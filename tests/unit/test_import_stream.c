@@ -1,5 +1,5 @@
 /* Unit tests of the package stream parser and the entry path rule
- * (executor/import_stream.c): the host's only view of what the unpack
+ * (executor/problems/import_stream.c): the host's only view of what the unpack
  * sandbox returns. Tables of paths; streams fed whole and one byte at a
  * time give the same events; every grammar or limit breach is an error. */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "executor/import_stream.h"
+#include "executor/problems/import_stream.h"
 
 static void import_path__good_paths__accepted(void **state)
 {

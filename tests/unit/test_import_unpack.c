@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "executor/import_stream.h"
+#include "executor/problems/import_stream.h"
 #include "executor/unpack/unpack.h"
 #include "tests/support/testutil.h"
 

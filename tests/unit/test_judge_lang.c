@@ -1,5 +1,5 @@
-/* Unit tests of the language-dependent parts of executor/judge.c that need
- * no sandbox: the job a language builds for a source (Java's saved file
+/* Unit tests of the language-dependent parts of executor/judge/judge.c that
+ * need no sandbox: the job a language builds for a source (Java's saved file
  * name and main class in the argvs), the compile-limit notes appended to
  * compile_output, and a runtime's out-of-memory message turning RE into
  * MLE. The shipped definitions in $GAVEL_ROOT/languages are used. */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "executor/judge.h"
+#include "executor/judge/judge.h"
 
 static struct lang_registry reg;
 

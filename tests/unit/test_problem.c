@@ -1,7 +1,7 @@
-/* Unit tests of the problem package loader (executor/problem.c): the fixture
- * packages under tests/problems, and small packages written into a temporary
- * folder per test for the error, warning and symlink rules. Paths are taken
- * relative to GAVEL_ROOT (the repository root; the cwd when unset). */
+/* Unit tests of the problem package loader (executor/judge/problem.c): the
+ * fixture packages under tests/problems, and small packages written into a
+ * temporary folder per test for the error, warning and symlink rules. Paths are
+ * taken relative to GAVEL_ROOT (the repository root; the cwd when unset). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "executor/problem.h"
-#include "executor/verdict.h"
+#include "executor/judge/problem.h"
+#include "executor/judge/verdict.h"
 #include "languages/lang.h"
 #include "tests/support/testutil.h"
 

@@ -18,8 +18,8 @@
 #include <cmocka.h>
 
 #include "common/feedback.h"
-#include "executor/problem_store.h"
-#include "executor/testdata_cache.h"
+#include "executor/problems/problem_store.h"
+#include "executor/problems/testdata_cache.h"
 #include "frontend/api_problems.h"
 #include "tests/support/testutil.h"
 

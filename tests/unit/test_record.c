@@ -1,4 +1,4 @@
-/* Unit tests of executor/record.c: the result-record parser (tables of
+/* Unit tests of executor/sandbox/record.c: the result-record parser (tables of
  * valid and malformed records), the formatter round trip and the
  * incremental frame decoder fed in every possible split. */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/record.h"
+#include "executor/sandbox/record.h"
 
 struct parse_case {
 	const char *name;

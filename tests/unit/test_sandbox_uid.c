@@ -1,5 +1,5 @@
-/* Unit tests of the sandbox uid pool (executor/sandbox_uid.c): two pools
- * over the same lock folder (two engines of a node) never hand out the
+/* Unit tests of the sandbox uid pool (executor/sandbox/sandbox_uid.c): two
+ * pools over the same lock folder (two engines of a node) never hand out the
  * same uid while it is held, a full range is refused rather than shared,
  * a given-back uid is free again and its user namespace closed. Needs root (user namespaces with a foreign uid map). */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "executor/sandbox_uid.h"
+#include "executor/sandbox/sandbox_uid.h"
 #include "tests/support/testutil.h"
 
 static char dir[] = "/tmp/gavel-uids-XXXXXX";

@@ -1,4 +1,4 @@
-/* Unit tests of executor/validator.c's pure part: how a Kattis output
+/* Unit tests of executor/judge/validator.c's pure part: how a Kattis output
  * validator's or a testlib checker's run becomes a case verdict (tables of
  * exit codes, statuses and feedback files), the first-number scan for
  * testlib points and the message sanitiser. */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/validator.h"
+#include "executor/judge/validator.h"
 
 struct outcome_case {
 	const char *label;

@@ -1,5 +1,6 @@
-/* Unit tests of verdict aggregation (executor/verdict.c): hand-built group
- * trees and tables of per-case results → verdict, score, deciding case. */
+/* Unit tests of verdict aggregation (executor/judge/verdict.c): hand-built
+ * group trees and tables of per-case results → verdict, score, deciding
+ * case. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "executor/verdict.h"
+#include "executor/judge/verdict.h"
 
 /* ---- tree building ----------------------------------------------------- */
 

@@ -1,5 +1,5 @@
-/* executor/webhook.c's pure parts: the SSRF address classifier (a table of
- * IPv4 and IPv6 cases), callback URL parsing, the signature (RFC 4231
+/* executor/daemon/webhook.c's pure parts: the SSRF address classifier (a table
+ * of IPv4 and IPv6 cases), callback URL parsing, the signature (RFC 4231
  * vectors), the body (equal to what GET /v1/submissions/{id} answers; the
  * Judge0 callback's equal to Judge0's GET with base64 and default fields),
  * queue items and the retry delay. */
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "executor/webhook.h"
+#include "executor/daemon/webhook.h"
 #include "frontend/api.h"
 
 static enum exec_webhook_addr_class classify_text(const char *text)

@@ -315,9 +315,9 @@ def c_cpu_near(limit_s):
         if not isinstance(t, int):
             return ["time_ms missing"]
         # A spin's TLE comes from the host's backstop at 2 x limit + 200 ms
-        # (executor/cputime.h: a tighter one turns memory-heavy programs'
-        # MLE into TLE), which reports that much CPU; a limit that does not
-        # bind shows far more (up to the wall limit).
+        # (executor/sandbox/cputime.h: a tighter one turns memory-heavy
+        # programs' MLE into TLE), which reports that much CPU; a limit that
+        # does not bind shows far more (up to the wall limit).
         lo, hi = int(limit_s * 900), int(limit_s * 2000 + 400)
         return [] if lo <= t <= hi else ["time_ms %d not near the %g s limit (%d..%d)" % (t, limit_s, lo, hi)]
     return check
@@ -420,7 +420,7 @@ def c_no_shadow_in_output(host, res, out):
 
 # Where `gavel run` / `gavel judge` put each sandbox's work dir, the host
 # folder bound at /box (cli/local_engine.c CLI_STATE_DIR "/work";
-# executor/session.c: <work_root>/<sandbox id>/box).
+# executor/sandbox/session.c: <work_root>/<sandbox id>/box).
 WORK_ROOT = "/run/gavel/cli/work"
 
 

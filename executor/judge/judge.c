@@ -1,0 +1,589 @@
+/* Judging on top of the sandbox engine: language + source + limits → a
+ * sandbox job; one run, or every test of a problem with the built-in
+ * checkers applied outside the sandbox, on output the engine already
+ * capped. Expected answers are read here, on the host, and never enter the
+ * submission's sandbox. */
+#include "executor/judge/judge.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor/judge/validator.h"
+#include "languages/lang_entry.h"
+
+/* Bytes of compiler output and of a test's stderr that we keep. */
+#define JUDGE_COMPILE_OUTPUT_MAX (64u * 1024u)
+#define JUDGE_STDERR_MAX (64u * 1024u)
+/* Inputs and answers of one test case read from a package. */
+#define JUDGE_TEST_FILE_MAX (64u * 1024u * 1024u)
+
+/* Bounded message formatting: truncation is the intent. */
+static void msgf(char *dst, size_t n, const char *fmt, ...) GV_PRINTF(3, 4);
+static void msgf(char *dst, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(dst, n, fmt, ap);
+	va_end(ap);
+}
+
+const char *exec_run_status_name(enum exec_run_status s)
+{
+	static const char *const names[] = { "OK", "TLE", "MLE", "OLE", "RE", "CE", "IE" };
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "IE";
+}
+
+enum exec_run_status exec_run_status_of(const struct exec_phase_result *r)
+{
+	static const struct {
+		const char *engine;
+		enum exec_run_status status;
+	} map[] = {
+		{ "OK", EXEC_RUN_OK },   { "RE", EXEC_RUN_RE },   { "SG", EXEC_RUN_RE },
+		{ "TLE", EXEC_RUN_TLE }, { "WLE", EXEC_RUN_TLE }, { "MLE", EXEC_RUN_MLE },
+		{ "OLE", EXEC_RUN_OLE }, { "IE", EXEC_RUN_IE },
+	};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(r->status, map[i].engine) == 0)
+			return map[i].status;
+	return EXEC_RUN_IE;
+}
+
+enum exec_run_status exec_run_status_lang(const struct exec_phase_result *r, const struct lang_def *lang)
+{
+	enum exec_run_status st = exec_run_status_of(r);
+	if (st != EXEC_RUN_RE || !lang || !lang->memory_error || !r->err_out || !r->err_len)
+		return st;
+	if (memmem(r->err_out, r->err_len, lang->memory_error, strlen(lang->memory_error)))
+		return EXEC_RUN_MLE;
+	return st;
+}
+
+void exec_phase_apply_lang(struct exec_phase_result *r, const struct lang_def *lang)
+{
+	if (exec_run_status_of(r) != EXEC_RUN_RE || exec_run_status_lang(r, lang) != EXEC_RUN_MLE)
+		return;
+	snprintf(r->status, sizeof(r->status), "MLE");
+	snprintf(r->limit, sizeof(r->limit), "memory");
+	msgf(r->message, sizeof(r->message), "memory limit exceeded (%s)", lang->memory_error);
+}
+
+static enum exec_verdict verdict_of_status(enum exec_run_status s)
+{
+	switch (s) {
+	case EXEC_RUN_OK: return EXEC_VERDICT_AC;
+	case EXEC_RUN_TLE: return EXEC_VERDICT_TLE;
+	case EXEC_RUN_MLE: return EXEC_VERDICT_MLE;
+	case EXEC_RUN_OLE: return EXEC_VERDICT_OLE;
+	case EXEC_RUN_RE: return EXEC_VERDICT_RE;
+	case EXEC_RUN_CE: return EXEC_VERDICT_CE;
+	case EXEC_RUN_IE: break;
+	}
+	return EXEC_VERDICT_IE;
+}
+
+static int pick_limit(const char *what, uint32_t asked, uint32_t dflt, uint32_t max, const char *lang,
+		      uint32_t *out, struct gv_err *err)
+{
+	uint32_t v = asked ? asked : dflt;
+	if (v > max)
+		return gv_err_set(err, GV_ELIMIT, "%s %u exceeds the maximum %u of language %s", what, v, max,
+				  lang);
+	*out = v;
+	return 0;
+}
+
+void exec_lang_job_free(struct exec_lang_job *lj)
+{
+	if (!lj)
+		return;
+	lang_argv_free(lj->compile_argv);
+	lang_argv_free(lj->run_argv);
+	free(lj->source_name);
+	memset(lj, 0, sizeof(*lj));
+}
+
+int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, const char *tenant,
+			const void *source, size_t len, const struct exec_run_limits *lim,
+			struct gv_err *err)
+{
+	memset(lj, 0, sizeof(*lj));
+	lj->lang = lang;
+	const struct lang_limits *d = &lang->defaults, *m = &lang->max;
+	struct exec_run_limits none = { 0 };
+	if (!lim)
+		lim = &none;
+	uint32_t time_ms = 0, wall_ms = 0, memory_mb = 0, output_kb = 0;
+	if (pick_limit("time limit (ms)", lim->time_ms, d->time_ms, m->time_ms, lang->id, &time_ms, err) ||
+	    pick_limit("memory limit (MiB)", lim->memory_mb, d->memory_mb, m->memory_mb, lang->id, &memory_mb,
+		       err) ||
+	    pick_limit("output limit (KiB)", lim->output_kb, d->output_kb, m->output_kb, lang->id, &output_kb,
+		       err))
+		return -1;
+	/* The wall clock follows the CPU limit unless asked for: a program
+	 * waiting on nothing still ends, a slow start (JVM) still fits. */
+	uint64_t wall_dflt = (uint64_t)time_ms * 2 + 1000;
+	if (wall_dflt < d->wall_ms)
+		wall_dflt = d->wall_ms;
+	if (wall_dflt > m->wall_ms)
+		wall_dflt = m->wall_ms;
+	if (pick_limit("wall time limit (ms)", lim->wall_ms, (uint32_t)wall_dflt, m->wall_ms, lang->id, &wall_ms,
+		       err))
+		return -1;
+
+	/* The saved name and main class come from the source for languages
+	 * that ask (Java's public class); both are checked plain names. */
+	struct lang_entry ent;
+	lang_entry_resolve(lang, source, len, &ent);
+	lj->source_name = strdup(ent.file);
+	if (!lj->source_name)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	struct lang_vars vars = {
+		.memory_mb = memory_mb,
+		.compile_memory_mb = d->compile_memory_mb,
+		.source = ent.file,
+		.main_class = ent.main_class,
+	};
+	if (lang->compile &&
+	    lang_expand_argv((const char *const *)lang->compile, &vars, &lj->compile_argv, err) != 0) {
+		gv_err_prefix(err, "language %s: compile command", lang->id);
+		exec_lang_job_free(lj);
+		return -1;
+	}
+	if (lang_expand_argv((const char *const *)lang->run, &vars, &lj->run_argv, err) != 0) {
+		gv_err_prefix(err, "language %s: run command", lang->id);
+		exec_lang_job_free(lj);
+		return -1;
+	}
+	lj->source = (struct exec_file){ .name = lj->source_name, .data = source, .len = len };
+	lj->job = (struct exec_job){
+		.tenant = tenant,
+		.compile_argv = (const char *const *)lj->compile_argv,
+		.run_argv = (const char *const *)lj->run_argv,
+		.files = &lj->source,
+		.n_files = 1,
+		.compile_limits = {
+			.cpu_ms = d->compile_time_ms,
+			.wall_ms = d->compile_wall_ms,
+			.memory_kb = (uint64_t)d->compile_memory_mb * 1024,
+			.output_bytes = JUDGE_COMPILE_OUTPUT_MAX,
+			.stderr_bytes = JUDGE_COMPILE_OUTPUT_MAX,
+			.procs = d->compile_procs,
+			.rlimit_as = lang->rlimit_as,
+		},
+		.run_limits = {
+			.cpu_ms = time_ms,
+			.wall_ms = wall_ms,
+			/* A runtime's own overhead (JVM metaspace, code cache)
+			 * is granted on top of the heap it was given. */
+			.memory_kb = ((uint64_t)memory_mb + lang->memory_extra_mb) * 1024,
+			.output_bytes = (uint64_t)output_kb * 1024,
+			.stderr_bytes = JUDGE_STDERR_MAX,
+			.stack_kb = (uint64_t)memory_mb * 1024,
+			.procs = d->procs,
+			.rlimit_as = lang->rlimit_as,
+		},
+	};
+	return 0;
+}
+
+void exec_run_result_free(struct exec_run_result *r)
+{
+	if (!r)
+		return;
+	exec_phase_result_free(&r->compile);
+	exec_phase_result_free(&r->run);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Appends one line to the compile phase's stderr. */
+static void append_err(struct exec_phase_result *c, const char *line)
+{
+	size_t add = strlen(line);
+	bool nl = c->err_len > 0 && c->err_out[c->err_len - 1] != '\n';
+	char *buf = realloc(c->err_out, c->err_len + add + 3);
+	if (!buf)
+		return; /* the status still says CE; only the note is lost */
+	c->err_out = buf;
+	if (nl)
+		c->err_out[c->err_len++] = '\n';
+	memcpy(c->err_out + c->err_len, line, add);
+	c->err_len += add;
+	c->err_out[c->err_len++] = '\n';
+	c->err_out[c->err_len] = '\0';
+}
+
+void exec_compile_note_limit(struct exec_phase_result *c, const struct exec_limits *lim)
+{
+	char line[160];
+	line[0] = '\0';
+	const char *st = c->status;
+	if (!strcmp(st, "TLE"))
+		msgf(line, sizeof(line), "compilation time limit exceeded (%" PRIu64 " ms of CPU)", lim->cpu_ms);
+	else if (!strcmp(st, "WLE"))
+		msgf(line, sizeof(line), "compilation time limit exceeded (%" PRIu64 " ms of wall-clock time)",
+		     lim->wall_ms);
+	else if (!strcmp(st, "MLE"))
+		msgf(line, sizeof(line), "compilation memory limit exceeded (%" PRIu64 " MiB)", lim->memory_kb / 1024);
+	else if (!strcmp(st, "OLE"))
+		msgf(line, sizeof(line), "compilation output limit exceeded (compiler messages over %" PRIu64 " bytes)",
+		     lim->output_bytes);
+	else if (!strcmp(st, "SG") && c->signal == SIGXFSZ)
+		msgf(line, sizeof(line), "compilation output file size limit exceeded (%" PRIu64 " KiB)",
+		     lim->fsize_kb ? lim->fsize_kb : EXEC_COMPILE_FSIZE_KB_DEFAULT);
+	else if (!strcmp(st, "SG"))
+		msgf(line, sizeof(line), "compiler killed by signal %d", c->signal);
+	if (line[0])
+		append_err(c, line);
+}
+
+/* A compile phase that did not end with exit 0 is the program's fault (CE),
+ * whatever limit stopped it; only our own failure inside init is IE. */
+static enum exec_run_status compile_status(const struct exec_phase_result *c)
+{
+	if (strcmp(c->status, "OK") == 0)
+		return EXEC_RUN_OK;
+	if (strcmp(c->status, "IE") == 0)
+		return EXEC_RUN_IE;
+	return EXEC_RUN_CE;
+}
+
+int exec_run_once(struct exec_engine *e, const struct lang_def *lang, const void *source, size_t len,
+		  const void *input, size_t input_len, const struct exec_run_limits *lim,
+		  struct exec_run_result *out, struct gv_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	struct exec_lang_job lj;
+	if (exec_lang_job_build(&lj, lang, "local", source, len, lim, err) != 0)
+		return -1;
+	struct exec_session *s = NULL;
+	struct gv_err serr;
+	gv_err_clear(&serr);
+	if (exec_session_open(e, &lj.job, &s, &out->compile, &serr) != 0) {
+		out->status = EXEC_RUN_IE;
+		msgf(out->message, sizeof(out->message), "%s", serr.msg);
+		goto out;
+	}
+	out->status = compile_status(&out->compile);
+	if (out->status == EXEC_RUN_CE)
+		exec_compile_note_limit(&out->compile, &lj.job.compile_limits);
+	if (out->status != EXEC_RUN_OK) {
+		if (out->status == EXEC_RUN_IE)
+			msgf(out->message, sizeof(out->message), "compile phase: %s", out->compile.message);
+		goto out;
+	}
+	if (exec_session_run_test(s, input, input_len, &out->run, &serr) != 0) {
+		out->status = EXEC_RUN_IE;
+		msgf(out->message, sizeof(out->message), "%s", serr.msg);
+		goto out;
+	}
+	out->ran = true;
+	exec_phase_apply_lang(&out->run, lang);
+	out->status = exec_run_status_lang(&out->run, lang);
+	if (out->status == EXEC_RUN_IE)
+		msgf(out->message, sizeof(out->message), "%s", out->run.message);
+out:
+	exec_session_close(s);
+	exec_lang_job_free(&lj);
+	return 0;
+}
+
+void exec_judgement_free(struct exec_judgement *j)
+{
+	if (!j)
+		return;
+	free(j->cases);
+	free(j->compile_output);
+	memset(j, 0, sizeof(*j));
+}
+
+/* Limits of a problem for one language: the package's, the time scaled by
+ * the language's factor, each capped by the language's maximum (a package
+ * asking for more than a language allows gets the maximum). */
+static void problem_limits(const struct exec_problem *p, const struct lang_def *lang,
+			   struct exec_run_limits *lim)
+{
+	double t = (double)p->time_limit_ms * (lang->time_factor > 0 ? lang->time_factor : 1.0);
+	uint64_t time_ms = t > (double)UINT32_MAX ? UINT32_MAX : (uint64_t)t;
+	uint64_t memory_mb = p->memory_mb ? p->memory_mb : lang->defaults.memory_mb;
+	uint64_t output_kb = (uint64_t)p->output_mb * 1024;
+	lim->time_ms = (uint32_t)(time_ms < lang->max.time_ms ? time_ms : lang->max.time_ms);
+	lim->memory_mb = (uint32_t)(memory_mb < lang->max.memory_mb ? memory_mb : lang->max.memory_mb);
+	lim->output_kb = (uint32_t)(output_kb && output_kb < lang->max.output_kb ? output_kb
+										: lang->max.output_kb);
+	uint64_t wall = (uint64_t)lim->time_ms * 3 + 2000;
+	lim->wall_ms = (uint32_t)(wall < lang->max.wall_ms ? wall : lang->max.wall_ms);
+}
+
+static void keep_compile_output(struct exec_judgement *j, const struct exec_phase_result *c)
+{
+	size_t n = c->out_len + c->err_len;
+	if (n > JUDGE_COMPILE_OUTPUT_MAX)
+		n = JUDGE_COMPILE_OUTPUT_MAX;
+	free(j->compile_output);
+	j->compile_output = malloc(n + 1);
+	if (!j->compile_output) {
+		j->compile_output_len = 0;
+		return;
+	}
+	size_t a = c->out_len < n ? c->out_len : n;
+	if (a)
+		memcpy(j->compile_output, c->out, a);
+	if (n > a)
+		memcpy(j->compile_output + a, c->err_out, n - a);
+	j->compile_output[n] = '\0';
+	j->compile_output_len = n;
+}
+
+/* Opens a fresh sandbox (compiling again) for the cases still to judge.
+ * Returns the compile status; IE with j->message on our failure. */
+static enum exec_run_status open_sandbox(struct exec_engine *e, const struct exec_lang_job *lj,
+					 struct exec_session **s, struct exec_judgement *j)
+{
+	struct exec_phase_result compile;
+	struct gv_err err;
+	gv_err_clear(&err);
+	j->sandboxes++;
+	if (exec_session_open(e, &lj->job, s, &compile, &err) != 0) {
+		msgf(j->message, sizeof(j->message), "%s", err.msg);
+		exec_phase_result_free(&compile);
+		*s = NULL;
+		return EXEC_RUN_IE;
+	}
+	enum exec_run_status st = compile_status(&compile);
+	if (st == EXEC_RUN_CE)
+		exec_compile_note_limit(&compile, &lj->job.compile_limits);
+	if (j->sandboxes == 1 || st != EXEC_RUN_OK)
+		keep_compile_output(j, &compile);
+	if (st == EXEC_RUN_IE)
+		msgf(j->message, sizeof(j->message), "compile phase: %s", compile.message);
+	exec_phase_result_free(&compile);
+	return st;
+}
+
+/* Judges one case's run: the engine's status, then the checker on the
+ * output when the program ended normally: the custom validator (in its own
+ * sandbox) when val is set, else a built-in checker on the host. */
+static void judge_case(const struct exec_problem *p, size_t i, const struct exec_phase_result *run,
+		       const struct lang_def *lang, const char *input, size_t input_len,
+		       struct exec_validator *val, struct exec_judged_case *c)
+{
+	c->time_ms = run->time_ms;
+	c->wall_ms = run->wall_ms;
+	c->memory_kb = run->memory_kb;
+	c->exit_code = run->exit_code;
+	c->signal = run->signal;
+	c->verdict = verdict_of_status(exec_run_status_lang(run, lang));
+	if (c->verdict != EXEC_VERDICT_AC) {
+		msgf(c->message, sizeof(c->message), "%s", run->message);
+		return;
+	}
+	const struct exec_problem_node *node = p->cases[i];
+	const struct exec_problem_node *group = exec_problem_case_group(node);
+	struct gv_checker_opts opts;
+	struct gv_err err;
+	gv_err_clear(&err);
+	gv_checker_opts_default(&opts);
+	const char *flags = group ? group->grading.output_validator_flags : p->validator_flags;
+	if (val) {
+		char *vans = NULL;
+		size_t vanslen = 0;
+		struct exec_validator_outcome o;
+		if (exec_problem_read(p, node->ans_path, JUDGE_TEST_FILE_MAX, &vans, &vanslen, &err) != 0 ||
+		    exec_validator_check(val, flags, input, input_len, vans, vanslen, run->out ? run->out : "",
+					 run->out_len, &o, &err) != 0) {
+			c->verdict = EXEC_VERDICT_IE;
+			msgf(c->message, sizeof(c->message), "%s", err.msg);
+		} else {
+			c->verdict = o.verdict;
+			c->has_score = o.has_score;
+			c->score = o.score;
+			msgf(c->message, sizeof(c->message), "%s", o.message);
+		}
+		free(vans);
+		return;
+	}
+	if (gv_checker_parse_flags(flags, &opts, &err) != 0) {
+		c->verdict = EXEC_VERDICT_IE;
+		msgf(c->message, sizeof(c->message), "validator flags: %s", err.msg);
+		return;
+	}
+	char *ans = NULL;
+	size_t anslen = 0;
+	if (exec_problem_read(p, node->ans_path, JUDGE_TEST_FILE_MAX, &ans, &anslen, &err) != 0) {
+		c->verdict = EXEC_VERDICT_IE;
+		msgf(c->message, sizeof(c->message), "%s", err.msg);
+		return;
+	}
+	enum exec_checker_verdict v =
+		exec_checker_compare(&opts, ans, anslen, run->out ? run->out : "", run->out_len, c->message,
+				     sizeof(c->message));
+	c->verdict = v == EXEC_CHECKER_AC ? EXEC_VERDICT_AC : EXEC_VERDICT_WA;
+	free(ans);
+}
+
+/* Judges one case of an interactive problem: the submission (session s)
+ * against the interactor (val) through the host relay; the answer file is
+ * read here and goes to the interactor's sandbox only. */
+static void interactive_case(const struct exec_problem *p, size_t i, struct exec_session *s,
+			     struct exec_validator *val, uint32_t wall_ms, const char *input, size_t input_len,
+			     struct exec_judged_case *c)
+{
+	const struct exec_problem_node *node = p->cases[i];
+	const struct exec_problem_node *group = exec_problem_case_group(node);
+	const char *flags = group ? group->grading.output_validator_flags : p->validator_flags;
+	struct gv_err err;
+	gv_err_clear(&err);
+	char *ans = NULL;
+	size_t anslen = 0;
+	struct exec_phase_result run;
+	struct exec_interaction ia;
+	struct exec_validator_outcome o;
+	memset(&run, 0, sizeof(run));
+	if (exec_problem_read(p, node->ans_path, JUDGE_TEST_FILE_MAX, &ans, &anslen, &err) != 0 ||
+	    exec_validator_interact(val, flags, input, input_len, ans, anslen, s, wall_ms, &run, &ia, &o, &err) !=
+		    0) {
+		c->verdict = EXEC_VERDICT_IE;
+		msgf(c->message, sizeof(c->message), "%s", err.msg);
+	} else {
+		c->verdict = o.verdict;
+		msgf(c->message, sizeof(c->message), "%s", o.message);
+		c->time_ms = run.time_ms;
+		c->wall_ms = run.wall_ms;
+		c->memory_kb = run.memory_kb;
+		c->exit_code = run.exit_code;
+		c->signal = run.signal;
+	}
+	exec_phase_result_free(&run);
+	free(ans);
+}
+
+int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, const struct lang_def *lang,
+		       const void *source, size_t len, const struct exec_judge_opts *opts,
+		       struct exec_judgement *out, struct gv_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->first_failed = SIZE_MAX;
+	if (p->custom_validation && (!opts || !opts->langs))
+		return gv_err_set(err, GV_EINVAL, "problem %s: custom validation needs the language registry",
+				  p->name);
+	struct exec_run_limits lim;
+	problem_limits(p, lang, &lim);
+	out->time_limit_ms = lim.time_ms;
+	out->memory_limit_mb = lim.memory_mb;
+	struct exec_lang_job lj;
+	if (exec_lang_job_build(&lj, lang, opts && opts->tenant ? opts->tenant : "local", source, len, &lim,
+				err) != 0)
+		return -1;
+	/* Interactive: the submission's stdin and stdout go through the host
+	 * relay to the interactor; it never gets the input file either. */
+	lj.job.interactive = p->interactive;
+	out->ncases = p->ncases;
+	out->cases = calloc(p->ncases ? p->ncases : 1, sizeof(*out->cases));
+	struct exec_case_result *results = calloc(p->ncases ? p->ncases : 1, sizeof(*results));
+	if (!out->cases || !results) {
+		free(results);
+		exec_lang_job_free(&lj);
+		return gv_err_set(err, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < p->ncases; i++)
+		out->cases[i].verdict = EXEC_VERDICT_SKIPPED;
+
+	struct exec_session *s = NULL;
+	struct exec_validator *val = NULL;
+	const char *tenant = opts && opts->tenant ? opts->tenant : "local";
+	if (p->custom_validation) {
+		struct gv_err verr;
+		gv_err_clear(&verr);
+		if (exec_validator_new(&val, e, p, opts->langs, tenant, &verr) != 0) {
+			out->verdict = EXEC_VERDICT_IE;
+			msgf(out->message, sizeof(out->message), "%s", verr.msg);
+			goto done;
+		}
+	}
+	enum exec_run_status st = open_sandbox(e, &lj, &s, out);
+	if (st != EXEC_RUN_OK) {
+		out->verdict = st == EXEC_RUN_CE ? EXEC_VERDICT_CE : EXEC_VERDICT_IE;
+		goto done;
+	}
+	for (size_t i = 0; i < p->ncases; i++) {
+		struct exec_judged_case *c = &out->cases[i];
+		if (!exec_session_alive(s)) {
+			/* The whole sandbox died (host OOM, backstop): the
+			 * remaining cases get a fresh one. */
+			exec_session_close(s);
+			st = open_sandbox(e, &lj, &s, out);
+			if (st != EXEC_RUN_OK) {
+				c->verdict = st == EXEC_RUN_CE ? EXEC_VERDICT_CE : EXEC_VERDICT_IE;
+				msgf(c->message, sizeof(c->message), "%s", out->message);
+				out->verdict = EXEC_VERDICT_IE;
+				goto done;
+			}
+		}
+		char *input = NULL;
+		size_t input_len = 0;
+		struct gv_err cerr;
+		gv_err_clear(&cerr);
+		if (exec_problem_read(p, p->cases[i]->in_path, JUDGE_TEST_FILE_MAX, &input, &input_len, &cerr) !=
+		    0) {
+			c->verdict = EXEC_VERDICT_IE;
+			msgf(out->message, sizeof(out->message), "%s", cerr.msg);
+			msgf(c->message, sizeof(c->message), "%s", cerr.msg);
+		} else if (p->interactive) {
+			interactive_case(p, i, s, val, lim.wall_ms, input, input_len, c);
+			if (c->verdict == EXEC_VERDICT_IE)
+				msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
+		} else {
+			struct exec_phase_result run;
+			if (exec_session_run_test(s, input, input_len, &run, &cerr) != 0) {
+				c->verdict = EXEC_VERDICT_IE;
+				msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, cerr.msg);
+				msgf(c->message, sizeof(c->message), "%s", cerr.msg);
+			} else {
+				exec_phase_apply_lang(&run, lang);
+				judge_case(p, i, &run, lang, input, input_len, val, c);
+				if (opts && opts->case_output)
+					opts->case_output(i, run.out ? run.out : "", run.out_len, opts->case_output_arg);
+				if (c->verdict == EXEC_VERDICT_IE)
+					msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
+			}
+			exec_phase_result_free(&run);
+		}
+		free(input);
+		if (opts && opts->progress)
+			opts->progress(p, i, c, opts->progress_arg);
+		if (c->verdict == EXEC_VERDICT_IE) {
+			out->verdict = EXEC_VERDICT_IE;
+			goto done;
+		}
+		if (c->verdict != EXEC_VERDICT_AC && exec_verdict_can_stop_after(p, i))
+			break;
+	}
+	for (size_t i = 0; i < p->ncases; i++) {
+		results[i].verdict = out->cases[i].verdict;
+		results[i].has_score = out->cases[i].has_score;
+		results[i].score = out->cases[i].score;
+	}
+	struct exec_verdict_outcome outcome;
+	if (exec_verdict_aggregate(p, results, p->ncases, &outcome, err) != 0) {
+		out->verdict = EXEC_VERDICT_IE;
+		msgf(out->message, sizeof(out->message), "%s", err->msg);
+		goto done;
+	}
+	out->verdict = outcome.verdict;
+	out->score = outcome.score;
+	out->first_failed = outcome.first_failed;
+done:
+	exec_session_close(s);
+	exec_validator_free(val);
+	free(results);
+	exec_lang_job_free(&lj);
+	return 0;
+}
