@@ -13,8 +13,10 @@ extern char **environ;
 volatile sig_atomic_t gv_daemon_stop;
 volatile sig_atomic_t gv_daemon_reload_asked;
 
-/* The --config path, kept for a reload: argv outlives the daemon. */
+/* What gv_daemon_start was given, kept for a reload: the --config path
+ * (argv outlives the daemon) and a copy of the spec. */
 static const char *daemon_config_path;
+static struct gv_daemon_spec daemon_spec;
 
 static void on_stop_signal(int sig)
 {
@@ -69,12 +71,16 @@ int gv_daemon_start(const struct gv_daemon_spec *spec, int argc, char **argv, vo
 		return -1;
 	}
 	daemon_config_path = path;
+	daemon_spec = *spec;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* SA_RESTART: a reload must not make a worker's engine calls fail
+	 * with EINTR in the middle of a job (it reloads between jobs). */
 	sa.sa_handler = on_reload_signal;
+	sa.sa_flags = SA_RESTART;
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
@@ -97,9 +103,14 @@ int gv_config_reload_apply(const struct gv_config_option *table, size_t n, void 
 	return applied;
 }
 
-int gv_daemon_reload(const struct gv_daemon_spec *spec, void *cfg, size_t cfg_size)
+int gv_daemon_reload(void *cfg, size_t cfg_size)
 {
+	const struct gv_daemon_spec *spec = &daemon_spec;
 	gv_daemon_reload_asked = 0;
+	if (!spec->table) {
+		gv_error(NULL, "config reload: the daemon was not started by gv_daemon_start");
+		return 0;
+	}
 	void *next = calloc(1, cfg_size);
 	if (!next) {
 		gv_error(NULL, "config reload: out of memory; keeping the running config");

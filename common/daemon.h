@@ -28,15 +28,15 @@ extern volatile sig_atomic_t gv_daemon_reload_asked;
  * reported on stdout/stderr) and cfg already freed. */
 int gv_daemon_start(const struct gv_daemon_spec *spec, int argc, char **argv, void *cfg, int *exit_code);
 
-/* Re-reads the config file and GAVEL_* variables gv_daemon_start used
- * into a fresh struct of cfg_size bytes, and applies it with
+/* Re-reads the config file and GAVEL_* variables gv_daemon_start used,
+ * with its table, into a fresh struct of cfg_size bytes, and applies it with
  * gv_config_reload: the options flagged GV_CONFIG_RELOADABLE take their new
  * values in cfg, and log.level is applied at once. A file that no longer
  * loads, or that changes an option that is not reloadable, changes nothing
  * and is logged as an error: the daemon keeps running on what it had. Call
  * it from the thread that reads cfg, between two units of work. Returns 1
  * when the new values were applied, 0 when they were refused. */
-int gv_daemon_reload(const struct gv_daemon_spec *spec, void *cfg, size_t cfg_size);
+int gv_daemon_reload(void *cfg, size_t cfg_size);
 
 /* The second half of gv_daemon_reload, for a daemon that loads its config
  * its own way (the frontend, whose flags override options): applies next,

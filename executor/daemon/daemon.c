@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/backoff.h"
+#include "common/daemon.h"
 #include "common/jobspec.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -47,7 +48,8 @@
 
 const struct gv_config_option exec_daemon_config_table[] = {
 	{ .name = "log.level", .type = GV_CONFIG_ENUM, GV_CONFIG_FIELD(struct exec_daemon_config, log_level),
-	  .def = "info", .choices = gv_log_level_names, .doc = "lowest level written: debug, info, warn or error" },
+	  .def = "info", .choices = gv_log_level_names, .flags = GV_CONFIG_RELOADABLE,
+	  .doc = "lowest level written: debug, info, warn or error" },
 	{ .name = "executor.node_name", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, node_name), .max = GV_QUEUE_NODE_MAX,
 	  .doc = "node name in the registry; empty: the host name" },
@@ -165,7 +167,7 @@ struct worker_slot {
 };
 
 struct daemon {
-	const struct exec_daemon_config *cfg;
+	struct exec_daemon_config *cfg; /* written only by a reload (SIGHUP) */
 	char node[GV_QUEUE_NODE_MAX + 1];
 	char cg_node[GV_QUEUE_NODE_MAX + 1]; /* node with '.' made '_' for cgroup names */
 	struct lang_registry langs;
@@ -759,6 +761,9 @@ static void worker_main(struct daemon *d, int k)
 	slot->state = 1;
 	uint64_t last_err = 0;
 	while (!worker_stop) {
+		/* Between two jobs: the options a reload may change are read per job. */
+		if (gv_daemon_reload_asked)
+			(void)gv_daemon_reload(d->cfg, sizeof(*d->cfg));
 		problems_import_tick(&w);
 		char token[GV_QUEUE_TOKEN_MAX + 1];
 		/* While a finished sandbox's tear-down is pending, wait briefly:
@@ -1012,7 +1017,7 @@ static unsigned busy(const struct daemon *d)
 	return n;
 }
 
-int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t *stop, struct gv_err *err)
+int exec_daemon_run(struct exec_daemon_config *cfg, volatile sig_atomic_t *stop, struct gv_err *err)
 {
 	struct daemon d;
 	memset(&d, 0, sizeof(d));
@@ -1110,6 +1115,13 @@ int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t 
 	pid_t webhook_pid = spawn_webhook(&d);
 	uint64_t next_hb = 0, webhook_respawn = 0;
 	while (!*stop) {
+		if (gv_daemon_reload_asked && gv_daemon_reload(cfg, sizeof(*cfg))) {
+			for (int k = 0; k < d.workers; k++)
+				if (d.pids[k] > 0)
+					kill(d.pids[k], SIGHUP);
+			if (webhook_pid > 0)
+				kill(webhook_pid, SIGTERM);
+		}
 		uint64_t now = mono_ms();
 		int wst;
 		if (webhook_pid > 0 && waitpid(webhook_pid, &wst, WNOHANG) == webhook_pid) {

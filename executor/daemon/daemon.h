@@ -91,8 +91,11 @@ extern const struct gv_config_option exec_daemon_config_table[];
 extern const size_t exec_daemon_config_table_len;
 
 /* Runs the node until *stop is set (SIGTERM/SIGINT in main), then shuts
- * down gracefully. Returns 0 after a clean shutdown, -1 with err when
+ * down gracefully. On SIGHUP (common/daemon.h) the supervisor reloads cfg
+ * and, when the new values were applied, passes the signal to its workers,
+ * which reload between two jobs, and restarts the webhook delivery process
+ * (it holds no job) so that it starts again from the new values. Returns 0 after a clean shutdown, -1 with err when
  * start-up failed (no toolchain works, the engine cannot be set up, Redis
  * unreachable): fails closed, nothing registered. */
-int exec_daemon_run(const struct exec_daemon_config *cfg, volatile sig_atomic_t *stop,
+int exec_daemon_run(struct exec_daemon_config *cfg, volatile sig_atomic_t *stop,
 		    struct gv_err *err) GV_MUST_CHECK;
