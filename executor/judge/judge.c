@@ -25,8 +25,7 @@
 #define JUDGE_TEST_FILE_MAX (64u * 1024u * 1024u)
 
 /* Bounded message formatting: truncation is the intent. */
-static void msgf(char *dst, size_t n, const char *fmt, ...) GV_PRINTF(3, 4);
-static void msgf(char *dst, size_t n, const char *fmt, ...)
+void exec_msgf(char *dst, size_t n, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -72,7 +71,7 @@ void exec_phase_apply_lang(struct exec_phase_result *r, const struct lang_def *l
 		return;
 	snprintf(r->status, sizeof(r->status), "MLE");
 	snprintf(r->limit, sizeof(r->limit), "memory");
-	msgf(r->message, sizeof(r->message), "memory limit exceeded (%s)", lang->memory_error);
+	exec_msgf(r->message, sizeof(r->message), "memory limit exceeded (%s)", lang->memory_error);
 }
 
 static enum exec_verdict verdict_of_status(enum exec_run_status s)
@@ -226,20 +225,20 @@ void exec_compile_note_limit(struct exec_phase_result *c, const struct exec_limi
 	line[0] = '\0';
 	const char *st = c->status;
 	if (!strcmp(st, "TLE"))
-		msgf(line, sizeof(line), "compilation time limit exceeded (%" PRIu64 " ms of CPU)", lim->cpu_ms);
+		exec_msgf(line, sizeof(line), "compilation time limit exceeded (%" PRIu64 " ms of CPU)", lim->cpu_ms);
 	else if (!strcmp(st, "WLE"))
-		msgf(line, sizeof(line), "compilation time limit exceeded (%" PRIu64 " ms of wall-clock time)",
+		exec_msgf(line, sizeof(line), "compilation time limit exceeded (%" PRIu64 " ms of wall-clock time)",
 		     lim->wall_ms);
 	else if (!strcmp(st, "MLE"))
-		msgf(line, sizeof(line), "compilation memory limit exceeded (%" PRIu64 " MiB)", lim->memory_kb / 1024);
+		exec_msgf(line, sizeof(line), "compilation memory limit exceeded (%" PRIu64 " MiB)", lim->memory_kb / 1024);
 	else if (!strcmp(st, "OLE"))
-		msgf(line, sizeof(line), "compilation output limit exceeded (compiler messages over %" PRIu64 " bytes)",
+		exec_msgf(line, sizeof(line), "compilation output limit exceeded (compiler messages over %" PRIu64 " bytes)",
 		     lim->output_bytes);
 	else if (!strcmp(st, "SG") && c->signal == SIGXFSZ)
-		msgf(line, sizeof(line), "compilation output file size limit exceeded (%" PRIu64 " KiB)",
+		exec_msgf(line, sizeof(line), "compilation output file size limit exceeded (%" PRIu64 " KiB)",
 		     lim->fsize_kb ? lim->fsize_kb : EXEC_COMPILE_FSIZE_KB_DEFAULT);
 	else if (!strcmp(st, "SG"))
-		msgf(line, sizeof(line), "compiler killed by signal %d", c->signal);
+		exec_msgf(line, sizeof(line), "compiler killed by signal %d", c->signal);
 	if (line[0])
 		append_err(c, line);
 }
@@ -268,7 +267,7 @@ int exec_run_once(struct exec_engine *e, const struct lang_def *lang, const void
 	gv_err_clear(&serr);
 	if (exec_session_open(e, &lj.job, &s, &out->compile, &serr) != 0) {
 		out->status = EXEC_RUN_IE;
-		msgf(out->message, sizeof(out->message), "%s", serr.msg);
+		exec_msgf(out->message, sizeof(out->message), "%s", serr.msg);
 		goto out;
 	}
 	out->status = compile_status(&out->compile);
@@ -276,19 +275,19 @@ int exec_run_once(struct exec_engine *e, const struct lang_def *lang, const void
 		exec_compile_note_limit(&out->compile, &lj.job.compile_limits);
 	if (out->status != EXEC_RUN_OK) {
 		if (out->status == EXEC_RUN_IE)
-			msgf(out->message, sizeof(out->message), "compile phase: %s", out->compile.message);
+			exec_msgf(out->message, sizeof(out->message), "compile phase: %s", out->compile.message);
 		goto out;
 	}
 	if (exec_session_run_test(s, input, input_len, &out->run, &serr) != 0) {
 		out->status = EXEC_RUN_IE;
-		msgf(out->message, sizeof(out->message), "%s", serr.msg);
+		exec_msgf(out->message, sizeof(out->message), "%s", serr.msg);
 		goto out;
 	}
 	out->ran = true;
 	exec_phase_apply_lang(&out->run, lang);
 	out->status = exec_run_status_lang(&out->run, lang);
 	if (out->status == EXEC_RUN_IE)
-		msgf(out->message, sizeof(out->message), "%s", out->run.message);
+		exec_msgf(out->message, sizeof(out->message), "%s", out->run.message);
 out:
 	exec_session_close(s);
 	exec_lang_job_free(&lj);
@@ -352,7 +351,7 @@ static enum exec_run_status open_sandbox(struct exec_engine *e, const struct exe
 	gv_err_clear(&err);
 	j->sandboxes++;
 	if (exec_session_open(e, &lj->job, s, &compile, &err) != 0) {
-		msgf(j->message, sizeof(j->message), "%s", err.msg);
+		exec_msgf(j->message, sizeof(j->message), "%s", err.msg);
 		exec_phase_result_free(&compile);
 		*s = NULL;
 		return EXEC_RUN_IE;
@@ -363,7 +362,7 @@ static enum exec_run_status open_sandbox(struct exec_engine *e, const struct exe
 	if (j->sandboxes == 1 || st != EXEC_RUN_OK)
 		keep_compile_output(j, &compile);
 	if (st == EXEC_RUN_IE)
-		msgf(j->message, sizeof(j->message), "compile phase: %s", compile.message);
+		exec_msgf(j->message, sizeof(j->message), "compile phase: %s", compile.message);
 	exec_phase_result_free(&compile);
 	return st;
 }
@@ -382,7 +381,7 @@ static void judge_case(const struct exec_problem *p, size_t i, const struct exec
 	c->signal = run->signal;
 	c->verdict = verdict_of_status(exec_run_status_lang(run, lang));
 	if (c->verdict != EXEC_VERDICT_AC) {
-		msgf(c->message, sizeof(c->message), "%s", run->message);
+		exec_msgf(c->message, sizeof(c->message), "%s", run->message);
 		return;
 	}
 	const struct exec_problem_node *node = p->cases[i];
@@ -400,26 +399,26 @@ static void judge_case(const struct exec_problem *p, size_t i, const struct exec
 		    exec_validator_check(val, flags, input, input_len, vans, vanslen, run->out ? run->out : "",
 					 run->out_len, &o, &err) != 0) {
 			c->verdict = EXEC_VERDICT_IE;
-			msgf(c->message, sizeof(c->message), "%s", err.msg);
+			exec_msgf(c->message, sizeof(c->message), "%s", err.msg);
 		} else {
 			c->verdict = o.verdict;
 			c->has_score = o.has_score;
 			c->score = o.score;
-			msgf(c->message, sizeof(c->message), "%s", o.message);
+			exec_msgf(c->message, sizeof(c->message), "%s", o.message);
 		}
 		free(vans);
 		return;
 	}
 	if (gv_checker_parse_flags(flags, &opts, &err) != 0) {
 		c->verdict = EXEC_VERDICT_IE;
-		msgf(c->message, sizeof(c->message), "validator flags: %s", err.msg);
+		exec_msgf(c->message, sizeof(c->message), "validator flags: %s", err.msg);
 		return;
 	}
 	char *ans = NULL;
 	size_t anslen = 0;
 	if (exec_problem_read(p, node->ans_path, JUDGE_TEST_FILE_MAX, &ans, &anslen, &err) != 0) {
 		c->verdict = EXEC_VERDICT_IE;
-		msgf(c->message, sizeof(c->message), "%s", err.msg);
+		exec_msgf(c->message, sizeof(c->message), "%s", err.msg);
 		return;
 	}
 	enum exec_checker_verdict v =
@@ -451,10 +450,10 @@ static void interactive_case(const struct exec_problem *p, size_t i, struct exec
 	    exec_validator_interact(val, flags, input, input_len, ans, anslen, s, wall_ms, &run, &ia, &o, &err) !=
 		    0) {
 		c->verdict = EXEC_VERDICT_IE;
-		msgf(c->message, sizeof(c->message), "%s", err.msg);
+		exec_msgf(c->message, sizeof(c->message), "%s", err.msg);
 	} else {
 		c->verdict = o.verdict;
-		msgf(c->message, sizeof(c->message), "%s", o.message);
+		exec_msgf(c->message, sizeof(c->message), "%s", o.message);
 		c->time_ms = run.time_ms;
 		c->wall_ms = run.wall_ms;
 		c->memory_kb = run.memory_kb;
@@ -504,7 +503,7 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 		gv_err_clear(&verr);
 		if (exec_validator_new(&val, e, p, opts->langs, tenant, &verr) != 0) {
 			out->verdict = EXEC_VERDICT_IE;
-			msgf(out->message, sizeof(out->message), "%s", verr.msg);
+			exec_msgf(out->message, sizeof(out->message), "%s", verr.msg);
 			goto done;
 		}
 	}
@@ -522,7 +521,7 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 			st = open_sandbox(e, &lj, &s, out);
 			if (st != EXEC_RUN_OK) {
 				c->verdict = st == EXEC_RUN_CE ? EXEC_VERDICT_CE : EXEC_VERDICT_IE;
-				msgf(c->message, sizeof(c->message), "%s", out->message);
+				exec_msgf(c->message, sizeof(c->message), "%s", out->message);
 				out->verdict = EXEC_VERDICT_IE;
 				goto done;
 			}
@@ -534,25 +533,25 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 		if (exec_problem_read(p, p->cases[i]->in_path, JUDGE_TEST_FILE_MAX, &input, &input_len, &cerr) !=
 		    0) {
 			c->verdict = EXEC_VERDICT_IE;
-			msgf(out->message, sizeof(out->message), "%s", cerr.msg);
-			msgf(c->message, sizeof(c->message), "%s", cerr.msg);
+			exec_msgf(out->message, sizeof(out->message), "%s", cerr.msg);
+			exec_msgf(c->message, sizeof(c->message), "%s", cerr.msg);
 		} else if (p->interactive) {
 			interactive_case(p, i, s, val, lim.wall_ms, input, input_len, c);
 			if (c->verdict == EXEC_VERDICT_IE)
-				msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
+				exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
 		} else {
 			struct exec_phase_result run;
 			if (exec_session_run_test(s, input, input_len, &run, &cerr) != 0) {
 				c->verdict = EXEC_VERDICT_IE;
-				msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, cerr.msg);
-				msgf(c->message, sizeof(c->message), "%s", cerr.msg);
+				exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, cerr.msg);
+				exec_msgf(c->message, sizeof(c->message), "%s", cerr.msg);
 			} else {
 				exec_phase_apply_lang(&run, lang);
 				judge_case(p, i, &run, lang, input, input_len, val, c);
 				if (opts && opts->case_output)
 					opts->case_output(i, run.out ? run.out : "", run.out_len, opts->case_output_arg);
 				if (c->verdict == EXEC_VERDICT_IE)
-					msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
+					exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
 			}
 			exec_phase_result_free(&run);
 		}
@@ -574,7 +573,7 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 	struct exec_verdict_outcome outcome;
 	if (exec_verdict_aggregate(p, results, p->ncases, &outcome, err) != 0) {
 		out->verdict = EXEC_VERDICT_IE;
-		msgf(out->message, sizeof(out->message), "%s", err->msg);
+		exec_msgf(out->message, sizeof(out->message), "%s", err->msg);
 		goto done;
 	}
 	out->verdict = outcome.verdict;

@@ -69,6 +69,10 @@ enum exec_run_status {
 };
 const char *exec_run_status_name(enum exec_run_status s);
 
+/* A result message into a fixed buffer (dst, n), cut at n - 1 bytes: the
+ * messages are for people, and a cut one is still true. */
+void exec_msgf(char *dst, size_t n, const char *fmt, ...) GV_PRINTF(3, 4);
+
 /* Maps one phase result of the engine to the user-facing status. Pure. */
 enum exec_run_status exec_run_status_of(const struct exec_phase_result *r);
 

@@ -7,7 +7,6 @@
 #include "executor/judge/judge_inline.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,15 +15,6 @@
 #include "executor/judge/judge.h"
 
 #define INLINE_COMPILE_OUTPUT_MAX (64u * 1024u)
-
-static void msgf(char *dst, size_t n, const char *fmt, ...) GV_PRINTF(3, 4);
-static void msgf(char *dst, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(dst, n, fmt, ap);
-	va_end(ap);
-}
 
 static void progress(const struct exec_inline_opts *o, const char *ev, size_t k, size_t n)
 {
@@ -77,7 +67,7 @@ static const char *open_sandbox(struct exec_engine *e, struct job_state *st, str
 	gv_err_clear(&err);
 	st->sandboxes++;
 	if (exec_session_open(e, &st->lj.job, s, &compile, &err) != 0) {
-		msgf(st->message, sizeof(st->message), "sandbox: %s", err.msg);
+		exec_msgf(st->message, sizeof(st->message), "sandbox: %s", err.msg);
 		exec_phase_result_free(&compile);
 		*s = NULL;
 		return "IE";
@@ -90,7 +80,7 @@ static const char *open_sandbox(struct exec_engine *e, struct job_state *st, str
 	if (st->sandboxes == 1 || strcmp(v, "OK") != 0)
 		keep_compile_output(st, &compile);
 	if (strcmp(v, "IE") == 0)
-		msgf(st->message, sizeof(st->message), "compile phase: %s", compile.message);
+		exec_msgf(st->message, sizeof(st->message), "compile phase: %s", compile.message);
 	exec_phase_result_free(&compile);
 	return v;
 }
@@ -161,14 +151,14 @@ static json_t *plain_run(struct exec_engine *e, struct job_state *st, const stru
 		gv_err_clear(&err);
 		if (exec_session_run_test(s, spec->stdin_data, spec->stdin_len, &run, &err) != 0) {
 			status = "IE";
-			msgf(st->message, sizeof(st->message), "%s", err.msg);
+			exec_msgf(st->message, sizeof(st->message), "%s", err.msg);
 		} else {
 			exec_phase_apply_lang(&run, st->lj.lang);
 			status = verdict_of_run(&run, st->lj.lang);
 			if (strcmp(status, "IE") == 0)
-				msgf(st->message, sizeof(st->message), "%s", run.message);
+				exec_msgf(st->message, sizeof(st->message), "%s", run.message);
 			else if (strcmp(status, "OK") != 0)
-				msgf(st->message, sizeof(st->message), "%s", run.message);
+				exec_msgf(st->message, sizeof(st->message), "%s", run.message);
 			set_limit_name(sum, &run);
 		}
 	}
@@ -233,7 +223,7 @@ static json_t *judged_run(struct exec_engine *e, struct job_state *st, const str
 	struct exec_session *s = NULL;
 	if (gv_checker_parse_flags(spec->checker_flags, &copts, &err) != 0) {
 		status = verdict = "IE";
-		msgf(st->message, sizeof(st->message), "checker flags: %s", err.msg);
+		exec_msgf(st->message, sizeof(st->message), "checker flags: %s", err.msg);
 		goto done;
 	}
 	progress(o, "compiling", 0, 0);
@@ -250,7 +240,7 @@ static json_t *judged_run(struct exec_engine *e, struct job_state *st, const str
 			if (strcmp(cv, "OK") != 0) {
 				/* It compiled before: any failure now is ours. */
 				snprintf(to->verdict, sizeof(to->verdict), "IE");
-				msgf(to->message, sizeof(to->message), "%s", st->message);
+				exec_msgf(to->message, sizeof(to->message), "%s", st->message);
 				status = verdict = "IE";
 				deciding = i;
 				break;
@@ -261,8 +251,8 @@ static json_t *judged_run(struct exec_engine *e, struct job_state *st, const str
 		gv_err_clear(&err);
 		if (exec_session_run_test(s, spec->tests[i].input, spec->tests[i].input_len, &run, &err) != 0) {
 			snprintf(to->verdict, sizeof(to->verdict), "IE");
-			msgf(to->message, sizeof(to->message), "%s", err.msg);
-			msgf(st->message, sizeof(st->message), "test %zu: %s", i + 1, err.msg);
+			exec_msgf(to->message, sizeof(to->message), "%s", err.msg);
+			exec_msgf(st->message, sizeof(st->message), "test %zu: %s", i + 1, err.msg);
 			exec_phase_result_free(&run);
 			status = verdict = "IE";
 			deciding = i;
@@ -287,7 +277,7 @@ static json_t *judged_run(struct exec_engine *e, struct job_state *st, const str
 			snprintf(to->verdict, sizeof(to->verdict), "%s", cvd == EXEC_CHECKER_AC ? "AC" : "WA");
 		} else {
 			snprintf(to->verdict, sizeof(to->verdict), "%s", rs);
-			msgf(to->message, sizeof(to->message), "%s", run.message);
+			exec_msgf(to->message, sizeof(to->message), "%s", run.message);
 		}
 		if (spec->return_output && run.out) {
 			to->out = run.out; /* steal */
@@ -300,7 +290,7 @@ static json_t *judged_run(struct exec_engine *e, struct job_state *st, const str
 		}
 		exec_phase_result_free(&run);
 		if (strcmp(to->verdict, "IE") == 0) {
-			msgf(st->message, sizeof(st->message), "test %zu: %s", i + 1, to->message);
+			exec_msgf(st->message, sizeof(st->message), "test %zu: %s", i + 1, to->message);
 			status = "IE";
 			break;
 		}
