@@ -13,6 +13,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/queue.h"
+#include "frontend/waiters.h"
 
 #define LIST_LIMIT_DEFAULT 50
 #define LIST_LIMIT_MAX 200

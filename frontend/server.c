@@ -34,9 +34,11 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "frontend/api_tenant.h"
+#include "frontend/commit.h"
 #include "frontend/conn.h"
 #include "frontend/metrics.h"
 #include "frontend/server_internal.h"
+#include "frontend/waiters.h"
 
 uint64_t fe_now_us(void)
 {
