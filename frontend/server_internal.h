@@ -137,6 +137,9 @@ bool fe_query_bool(struct fe_req *r, const char *name);
 
 /* Route handlers (handlers.c); called after authentication when needed. */
 void fe_handle(struct fe_req *r);
+/* Hands an admitted request to fe_handle (server.c), or answers 499 when
+ * its client already left. */
+void fe_dispatch(struct fe_req *r);
 /* Frees handler state held by r (timers, subscriptions). */
 void fe_handler_cleanup(struct fe_req *r);
 
