@@ -18,20 +18,19 @@
  * ...}. capacity and burst are the regular and burst slots (common/queue.h)
  * of the alive executors. ARGV[1]: heartbeat timeout in ms. */
 static const char STATS_LUA[] =
-	"local t = redis.call('TIME') "
-	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
-	"local nodes = redis.call('SMEMBERS', 'gavel:executors') "
+	GV_QUEUE_LUA_NOW
+	"local nodes = redis.call('SMEMBERS', '" GV_QUEUE_EXECUTORS "') "
 	"local alive, cap, run, burst = 0, 0, 0, 0 "
 	"for _, n in ipairs(nodes) do "
-	"  local h = redis.call('HMGET', 'gavel:exec:' .. n, 'heartbeat_ms', 'capacity', 'running', 'burst') "
-	"  if h[1] and now - tonumber(h[1]) < tonumber(ARGV[1]) then "
+	"  local h = " GV_QUEUE_LUA_EXEC_HMGET("'capacity', 'running', 'burst'") " "
+	"  if " GV_QUEUE_LUA_ALIVE " then "
 	"    alive = alive + 1; cap = cap + (tonumber(h[2]) or 0); run = run + (tonumber(h[3]) or 0) "
 	"    burst = burst + (tonumber(h[4]) or 0) end "
 	"end "
 	"local out = {#nodes, alive, cap, run, 0, burst} "
 	"local total = 0 "
-	"for _, tid in ipairs(redis.call('SMEMBERS', 'gavel:backlog')) do "
-	"  local l = redis.call('LLEN', 'gavel:tq:' .. tid) "
+	"for _, tid in ipairs(redis.call('SMEMBERS', '" GV_QUEUE_BACKLOG "')) do "
+	"  local l = redis.call('LLEN', '" GV_QUEUE_TQ_PREFIX "' .. tid) "
 	"  total = total + l; table.insert(out, tid); table.insert(out, l) end "
 	"out[5] = total "
 	"return out";
@@ -90,7 +89,7 @@ void fe_handle_stats(struct fe_req *r)
 	st->pending = 2;
 	struct gv_err err;
 	char hb[24];
-	snprintf(hb, sizeof(hb), "%d", 15000);
+	snprintf(hb, sizeof(hb), "%d", GV_QUEUE_HEARTBEAT_TIMEOUT_MS);
 	const char *argv[] = { "EVAL", STATS_LUA, "0", hb };
 	fe_req_ref(r);
 	if (fe_redis_command(r->w->redis, on_stats, r, 4, argv, NULL, &err) < 0) {

@@ -283,12 +283,11 @@ static json_t *row_of(const char *sid, const struct fe_job *job)
  * heartbeat younger than ARGV[1] ms): a job asking for more can never be
  * placed, so it is refused at submit time (422), not left queued. */
 static const char GPU_LARGEST_LUA[] =
-	"local t = redis.call('TIME') "
-	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+	GV_QUEUE_LUA_NOW
 	"local best = 0 "
-	"for _, n in ipairs(redis.call('SMEMBERS', 'gavel:executors')) do "
-	"  local h = redis.call('HMGET', 'gavel:exec:' .. n, 'heartbeat_ms', 'gpus') "
-	"  if h[1] and now - tonumber(h[1]) < tonumber(ARGV[1]) and (tonumber(h[2]) or 0) > best then "
+	"for _, n in ipairs(redis.call('SMEMBERS', '" GV_QUEUE_EXECUTORS "')) do "
+	"  local h = " GV_QUEUE_LUA_EXEC_HMGET("'gpus'") " "
+	"  if " GV_QUEUE_LUA_ALIVE " and (tonumber(h[2]) or 0) > best then "
 	"    best = tonumber(h[2]) end "
 	"end "
 	"return best";
@@ -330,7 +329,9 @@ static void gpu_node_check(struct fe_req *r, json_t *rows, bool wait, json_int_t
 	}
 	*g = (struct gpu_check){ .r = r, .rows = rows, .wait = wait, .gpus = gpus };
 	struct gv_err err;
-	const char *argv[] = { "EVAL", GPU_LARGEST_LUA, "0", "15000" };
+	char hb[24];
+	snprintf(hb, sizeof(hb), "%d", GV_QUEUE_HEARTBEAT_TIMEOUT_MS);
+	const char *argv[] = { "EVAL", GPU_LARGEST_LUA, "0", hb };
 	fe_req_ref(r);
 	if (fe_redis_command(r->w->redis, on_gpu_largest, g, 4, argv, NULL, &err) < 0)
 		on_gpu_largest(g, NULL);

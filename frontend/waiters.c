@@ -55,9 +55,10 @@ void fe_worker_on_message(void *arg, const char *channel, const char *payload, s
 	bool done = !strcmp(channel, GV_QUEUE_DONE_CHANNEL);
 	const char *sid = NULL;
 	if (!done) {
-		if (strncmp(channel, "gavel:ev:", 9))
+		size_t plen = sizeof(GV_QUEUE_EV_PREFIX) - 1;
+		if (strncmp(channel, GV_QUEUE_EV_PREFIX, plen))
 			return;
-		sid = channel + 9;
+		sid = channel + plen;
 	}
 	/* Collect first: a wake may reply and unlink itself. */
 	struct fe_req *hits[64];

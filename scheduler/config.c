@@ -3,6 +3,7 @@
 #include "scheduler/sched.h"
 
 #include "common/log.h"
+#include "common/queue.h"
 
 const struct gv_config_option sched_config_table[] = {
 	{ .name = "log.level", .type = GV_CONFIG_ENUM, GV_CONFIG_FIELD(struct sched_config, log_level),
@@ -22,7 +23,8 @@ const struct gv_config_option sched_config_table[] = {
 	{ .name = "scheduler.redis_command_timeout", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct sched_config, redis_command_timeout_ms), .def = "5s", .doc = "per command" },
 	{ .name = "scheduler.node_heartbeat_timeout", .type = GV_CONFIG_DURATION,
-	  GV_CONFIG_FIELD(struct sched_config, node_heartbeat_timeout_ms), .def = "15s", .min = 1, .max = 86400000,
+	  GV_CONFIG_FIELD(struct sched_config, node_heartbeat_timeout_ms),
+	  .def = GV_QUEUE_HEARTBEAT_TIMEOUT_TEXT, .min = 1, .max = 86400000,
 	  .flags = GV_CONFIG_RELOADABLE, .doc = "an executor silent this long is dead" },
 	{ .name = "scheduler.leader_lock_ttl", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct sched_config, leader_lock_ttl_ms), .def = "10s", .min = 300, .max = 86400000,

@@ -158,19 +158,18 @@ static int restore_tenant_cfg(struct sched *s, struct sched_tenant *t, struct gv
  *           head's attempts}, ...}}
  * with nil for a missing field. Keys as in common/queue.h. */
 static const char SNAPSHOT_LUA[] =
-	"local t = redis.call('TIME') "
-	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+	GV_QUEUE_LUA_NOW
 	"local nodes, tenants = {}, {} "
 	"for _, n in ipairs(redis.call('SMEMBERS', '" GV_QUEUE_EXECUTORS "')) do "
-	"  local h = redis.call('HMGET', 'gavel:exec:' .. n, 'heartbeat_ms', 'capacity', 'burst', 'gpus', "
-	"    'languages') "
-	"  nodes[#nodes + 1] = {n, h[1], h[2], h[3], h[4], h[5], redis.call('LRANGE', 'gavel:nq:' .. n, 0, -1), "
-	"    redis.call('LRANGE', 'gavel:inflight:' .. n, 0, -1)} "
+	"  local h = " GV_QUEUE_LUA_EXEC_HMGET("'capacity', 'burst', 'gpus', 'languages'") " "
+	"  nodes[#nodes + 1] = {n, h[1], h[2], h[3], h[4], h[5], "
+	"    redis.call('LRANGE', '" GV_QUEUE_NQ_PREFIX "' .. n, 0, -1), "
+	"    redis.call('LRANGE', '" GV_QUEUE_INFLIGHT_PREFIX "' .. n, 0, -1)} "
 	"end "
 	"for _, tid in ipairs(redis.call('SMEMBERS', '" GV_QUEUE_BACKLOG "')) do "
-	"  local len = redis.call('LLEN', 'gavel:tq:' .. tid) "
-	"  local c = redis.call('HMGET', 'gavel:tenantcfg:' .. tid, 'weight', 'max_running', 'max_gpus') "
-	"  local head = redis.call('LINDEX', 'gavel:tq:' .. tid, 0) "
+	"  local len = redis.call('LLEN', '" GV_QUEUE_TQ_PREFIX "' .. tid) "
+	"  local c = redis.call('HMGET', '" GV_QUEUE_TENANTCFG_PREFIX "' .. tid, 'weight', 'max_running', 'max_gpus') "
+	"  local head = redis.call('LINDEX', '" GV_QUEUE_TQ_PREFIX "' .. tid, 0) "
 	"  local attempts = false "
 	"  if head then attempts = redis.call('HGET', '" GV_QUEUE_ATTEMPTS "', head) end "
 	"  tenants[#tenants + 1] = {tid, len, c[1], c[2], c[3], head, attempts} "
