@@ -115,12 +115,6 @@ void fe_row_fetch(struct fe_req *r, bool with_request, fe_row_cb cb)
 	}
 }
 
-void fe_reply_db_error(struct fe_req *r, const char *error)
-{
-	gv_warn(NULL, "database: %s", error);
-	fe_reply_error(r, 503, "unavailable", "the database is unavailable, try again");
-}
-
 void fe_row_answer(struct fe_req *r, int status, struct fe_rowbuf *rb)
 {
 	struct fe_app *app = r->w->app;

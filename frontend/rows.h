@@ -41,7 +41,5 @@ void fe_row_fetch(struct fe_req *r, bool with_request, fe_row_cb cb);
 
 /* Replies with the row rendered in r's API (native, Judge0, Piston). */
 void fe_row_answer(struct fe_req *r, int status, struct fe_rowbuf *rb);
-/* Logs error and answers 503. */
-void fe_reply_db_error(struct fe_req *r, const char *error);
 /* Copies id, which passed gv_queue_sid_ok (at most 64 bytes), to r->sid. */
 void fe_req_set_sid(struct fe_req *r, const char *id);

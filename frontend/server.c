@@ -210,6 +210,19 @@ void fe_reply_apierr(struct fe_req *r, const struct fe_apierr *e)
 	fe_reply_error(r, e->status, e->code, "%s", e->msg);
 }
 
+void fe_reply_db_error(struct fe_req *r, const char *error)
+{
+	gv_warn(NULL, "database: %s", error ? error : "no result");
+	fe_reply_error(r, 503, "unavailable", "the database is unavailable, try again");
+}
+
+void fe_new_id(char out[FE_SID_BUF])
+{
+	unsigned char raw[16]; /* 128 bits */
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2base64(out, FE_SID_BUF, raw, sizeof(raw), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+}
+
 const char *fe_query(struct fe_req *r, const char *name)
 {
 	return r->query_ok ? evhttp_find_header(&r->query, name) : NULL;

@@ -128,6 +128,11 @@ void fe_reply_json(struct fe_req *r, int status, json_t *json);
 void fe_reply_error(struct fe_req *r, int status, const char *code, const char *fmt, ...)
 	GV_PRINTF(4, 5);
 void fe_reply_apierr(struct fe_req *r, const struct fe_apierr *e);
+/* Logs why the database failed (NULL: no result) and answers 503. */
+void fe_reply_db_error(struct fe_req *r, const char *error);
+
+/* A new submission or problem id: 128 random bits, base64url (22 chars). */
+void fe_new_id(char out[FE_SID_BUF]);
 
 /* Query parameter (decoded) or NULL. */
 const char *fe_query(struct fe_req *r, const char *name);

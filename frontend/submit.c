@@ -49,13 +49,6 @@ static json_t *read_body(struct fe_req *r)
 	return j;
 }
 
-static void new_sid(char out[FE_SID_BUF])
-{
-	unsigned char raw[16]; /* 128 bits */
-	randombytes_buf(raw, sizeof(raw));
-	sodium_bin2base64(out, FE_SID_BUF, raw, sizeof(raw), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-}
-
 /* ---------------------------------------------------- wait=true answers */
 
 static void on_wait_row(struct fe_req *r, struct fe_rowbuf *rb, const char *error)
@@ -373,7 +366,7 @@ void fe_handle_create(struct fe_req *r)
 	r->lang = job.lang;
 	r->batch_ids = calloc(1, sizeof(char *));
 	char sid[FE_SID_BUF];
-	new_sid(sid);
+	fe_new_id(sid);
 	if (!r->batch_ids || !(r->batch_ids[0] = strdup(sid))) {
 		fe_job_clear(&job);
 		fe_reply_error(r, 500, "internal", "out of memory");
@@ -441,7 +434,7 @@ void fe_handle_batch_create(struct fe_req *r)
 			continue;
 		}
 		char sid[FE_SID_BUF];
-		new_sid(sid);
+		fe_new_id(sid);
 		r->batch_ids[r->batch_n] = strdup(sid);
 		if (!r->batch_ids[r->batch_n]) {
 			fe_job_clear(&job);
