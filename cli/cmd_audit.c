@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/db.h"
 #include "cli/local_stack.h"
 #include "common/pg.h"
 #include "tenants/admin.h"
@@ -58,17 +59,12 @@ int cli_cmd_audit(int argc, char **argv)
 		audit_usage(stderr);
 		return 2;
 	}
-	if (!url || !url[0]) {
-		cli_setting_missing("gavel audit", "no database URL", "--database-url", CLI_DATABASE_URL);
+	if (cli_db_url_check("gavel audit", url) < 0)
 		return 2;
-	}
-	struct gv_err err;
-	PGconn *conn = gv_pg_connect(url, 10, 0, &err);
-	if (!conn) {
-		fprintf(stderr, "gavel audit: %s\n", err.msg);
-		cli_setting_hint("gavel audit", CLI_DATABASE_URL);
+	PGconn *conn = cli_db_connect("gavel audit", url, false);
+	if (!conn)
 		return 1;
-	}
+	struct gv_err err;
 	int rc = 1;
 	struct tenant_info t;
 	struct tenant_audit_report rep;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/db.h"
 #include "cli/local_stack.h"
 #include "common/pg.h"
 #include "tenants/admin.h"
@@ -78,22 +79,17 @@ int cli_cmd_key(int argc, char **argv)
 		key_usage(stderr);
 		return 2;
 	}
-	if (!url || !url[0]) {
-		cli_setting_missing("gavel key", "no database URL", "--database-url", CLI_DATABASE_URL);
+	if (cli_db_url_check("gavel key", url) < 0)
 		return 2;
-	}
 	struct gv_err err;
 	struct tenant_pepper pepper;
 	if (is_create && tenant_pepper_from_env(&pepper, &err) != 0) {
 		fprintf(stderr, "gavel key: %s\n", err.msg);
 		return 2;
 	}
-	PGconn *conn = gv_pg_connect(url, 10, 0, &err);
-	if (!conn) {
-		fprintf(stderr, "gavel key: %s\n", err.msg);
-		cli_setting_hint("gavel key", CLI_DATABASE_URL);
+	PGconn *conn = cli_db_connect("gavel key", url, false);
+	if (!conn)
 		return 1;
-	}
 	int rc = 1;
 	char actor[128];
 	tenant_operator_actor(actor, sizeof(actor));

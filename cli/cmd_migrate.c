@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli/db.h"
 #include "cli/local_stack.h"
 #include "common/migrate.h"
 #include "common/pg.h"
@@ -56,10 +57,8 @@ int cli_cmd_migrate(int argc, char **argv)
 		migrate_usage(stderr);
 		return 2;
 	}
-	if (!url || !url[0]) {
-		cli_setting_missing("gavel migrate", "no database URL", "--database-url", CLI_DATABASE_URL);
+	if (cli_db_url_check("gavel migrate", url) < 0)
 		return 2;
-	}
 	char dirbuf[4096];
 	if (!dir) {
 		const char *root = getenv("GAVEL_ROOT");
@@ -75,16 +74,11 @@ int cli_cmd_migrate(int argc, char **argv)
 		}
 	}
 
+	PGconn *conn = cli_db_connect("gavel migrate", url, true);
+	if (!conn)
+		return 1;
 	struct gv_err err;
 	gv_err_clear(&err);
-	char shown[512];
-	gv_pg_url_redact(url, shown, sizeof(shown));
-	PGconn *conn = gv_pg_connect(url, 10, 0, &err);
-	if (!conn) {
-		fprintf(stderr, "gavel migrate: %s (database %s)\n", err.msg, shown);
-		cli_setting_hint("gavel migrate", CLI_DATABASE_URL);
-		return 1;
-	}
 	struct gv_migrate_report rep;
 	int rc = gv_migrate(conn, dir, &rep, &err);
 	PQfinish(conn);

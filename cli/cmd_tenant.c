@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/db.h"
 #include "cli/local_stack.h"
 #include "common/json.h"
 #include "common/pg.h"
@@ -129,17 +130,9 @@ static int parse_kbit(const char *name, const char *arg, long *out)
 
 static PGconn *connect_db(const struct opts *o)
 {
-	if (!o->db_url || !o->db_url[0]) {
-		cli_setting_missing("gavel tenant", "no database URL", "--database-url", CLI_DATABASE_URL);
+	if (cli_db_url_check("gavel tenant", o->db_url) < 0)
 		return NULL;
-	}
-	struct gv_err err;
-	PGconn *c = gv_pg_connect(o->db_url, 10, 0, &err);
-	if (!c) {
-		fprintf(stderr, "gavel tenant: %s\n", err.msg);
-		cli_setting_hint("gavel tenant", CLI_DATABASE_URL);
-	}
-	return c;
+	return cli_db_connect("gavel tenant", o->db_url, false);
 }
 
 /* Publishes after a committed change; returns the exit status. */

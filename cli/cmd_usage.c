@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/db.h"
 #include "cli/local_stack.h"
 #include "common/json.h"
 #include "common/pg.h"
@@ -56,17 +57,12 @@ int cli_cmd_usage(int argc, char **argv)
 		usage_usage(stderr);
 		return 2;
 	}
-	if (!url || !url[0]) {
-		cli_setting_missing("gavel usage", "no database URL", "--database-url", CLI_DATABASE_URL);
+	if (cli_db_url_check("gavel usage", url) < 0)
 		return 2;
-	}
-	struct gv_err err;
-	PGconn *conn = gv_pg_connect(url, 10, 0, &err);
-	if (!conn) {
-		fprintf(stderr, "gavel usage: %s\n", err.msg);
-		cli_setting_hint("gavel usage", CLI_DATABASE_URL);
+	PGconn *conn = cli_db_connect("gavel usage", url, false);
+	if (!conn)
 		return 1;
-	}
+	struct gv_err err;
 	int rc = 1;
 	struct tenant_info t;
 	json_t *rows = NULL;

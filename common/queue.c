@@ -52,32 +52,32 @@ static int key(char *out, size_t size, const char *prefix, const char *id, bool 
 
 int gv_queue_key_tenant(char *out, size_t size, const char *tid, struct gv_err *err)
 {
-	return key(out, size, "gavel:tq:", tid, gv_queue_tid_ok(tid), "tenant id", err);
+	return key(out, size, GV_QUEUE_TQ_PREFIX, tid, gv_queue_tid_ok(tid), "tenant id", err);
 }
 
 int gv_queue_key_node(char *out, size_t size, const char *node, struct gv_err *err)
 {
-	return key(out, size, "gavel:nq:", node, gv_queue_node_ok(node), "node name", err);
+	return key(out, size, GV_QUEUE_NQ_PREFIX, node, gv_queue_node_ok(node), "node name", err);
 }
 
 int gv_queue_key_inflight(char *out, size_t size, const char *node, struct gv_err *err)
 {
-	return key(out, size, "gavel:inflight:", node, gv_queue_node_ok(node), "node name", err);
+	return key(out, size, GV_QUEUE_INFLIGHT_PREFIX, node, gv_queue_node_ok(node), "node name", err);
 }
 
 int gv_queue_key_exec(char *out, size_t size, const char *node, struct gv_err *err)
 {
-	return key(out, size, "gavel:exec:", node, gv_queue_node_ok(node), "node name", err);
+	return key(out, size, GV_QUEUE_EXEC_PREFIX, node, gv_queue_node_ok(node), "node name", err);
 }
 
 int gv_queue_key_tenantcfg(char *out, size_t size, const char *tid, struct gv_err *err)
 {
-	return key(out, size, "gavel:tenantcfg:", tid, gv_queue_tid_ok(tid), "tenant id", err);
+	return key(out, size, GV_QUEUE_TENANTCFG_PREFIX, tid, gv_queue_tid_ok(tid), "tenant id", err);
 }
 
 int gv_queue_key_events(char *out, size_t size, const char *sid, struct gv_err *err)
 {
-	return key(out, size, "gavel:ev:", sid, gv_queue_sid_ok(sid), "submission id", err);
+	return key(out, size, GV_QUEUE_EV_PREFIX, sid, gv_queue_sid_ok(sid), "submission id", err);
 }
 
 int gv_queue_token_format(char *out, size_t size, const char *tid, const char *sid, unsigned gpus,

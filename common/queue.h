@@ -62,6 +62,14 @@
 #define GV_QUEUE_DEFAULT_WEIGHT 1
 #define GV_QUEUE_DEFAULT_MAX_RUNNING 8
 
+/* Prefixes of the per-id keys above (the key builders below add the id). */
+#define GV_QUEUE_TQ_PREFIX "gavel:tq:"
+#define GV_QUEUE_NQ_PREFIX "gavel:nq:"
+#define GV_QUEUE_INFLIGHT_PREFIX "gavel:inflight:"
+#define GV_QUEUE_EXEC_PREFIX "gavel:exec:"
+#define GV_QUEUE_TENANTCFG_PREFIX "gavel:tenantcfg:"
+#define GV_QUEUE_EV_PREFIX "gavel:ev:"
+
 #define GV_QUEUE_BACKLOG "gavel:backlog"
 #define GV_QUEUE_EXECUTORS "gavel:executors"
 #define GV_QUEUE_SCHED_LOCK "gavel:sched:lock"
@@ -75,6 +83,29 @@
  * completes (a slot became free). */
 #define GV_QUEUE_WAKE_QUEUED "gavel:sched:wake:queued"
 #define GV_QUEUE_WAKE_FREED "gavel:sched:wake:freed"
+
+/* How long an executor may stay silent and still count as alive: the
+ * default of scheduler.node_heartbeat_timeout. The frontend's health,
+ * metrics and GPU check use this constant; they cannot read the
+ * scheduler's option (each binary's config table only takes its own
+ * sections' keys), so a deployment that changes the option changes only
+ * the scheduler's view. */
+#define GV_QUEUE_HEARTBEAT_TIMEOUT_MS 15000
+#define GV_QUEUE_HEARTBEAT_TIMEOUT_TEXT "15s"
+
+/* Lua pieces for scripts that read the executor registry, so that every
+ * script names the keys and the liveness rule the one same way:
+ *   GV_QUEUE_LUA_NOW               sets `now` to Redis server time, in ms
+ *   GV_QUEUE_LUA_EXEC_HMGET(fields) `redis.call('HMGET', <exec key of n>,
+ *                                  'heartbeat_ms', fields)`: an expression,
+ *                                  h[1] is the heartbeat
+ *   GV_QUEUE_LUA_ALIVE             `h[1]` younger than ARGV[1] ms: an
+ *                                  expression (h from the HMGET above) */
+#define GV_QUEUE_LUA_NOW                                                                            \
+	"local t = redis.call('TIME') "                                                             \
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+#define GV_QUEUE_LUA_EXEC_HMGET(fields) "redis.call('HMGET', '" GV_QUEUE_EXEC_PREFIX "' .. n, 'heartbeat_ms', " fields ")"
+#define GV_QUEUE_LUA_ALIVE "h[1] and now - tonumber(h[1]) < tonumber(ARGV[1])"
 
 /* Key builders: write the key into out (size >= GV_QUEUE_KEY_MAX is always
  * enough for valid ids); -1 (GV_EINVAL) when the id is not a valid one, so

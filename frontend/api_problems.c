@@ -13,6 +13,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/queue.h"
+#include "frontend/waiters.h"
 
 #define LIST_LIMIT_DEFAULT 50
 #define LIST_LIMIT_MAX 200
@@ -179,24 +180,6 @@ static int policy_from_json(const json_t *j, json_t **out, struct fe_apierr *e)
 
 /* ------------------------------------------------------------ helpers */
 
-static bool problem_id_ok(const char *s)
-{
-	return gv_queue_sid_ok(s);
-}
-
-static void new_problem_id(char out[FE_SID_BUF])
-{
-	unsigned char raw[16];
-	randombytes_buf(raw, sizeof(raw));
-	sodium_bin2base64(out, FE_SID_BUF, raw, sizeof(raw), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-}
-
-static void db_error(struct fe_req *r, const char *error)
-{
-	gv_warn(NULL, "database: %s", error ? error : "no result");
-	fe_reply_error(r, 503, "unavailable", "the database is unavailable, try again");
-}
-
 /* Replies with the JSON text of column 0 (our own SQL made it). */
 static void reply_text(struct fe_req *r, int status, const char *text)
 {
@@ -218,7 +201,7 @@ static void on_get(void *arg, PGresult *const *res, int n, const char *error)
 {
 	struct fe_req *r = arg;
 	if (error || n < 1 || !res[0])
-		db_error(r, error);
+		fe_reply_db_error(r, error);
 	else if (PQntuples(res[0]) == 0)
 		fe_reply_error(r, 404, "not_found", "no such problem");
 	else
@@ -242,7 +225,7 @@ static void on_list(void *arg, PGresult *const *res, int n, const char *error)
 {
 	struct fe_req *r = arg;
 	if (error || n < 1 || !res[0]) {
-		db_error(r, error);
+		fe_reply_db_error(r, error);
 		fe_req_unref(r);
 		return;
 	}
@@ -348,11 +331,7 @@ static void answer_upload(struct fe_req *r, int created_status)
 		return;
 	}
 	fe_wait_start(r, fetch_version);
-	if (!r->timer)
-		r->timer = evtimer_new(r->w->base, on_wait_deadline, r);
-	uint64_t ms = r->w->app->cfg->wait_timeout_ms;
-	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
-	if (!r->timer || evtimer_add(r->timer, &tv) != 0) {
+	if (fe_wait_timer(r, r->w->app->cfg->wait_timeout_ms, on_wait_deadline) != 0) {
 		fe_wait_stop(r);
 		fe_reply_error(r, 500, "internal", "timer setup failed");
 		return;
@@ -379,7 +358,7 @@ static void on_uploaded(void *arg, PGresult *const *res, int n, const char *erro
 	int k = u->is_new ? 1 : 0;
 	const PGresult *vr = !error && n > k ? res[k] : NULL;
 	if (!vr) {
-		db_error(r, error);
+		fe_reply_db_error(r, error);
 	} else if (PQntuples(vr) != 1) {
 		fe_reply_error(r, 404, "not_found", "no such problem");
 	} else {
@@ -441,7 +420,7 @@ static void upload(struct fe_req *r, const char *id)
 	actor_of(r, u->actor, sizeof(u->actor));
 	snprintf(u->bytes, sizeof(u->bytes), "%zu", len);
 	if (u->is_new) {
-		new_problem_id(r->sid);
+		fe_new_id(r->sid);
 	} else {
 		snprintf(r->sid, sizeof(r->sid), "%s", id);
 	}
@@ -479,7 +458,7 @@ static void on_changed(void *arg, PGresult *const *res, int n, const char *error
 {
 	struct fe_req *r = arg;
 	if (error || n < 1 || !res[0])
-		db_error(r, error);
+		fe_reply_db_error(r, error);
 	else if (PQntuples(res[0]) == 0)
 		fe_reply_error(r, 404, "not_found", "no such problem");
 	else if (r->method == FE_M_DELETE)
@@ -574,7 +553,7 @@ void fe_handle_problems(struct fe_req *r)
 	default: break;
 	}
 	const char *id = r->m.params[0];
-	if (!problem_id_ok(id)) {
+	if (!gv_queue_sid_ok(id)) {
 		fe_reply_error(r, 404, "not_found", "no such problem");
 		return;
 	}
@@ -612,7 +591,7 @@ static void on_resolved(void *arg, PGresult *const *res, int n, const char *erro
 	json_t *req = json_object_get(json_array_get(c->rows, 0), "request");
 	json_int_t asked = json_integer_value(json_object_get(req, "problem_version"));
 	if (error || n < 1 || !res[0]) {
-		db_error(r, error);
+		fe_reply_db_error(r, error);
 		goto out;
 	}
 	const PGresult *q = res[0];

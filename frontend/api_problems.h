@@ -32,7 +32,7 @@ void fe_handle_problems(struct fe_req *r);
  * row with fe_submission_store. Takes rows. */
 void fe_problem_submission_check(struct fe_req *r, json_t *rows, bool wait);
 
-/* Stores the rows of a validated submission and enqueues them (handlers.c).
+/* Stores the rows of a validated submission and enqueues them (submit.c).
  * Takes rows. */
 void fe_submission_store(struct fe_req *r, json_t *rows, bool wait);
 

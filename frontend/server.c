@@ -34,9 +34,12 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "frontend/api_tenant.h"
+#include "frontend/auth.h"
+#include "frontend/commit.h"
 #include "frontend/conn.h"
 #include "frontend/metrics.h"
 #include "frontend/server_internal.h"
+#include "frontend/waiters.h"
 
 uint64_t fe_now_us(void)
 {
@@ -207,6 +210,19 @@ void fe_reply_apierr(struct fe_req *r, const struct fe_apierr *e)
 	fe_reply_error(r, e->status, e->code, "%s", e->msg);
 }
 
+void fe_reply_db_error(struct fe_req *r, const char *error)
+{
+	gv_warn(NULL, "database: %s", error ? error : "no result");
+	fe_reply_error(r, 503, "unavailable", "the database is unavailable, try again");
+}
+
+void fe_new_id(char out[FE_SID_BUF])
+{
+	unsigned char raw[16]; /* 128 bits */
+	randombytes_buf(raw, sizeof(raw));
+	sodium_bin2base64(out, FE_SID_BUF, raw, sizeof(raw), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+}
+
 const char *fe_query(struct fe_req *r, const char *name)
 {
 	return r->query_ok ? evhttp_find_header(&r->query, name) : NULL;
@@ -218,9 +234,9 @@ bool fe_query_bool(struct fe_req *r, const char *name)
 	return v && (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "yes"));
 }
 
-/* ---------------------------------------------------------------- auth */
+/* ------------------------------------------------------------ pipeline */
 
-static void dispatch(struct fe_req *r)
+void fe_dispatch(struct fe_req *r)
 {
 	if (r->gone) {
 		fe_reply_error(r, 499, "client_closed", "client closed the connection");
@@ -228,310 +244,6 @@ static void dispatch(struct fe_req *r)
 	}
 	fe_handle(r);
 }
-
-static void on_script_loaded(void *arg, redisReply *reply)
-{
-	struct fe_worker *w = arg;
-	w->rl_sha_loading = false;
-	if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40) {
-		memcpy(w->rl_sha, reply->str, 40);
-		w->rl_sha[40] = '\0';
-	}
-}
-
-static void on_ratelimit(void *arg, redisReply *reply);
-
-/* Sends r's token-bucket command: EVALSHA when the script's hash is known
- * (and eval is false), else EVAL (which also loads it). 0 sent: on_ratelimit
- * will run with a reference taken here. */
-static int send_ratelimit(struct fe_req *r, bool eval)
-{
-	struct fe_worker *w = r->w;
-	struct tenant_ratelimit_args a;
-	struct gv_err err;
-	if (tenant_ratelimit_args(r->tenant_id, &r->quota, 1, &a, &err) < 0)
-		return -1;
-	if (!eval && w->rl_sha[0]) {
-		a.argv[0] = "EVALSHA";
-		a.argvlen[0] = 7;
-		a.argv[1] = w->rl_sha;
-		a.argvlen[1] = 40;
-	} else if (!w->rl_sha_loading && !w->rl_sha[0]) {
-		const char *load[] = { "SCRIPT", "LOAD", TENANT_RATELIMIT_SCRIPT };
-		if (fe_redis_command(w->redis, on_script_loaded, w, 3, load, NULL, &err) == 0)
-			w->rl_sha_loading = true;
-	}
-	fe_req_ref(r);
-	if (fe_redis_command(w->redis, on_ratelimit, r, a.argc, a.argv, a.argvlen, &err) == 0)
-		return 0;
-	fe_req_unref(r);
-	return -1;
-}
-
-static void on_ratelimit(void *arg, redisReply *reply)
-{
-	struct fe_req *r = arg;
-	struct tenant_ratelimit_result rl;
-	struct gv_err err;
-	if (reply && reply->type == REDIS_REPLY_ERROR && !strncmp(reply->str, "NOSCRIPT", 8)) {
-		/* Redis lost its scripts (restart, SCRIPT FLUSH): EVAL this
-		 * one, which loads it again, and forget the hash. */
-		r->w->rl_sha[0] = '\0';
-		if (send_ratelimit(r, true) == 0) {
-			fe_req_unref(r);
-			return;
-		}
-		reply = NULL;
-	}
-	if (reply && tenant_ratelimit_parse_reply(reply, &rl, &err) == 0) {
-		rl.limit = r->quota.burst;
-		snprintf(r->rl_limit, sizeof(r->rl_limit), "%lld", (long long)rl.limit);
-		snprintf(r->rl_remaining, sizeof(r->rl_remaining), "%lld", (long long)rl.remaining);
-		snprintf(r->rl_reset, sizeof(r->rl_reset), "%lld", (long long)rl.reset_s);
-		if (!rl.allowed) {
-			char ra[24];
-			snprintf(ra, sizeof(ra), "%lld", (long long)rl.retry_after_s);
-			evhttp_add_header(evhttp_request_get_output_headers(r->req), "Retry-After", ra);
-			atomic_fetch_add(&r->w->app->metrics->rate_limited, 1);
-			fe_audit_refusal(r, "requests_per_second", 429, 1, r->quota.requests_per_second);
-			fe_reply_error(r, 429, "rate_limited", "request rate above %d per second",
-				       r->quota.requests_per_second);
-			fe_req_unref(r);
-			return;
-		}
-	} else {
-		/* Fail open: Redis trouble must not take the API down; the
-		 * per-job ceilings and max_queued still hold. */
-		gv_warn(NULL, "rate limit unavailable: %s", reply ? err.msg : "redis down");
-	}
-	dispatch(r);
-	fe_req_unref(r);
-}
-
-static void auth_decided(struct fe_req *r, const struct fe_auth_entry *e)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	enum tenant_auth_decision d = tenant_auth_decide(&e->row, (int64_t)ts.tv_sec);
-	if (d != TENANT_AUTH_OK) {
-		atomic_fetch_add(&r->w->app->metrics->auth_failures, 1);
-		if (tenant_auth_http_status(d) == 401)
-			evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate",
-					  "Bearer");
-		fe_reply_error(r, tenant_auth_http_status(d), tenant_auth_error_code(d), "%s",
-			       tenant_auth_message(d));
-		return;
-	}
-	if (r->key_in_query && !e->quota.allow_query_key) {
-		atomic_fetch_add(&r->w->app->metrics->auth_failures, 1);
-		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
-		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MALFORMED),
-			       "this tenant does not take API keys in the query string (its allow_query_key "
-			       "setting is off): send X-Auth-Token or Authorization: Bearer");
-		return;
-	}
-	memcpy(r->tenant_id, e->row.tenant_id, sizeof(r->tenant_id));
-	memcpy(r->key_id, e->row.key_id, sizeof(r->key_id));
-	r->quota = e->quota;
-	if (r->quota.requests_per_second > 0 && send_ratelimit(r, false) == 0)
-		return;
-	dispatch(r);
-}
-
-struct auth_pending {
-	struct fe_req *r;
-	uint64_t sent_ms;
-};
-
-/* The worker's cached answer for a key hash, when still fresh; NULL
- * otherwise. */
-static struct fe_auth_entry *cached_key(struct fe_worker *w, const unsigned char hash[TENANT_KEY_HASH_LEN],
-					uint64_t now)
-{
-	struct fe_auth_entry *e = &w->auth_cache[hash[0]];
-	uint64_t ttl = w->app->cfg->auth_cache_ttl_ms;
-	if (ttl > TENANT_AUTH_CACHE_MAX_MS)
-		ttl = TENANT_AUTH_CACHE_MAX_MS;
-	return e->used && tenant_key_hash_equal(e->hash, hash) && now - e->fetched_ms < ttl ? e : NULL;
-}
-
-/* Sends the key lookup for hash (which must outlive the query) on the
- * worker's database connection; cb gets the row. */
-static int look_up_key(struct fe_worker *w, const unsigned char hash[TENANT_KEY_HASH_LEN], fe_db_cb cb, void *arg,
-		       struct gv_err *err)
-{
-	struct fe_db_stmt s;
-	fe_db_stmt_text(&s, TENANT_SQL_KEY_LOOKUP, 1, (const char *)hash);
-	s.lengths[0] = TENANT_KEY_HASH_LEN;
-	s.formats[0] = 1;
-	return fe_db_txn(w->db, NULL, &s, 1, cb, arg, err);
-}
-
-static void on_auth_row(void *arg, PGresult *const *res, int n, const char *error)
-{
-	struct auth_pending *p = arg;
-	struct fe_req *r = p->r;
-	uint64_t sent = p->sent_ms;
-	free(p);
-	struct gv_err err;
-	if (error || n < 1 || !res[0]) {
-		gv_warn(NULL, "key lookup failed: %s", error ? error : "no result");
-		fe_reply_error(r, 503, "unavailable", "authentication is unavailable, try again");
-		fe_req_unref(r);
-		return;
-	}
-	struct fe_auth_entry *e = &r->w->auth_cache[r->key_hash[0]];
-	struct fe_auth_entry fresh;
-	memset(&fresh, 0, sizeof(fresh));
-	if (tenant_auth_row_from_pg(res[0], 0, &fresh.row, &err) < 0 ||
-	    (fresh.row.found && tenant_quota_from_pg(res[0], 0, TENANT_AUTH_QUOTA_COL1, &fresh.quota, &err) < 0)) {
-		gv_error(NULL, "key lookup: %s", err.msg);
-		fe_reply_error(r, 500, "internal", "authentication failed");
-		fe_req_unref(r);
-		return;
-	}
-	fresh.used = true;
-	memcpy(fresh.hash, r->key_hash, sizeof(fresh.hash));
-	fresh.fetched_ms = sent;
-	*e = fresh;
-	auth_decided(r, &fresh);
-	fe_req_unref(r);
-}
-
-static const char *presented_key(struct fe_req *r)
-{
-	struct evkeyvalq *h = evhttp_request_get_input_headers(r->req);
-	const char *k = evhttp_find_header(h, "X-Auth-Token");
-	if (k && *k)
-		return k;
-	const char *a = evhttp_find_header(h, "Authorization");
-	if (a && !strncasecmp(a, "Bearer ", 7))
-		return a + 7;
-	/* Query-string keys end up in access logs and browser histories:
-	 * only where a browser has no other way (fe_route_takes_query_key),
-	 * and only for tenants that allow it (auth_decided). */
-	k = fe_query(r, "X-Auth-Token");
-	if (!k)
-		k = fe_query(r, "api_key");
-	r->key_in_query = k && *k;
-	return r->key_in_query ? k : NULL;
-}
-
-static void authenticate(struct fe_req *r)
-{
-	struct fe_worker *w = r->w;
-	const char *key = presented_key(r);
-	struct gv_err err;
-	if (!key) {
-		atomic_fetch_add(&w->app->metrics->auth_failures, 1);
-		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
-		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MISSING), "%s",
-			       tenant_auth_message(TENANT_AUTH_MISSING));
-		return;
-	}
-	if (r->key_in_query && !fe_route_takes_query_key(r->m.route->id)) {
-		atomic_fetch_add(&w->app->metrics->auth_failures, 1);
-		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
-		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MALFORMED),
-			       "API keys in the query string are taken only by GET /v1/submissions/{id}/events "
-			       "(for browsers' EventSource): send X-Auth-Token or Authorization: Bearer");
-		return;
-	}
-	size_t len = strnlen(key, TENANT_KEY_PRESENTED_MAX + 1);
-	if (len > TENANT_KEY_PRESENTED_MAX ||
-	    tenant_key_hash(key, len, &w->app->pepper, r->key_hash, &err) < 0) {
-		atomic_fetch_add(&w->app->metrics->auth_failures, 1);
-		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
-		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MALFORMED), "%s",
-			       tenant_auth_message(TENANT_AUTH_MALFORMED));
-		return;
-	}
-	uint64_t now = fe_now_ms();
-	struct fe_auth_entry *e = cached_key(w, r->key_hash, now);
-	if (e) {
-		auth_decided(r, e);
-		return;
-	}
-	struct auth_pending *p = malloc(sizeof(*p));
-	if (!p) {
-		fe_reply_error(r, 500, "internal", "out of memory");
-		return;
-	}
-	p->r = r;
-	p->sent_ms = now;
-	fe_req_ref(r);
-	if (look_up_key(w, r->key_hash, on_auth_row, p, &err) < 0) {
-		free(p);
-		fe_req_unref(r);
-		fe_reply_error(r, 503, "unavailable", "%s", err.msg);
-	}
-}
-
-/* A key checked before its request's body is read (conn.c). It only
- * decides how large a body is read; the request is authenticated again
- * when it has arrived, by authenticate(), from evhttp's own parse. Shares
- * the worker's cache, so that second lookup is usually a cache hit. */
-struct keycheck {
-	struct fe_worker *w;
-	unsigned char hash[TENANT_KEY_HASH_LEN];
-	uint64_t sent_ms;
-	fe_keycheck_fn fn;
-	void *arg;
-};
-
-static bool entry_ok(const struct fe_auth_entry *e)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return tenant_auth_decide(&e->row, (int64_t)ts.tv_sec) == TENANT_AUTH_OK;
-}
-
-static void on_keycheck_row(void *arg, PGresult *const *res, int n, const char *error)
-{
-	struct keycheck *k = arg;
-	struct gv_err err;
-	struct fe_auth_entry fresh;
-	bool ok = false;
-	memset(&fresh, 0, sizeof(fresh));
-	if (!error && n >= 1 && res[0] && tenant_auth_row_from_pg(res[0], 0, &fresh.row, &err) == 0 &&
-	    (!fresh.row.found || tenant_quota_from_pg(res[0], 0, TENANT_AUTH_QUOTA_COL1, &fresh.quota, &err) == 0)) {
-		fresh.used = true;
-		memcpy(fresh.hash, k->hash, sizeof(fresh.hash));
-		fresh.fetched_ms = k->sent_ms;
-		k->w->auth_cache[k->hash[0]] = fresh;
-		ok = entry_ok(&fresh);
-	}
-	k->fn(k->arg, ok);
-	free(k);
-}
-
-enum fe_keycheck fe_key_check(struct fe_worker *w, const char *key, fe_keycheck_fn fn, void *arg)
-{
-	struct gv_err err;
-	unsigned char hash[TENANT_KEY_HASH_LEN];
-	size_t len = strnlen(key, TENANT_KEY_PRESENTED_MAX + 1);
-	if (len > TENANT_KEY_PRESENTED_MAX || tenant_key_hash(key, len, &w->app->pepper, hash, &err) < 0)
-		return FE_KEY_REFUSED;
-	uint64_t now = fe_now_ms();
-	const struct fe_auth_entry *e = cached_key(w, hash, now);
-	if (e)
-		return entry_ok(e) ? FE_KEY_OK : FE_KEY_REFUSED;
-	struct keycheck *k = calloc(1, sizeof(*k));
-	if (!k)
-		return FE_KEY_REFUSED;
-	k->w = w;
-	memcpy(k->hash, hash, sizeof(hash));
-	k->sent_ms = now;
-	k->fn = fn;
-	k->arg = arg;
-	if (look_up_key(w, k->hash, on_keycheck_row, k, &err) < 0) {
-		free(k);
-		return FE_KEY_REFUSED;
-	}
-	return FE_KEY_PENDING;
-}
-
-/* ------------------------------------------------------------ pipeline */
 
 static enum fe_method method_of(enum evhttp_cmd_type t)
 {
@@ -669,9 +381,9 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 		return;
 	}
 	if (r->m.route->auth)
-		authenticate(r);
+		fe_authenticate(r);
 	else
-		dispatch(r);
+		fe_dispatch(r);
 }
 
 static void on_request(struct evhttp_request *req, void *arg)

@@ -1,5 +1,5 @@
 /* Private to frontend/: the worker and request structures shared by
- * server.c (pipeline, replies, auth) and handlers.c (routes). */
+ * server.c (pipeline, replies, auth) and the route handlers. */
 #pragma once
 
 #include <event2/event.h>
@@ -45,11 +45,11 @@ struct fe_worker {
 	 * and hashing the whole script on every request. */
 	char rl_sha[41];
 	bool rl_sha_loading;
-	/* Group commit of submission INSERTs (handlers.c), one transaction
+	/* Group commit of submission INSERTs (commit.c), one transaction
 	 * in flight per process, on worker 0: the submissions of every worker
 	 * wait in worker 0's queue (store_head) and go out together next; each
 	 * outcome comes back to its worker's store_done list. store_ev wakes
-	 * the worker for either. Guarded by handlers.c's store_mu. */
+	 * the worker for either. Guarded by commit.c's store_mu. */
 	struct fe_store *store_head, *store_tail;
 	size_t store_n;
 	bool store_busy;
@@ -128,25 +128,23 @@ void fe_reply_json(struct fe_req *r, int status, json_t *json);
 void fe_reply_error(struct fe_req *r, int status, const char *code, const char *fmt, ...)
 	GV_PRINTF(4, 5);
 void fe_reply_apierr(struct fe_req *r, const struct fe_apierr *e);
+/* Logs why the database failed (NULL: no result) and answers 503. */
+void fe_reply_db_error(struct fe_req *r, const char *error);
+
+/* A new submission or problem id: 128 random bits, base64url (22 chars). */
+void fe_new_id(char out[FE_SID_BUF]);
 
 /* Query parameter (decoded) or NULL. */
 const char *fe_query(struct fe_req *r, const char *name);
 bool fe_query_bool(struct fe_req *r, const char *name);
 
-/* Waiters: r waits for gavel:done of r->sid; on_wake runs on done, on a
- * subscriber reconnect, and never after fe_wait_stop. */
-void fe_wait_start(struct fe_req *r, fe_wake_fn on_wake);
-void fe_wait_stop(struct fe_req *r);
-void fe_worker_on_message(void *arg, const char *channel, const char *payload, size_t len);
-void fe_worker_on_resync(void *arg);
-
-/* Fails the submissions waiting for a group commit (shutdown). */
-void fe_store_abort(struct fe_worker *w);
+/* Waiters: waiters.h. Group commit: commit.h. */
 
 /* Route handlers (handlers.c); called after authentication when needed. */
 void fe_handle(struct fe_req *r);
-/* Called when the client went away while the request was pending. */
-void fe_handle_gone(struct fe_req *r);
+/* Hands an admitted request to fe_handle (server.c), or answers 499 when
+ * its client already left. */
+void fe_dispatch(struct fe_req *r);
 /* Frees handler state held by r (timers, subscriptions). */
 void fe_handler_cleanup(struct fe_req *r);
 

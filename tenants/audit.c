@@ -129,19 +129,6 @@ static int hex_to_hash(const char *hex, unsigned char out[TENANT_AUDIT_HASH_LEN]
 	return 0;
 }
 
-static int parse_i64(const char *s, int64_t *out)
-{
-	if (!s || !*s)
-		return -1;
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int tenant_audit_append_seq(PGconn *conn, const char *tenant_id, const char *actor, const char *action,
 			    const char *object, const char *node, const char *sandbox, const char *details_json,
 			    int64_t *seq_out, struct gv_err *err)
@@ -167,7 +154,7 @@ int tenant_audit_append_seq(PGconn *conn, const char *tenant_id, const char *act
 	}
 	int64_t seq = 0;
 	int rc = 0;
-	if (PQntuples(res) != 1 || parse_i64(PQgetvalue(res, 0, 0), &seq) != 0)
+	if (PQntuples(res) != 1 || tenant_parse_i64(PQgetvalue(res, 0, 0), &seq) != 0)
 		rc = gv_err_set(err, GV_EPROTO, "audit append: unexpected result");
 	else if (seq_out)
 		*seq_out = seq;
@@ -206,7 +193,7 @@ static int verify_page(const PGresult *res, struct tenant_audit_report *rep, uns
 {
 	for (int i = 0; i < PQntuples(res); i++) {
 		int64_t seq, at_us;
-		if (parse_i64(PQgetvalue(res, i, 0), &seq) != 0 || parse_i64(PQgetvalue(res, i, 2), &at_us) != 0)
+		if (tenant_parse_i64(PQgetvalue(res, i, 0), &seq) != 0 || tenant_parse_i64(PQgetvalue(res, i, 2), &at_us) != 0)
 			return gv_err_set(err, GV_EPROTO, "audit verify: bad seq or time"), -1;
 		int64_t expected = rep->last_seq + 1;
 		if (seq != expected)

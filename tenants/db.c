@@ -2,6 +2,8 @@
 #include "tenants/db.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/pg.h"
@@ -78,4 +80,17 @@ void tenant_tx_rollback(PGconn *conn)
 	if (gv_pg_exec(conn, "ROLLBACK", 0, NULL, &ignored) != 0) {
 		/* Nothing more to do: the next query reports the broken connection. */
 	}
+}
+
+int tenant_parse_i64(const char *s, int64_t *out)
+{
+	if (!s || !*s)
+		return -1;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = v;
+	return 0;
 }

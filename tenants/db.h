@@ -10,6 +10,7 @@
 #pragma once
 
 #include <libpq-fe.h>
+#include <stdint.h>
 
 #include "common/err.h"
 
@@ -38,3 +39,8 @@ PGresult *tenant_tx_query(PGconn *conn, const char *tenant_id, const char *sql, 
 /* True when s is a canonical-looking uuid text (36 chars, hex and dashes
  * at 8-4-4-4-12). Pure. */
 int tenant_uuid_valid(const char *s);
+
+/* Parses s, the whole of it, as a decimal int64 (the text form PostgreSQL
+ * gives a bigint, or a stored setting); -1 when empty, out of range or not
+ * a number. Pure. */
+int tenant_parse_i64(const char *s, int64_t *out);

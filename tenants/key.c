@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/pg.h"
+#include "tenants/db.h"
 #include "tenants/quota.h"
 
 static const char HASH_DOMAIN[] = "gavel-api-key-v1"; /* hashed with its NUL */
@@ -23,17 +24,6 @@ int tenant_crypto_init(struct gv_err *err)
 	if (sodium_init() < 0)
 		return gv_err_set(err, GV_EINTERNAL, "libsodium failed to initialise");
 	return 0;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 int tenant_pepper_parse(const char *hex, struct tenant_pepper *out, struct gv_err *err)
@@ -52,15 +42,13 @@ int tenant_pepper_parse(const char *hex, struct tenant_pepper *out, struct gv_er
 	if (len % 2 != 0 || len / 2 < TENANT_KEY_PEPPER_MIN || len / 2 > TENANT_KEY_PEPPER_MAX)
 		return gv_err_set(err, GV_ECONFIG, "key pepper: expected %d to %d hex digits (an even count)",
 				  2 * TENANT_KEY_PEPPER_MIN, 2 * TENANT_KEY_PEPPER_MAX);
-	for (size_t i = 0; i < len; i += 2) {
-		int hi = hexval((unsigned char)hex[i]), lo = hexval((unsigned char)hex[i + 1]);
-		if (hi < 0 || lo < 0) {
-			sodium_memzero(out, sizeof(*out));
-			return gv_err_set(err, GV_ECONFIG, "key pepper: not hexadecimal");
-		}
-		out->bytes[i / 2] = (unsigned char)(hi << 4 | lo);
+	/* Without hex_end, anything but hex digits in hex[0..len) fails. */
+	size_t n = 0;
+	if (sodium_hex2bin(out->bytes, sizeof(out->bytes), hex, len, NULL, &n, NULL) != 0 || n != len / 2) {
+		sodium_memzero(out, sizeof(*out));
+		return gv_err_set(err, GV_ECONFIG, "key pepper: not hexadecimal");
 	}
-	out->len = len / 2;
+	out->len = n;
 	return 0;
 }
 
@@ -166,19 +154,6 @@ void tenant_key_hash_param(const unsigned char hash[TENANT_KEY_HASH_LEN], char o
 	out[TENANT_KEY_HASH_PARAM_BUF - 1] = '\0';
 }
 
-static int parse_i64(const char *s, int64_t *out)
-{
-	if (!s || !*s)
-		return -1;
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int copy_uuid(char out[TENANT_UUID_BUF], const PGresult *res, int row, int col)
 {
 	if (PQgetisnull(res, row, col))
@@ -203,12 +178,12 @@ int tenant_auth_row_from_pg(const PGresult *res, int row, struct tenant_auth_row
 		return gv_err_set(err, GV_EPROTO, "key lookup: bad tenant or key id");
 	out->tenant_disabled = !PQgetisnull(res, row, 1) && PQgetvalue(res, row, 1)[0] == 't';
 	if (!PQgetisnull(res, row, 3)) {
-		if (parse_i64(PQgetvalue(res, row, 3), &out->expires_at_s) != 0)
+		if (tenant_parse_i64(PQgetvalue(res, row, 3), &out->expires_at_s) != 0)
 			return gv_err_set(err, GV_EPROTO, "key lookup: bad expires_at_s");
 		out->has_expiry = true;
 	}
 	if (!PQgetisnull(res, row, 4)) {
-		if (parse_i64(PQgetvalue(res, row, 4), &out->revoked_at_s) != 0)
+		if (tenant_parse_i64(PQgetvalue(res, row, 4), &out->revoked_at_s) != 0)
 			return gv_err_set(err, GV_EPROTO, "key lookup: bad revoked_at_s");
 		out->revoked = true;
 	}

@@ -87,19 +87,6 @@ void tenant_quota_defaults(struct tenant_quota *q)
 	q->weight = 1;
 }
 
-static int parse_i64(const char *s, int64_t *out)
-{
-	if (!s || !*s)
-		return -1;
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int lang_id_ok(const char *s, size_t len)
 {
 	if (len == 0 || len > TENANT_LANG_ID_MAX)
@@ -223,7 +210,7 @@ int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 	case F_INT:
 	case F_I64: {
 		int64_t v;
-		if (parse_i64(value, &v) != 0)
+		if (tenant_parse_i64(value, &v) != 0)
 			return gv_err_set(err, GV_EINVAL, "%s: expected an integer", f->name);
 		if (v < f->min || v > f->max)
 			return gv_err_set(err, GV_EINVAL, "%s: %" PRId64 " is outside %" PRId64 "..%" PRId64, f->name,
@@ -301,7 +288,7 @@ int tenant_quota_from_pg(const PGresult *res, int row, int first_col, struct ten
 		const char *v = PQgetvalue(res, row, col);
 		if (f->type == F_INT || f->type == F_I64) {
 			int64_t n;
-			if (parse_i64(v, &n) != 0 || n < f->min || n > f->max)
+			if (tenant_parse_i64(v, &n) != 0 || n < f->min || n > f->max)
 				return gv_err_set(err, GV_EPROTO, "quota: %s out of range", f->name);
 			put_num(q, f, n);
 		} else if (f->type == F_LANGS) {
