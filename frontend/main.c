@@ -1,11 +1,13 @@
 /* gavel-frontend: the HTTP API daemon. Thin: flags, config, languages,
  * signals, then the server library. */
 #include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/daemon.h"
 #include "common/log.h"
 #include "frontend/config.h"
 #include "frontend/server.h"
@@ -25,6 +27,33 @@ static void usage(FILE *out)
 		"  --config FILE   configuration file [none]\n"
 		"  --port N        overrides frontend.port (0: any free port)\n"
 		"  --ready-fd FD   write the bound port to FD once listening (tests)\n");
+}
+
+/* What a reload needs: the running config, and what main did to it after
+ * loading (the file, the --port override). */
+struct reload_ctx {
+	struct fe_config *cfg;
+	const char *path;
+	int port;
+};
+
+/* SIGHUP: re-read the file and the environment, apply the flags as at
+ * start, and take the reloadable options (log.level); a file that no longer
+ * loads or changes a restart-only option changes nothing. */
+static void reload_config(void *arg)
+{
+	const struct reload_ctx *rc = arg;
+	struct fe_config next;
+	struct gv_err err;
+	if (fe_config_load(&next, rc->path, environ, &err) < 0) {
+		gv_error(NULL, "config reload refused, keeping the running config: %s", err.msg);
+		fe_config_free(&next);
+		return;
+	}
+	if (rc->port >= 0 && rc->port <= 65535)
+		next.port = rc->port;
+	(void)gv_config_reload_apply(fe_config_table, fe_config_table_len, rc->cfg, &next,
+				     offsetof(struct fe_config, log_level), rc->path);
 }
 
 int main(int argc, char **argv)
@@ -72,6 +101,7 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct fe_app app;
@@ -80,7 +110,8 @@ int main(int argc, char **argv)
 		fe_config_free(&cfg);
 		return 1;
 	}
-	int rc = fe_server_run(&app, ready_fd, &err);
+	struct reload_ctx reload = { .cfg = &cfg, .path = config, .port = port };
+	int rc = fe_server_run(&app, ready_fd, reload_config, &reload, &err);
 	if (rc < 0)
 		fprintf(stderr, "gavel-frontend: %s\n", err.msg);
 	fe_app_free(&app);

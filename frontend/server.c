@@ -545,7 +545,8 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int fe_server_run(struct fe_app *app, int ready_fd, struct gv_err *err)
+int fe_server_run(struct fe_app *app, int ready_fd, void (*on_hup)(void *arg), void *hup_arg,
+		  struct gv_err *err)
 {
 	const struct fe_config *cfg = app->cfg;
 	if (evthread_use_pthreads() != 0)
@@ -584,8 +585,11 @@ int fe_server_run(struct fe_app *app, int ready_fd, struct gv_err *err)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	int sig = 0;
-	sigwait(&set, &sig);
+	while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
+		if (on_hup)
+			on_hup(hup_arg);
 	gv_info(NULL, "signal %d: shutting down", sig);
 	rc = 0;
 out:

@@ -46,6 +46,9 @@ int fe_app_init(struct fe_app *app, const struct fe_config *cfg, struct gv_err *
 void fe_app_free(struct fe_app *app);
 
 /* Binds, starts the workers, and serves until SIGINT/SIGTERM (blocked in
- * the calling thread, which must have blocked them before starting any
- * other thread). ready_fd >= 0 gets "PORT\n" once listening (tests). */
-int fe_server_run(struct fe_app *app, int ready_fd, struct gv_err *err) GV_MUST_CHECK;
+ * the calling thread, which must have blocked them and SIGHUP before
+ * starting any other thread). ready_fd >= 0 gets "PORT\n" once listening
+ * (tests). Each SIGHUP calls on_hup(hup_arg) in the calling thread (NULL:
+ * ignored): main's config reload. */
+int fe_server_run(struct fe_app *app, int ready_fd, void (*on_hup)(void *arg), void *hup_arg,
+		  struct gv_err *err) GV_MUST_CHECK;

@@ -7,7 +7,8 @@
 
 const struct gv_config_option sched_config_table[] = {
 	{ .name = "log.level", .type = GV_CONFIG_ENUM, GV_CONFIG_FIELD(struct sched_config, log_level),
-	  .def = "info", .choices = gv_log_level_names, .doc = "lowest level written: debug, info, warn or error" },
+	  .def = "info", .choices = gv_log_level_names, .flags = GV_CONFIG_RELOADABLE,
+	  .doc = "lowest level written: debug, info, warn or error" },
 	{ .name = "database.url", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct sched_config, database_owner_url),
 	  .flags = GV_CONFIG_SECRET, .doc = "owner role URL (used only when service_url is empty)" },
 	{ .name = "database.service_url", .type = GV_CONFIG_STRING, GV_CONFIG_FIELD(struct sched_config, database_url),

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/backoff.h"
+#include "common/daemon.h"
 
 uint64_t sched_mono_ms(void)
 {
@@ -25,7 +26,7 @@ uint64_t sched_mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-struct sched *sched_new(const struct sched_config *cfg, struct gv_err *err)
+struct sched *sched_new(struct sched_config *cfg, struct gv_err *err)
 {
 	struct sched *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -193,6 +194,9 @@ void sched_run(struct sched *s, volatile sig_atomic_t *stop)
 	struct gv_err err;
 	uint64_t last_error_log = 0;
 	while (!*stop) {
+		/* Between two passes: the reloadable options are read per pass. */
+		if (gv_daemon_reload_asked)
+			(void)gv_daemon_reload(s->cfg, sizeof(*s->cfg));
 		uint64_t now = sched_mono_ms();
 		if (!s->leader) {
 			int got = gv_queue_lock_acquire(s->r, s->instance, (long)c->leader_lock_ttl_ms, s->lock,

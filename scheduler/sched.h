@@ -49,16 +49,19 @@ extern const size_t sched_config_table_len;
 struct sched;
 
 /* Connects to Redis and PostgreSQL (with retries). cfg is borrowed for
- * the scheduler's lifetime. */
-struct sched *sched_new(const struct sched_config *cfg, struct gv_err *err) GV_MUST_CHECK;
+ * the scheduler's lifetime; sched_run writes its reloadable options when
+ * the daemon is asked to reload (SIGHUP, common/daemon.h). */
+struct sched *sched_new(struct sched_config *cfg, struct gv_err *err) GV_MUST_CHECK;
 /* Releases the lock if held; NULL-safe. */
 void sched_free(struct sched *s);
 
 /* Runs until *stop becomes non-zero: standby (trying the lock every
  * ttl/3) or leader (a tick every tick_interval, and at once when a job
  * is queued while a slot is free or a job ends: common/queue.h's wake-up
- * lists; the lock renewed every ttl/3, stepping down when a renewal fails). Errors of one tick are logged
- * and retried; it never returns early because of Redis or PostgreSQL. */
+ * lists; the lock renewed every ttl/3, stepping down when a renewal fails).
+ * Errors of one tick are logged and retried; it never returns early because
+ * of Redis or PostgreSQL. A reload asked by SIGHUP is applied between two
+ * passes (gv_daemon_reload). */
 void sched_run(struct sched *s, volatile sig_atomic_t *stop);
 
 /* One leader tick (exposed for tests): registry, placement, and the

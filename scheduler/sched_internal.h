@@ -40,7 +40,7 @@ struct sched_tenant {
 };
 
 struct sched {
-	const struct sched_config *cfg;
+	struct sched_config *cfg; /* written only by a reload, between passes */
 	struct gv_redis *r;
 	struct gv_pg *pg;
 	char instance[128];

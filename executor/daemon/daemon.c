@@ -958,14 +958,14 @@ static int probe_languages(struct daemon *d, struct gv_err *err)
 }
 
 /* Publishes the probed version of every offered language, living three
- * heartbeats (at least 15 s, the frontend's idea of a live node): the
- * frontend lists only languages some live executor offers, with the version
- * it really runs. */
+ * heartbeats (at least GV_QUEUE_HEARTBEAT_TIMEOUT_MS, after which the
+ * frontend counts a node as gone): the frontend lists only languages some
+ * live executor offers, with the version it really runs. */
 static void publish_languages(struct daemon *d, struct gv_redis *r)
 {
 	uint64_t ttl = d->cfg->heartbeat_interval_ms * 3;
-	if (ttl < 15000)
-		ttl = 15000;
+	if (ttl < GV_QUEUE_HEARTBEAT_TIMEOUT_MS)
+		ttl = GV_QUEUE_HEARTBEAT_TIMEOUT_MS;
 	for (size_t i = 0; i < d->langs.n; i++) {
 		if (!d->offered[i] || !d->versions[i][0])
 			continue;

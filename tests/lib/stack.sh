@@ -110,27 +110,31 @@ stack_cleanup() {
 	return 0
 }
 
-# [VAR=value...] stack_start_executor LOG: starts gavel-executor on the
-# stack's roots (RUNSC_ROOT, WORK_ROOT, CG_PARENT) with the built gavel-init
-# and the repository's languages, plus the caller's environment assignments
-# (node name, slots...), in its own process group in PIDS, logging to
-# $TMP/LOG; sets PID_EXEC. Redis as gavel-executor.
+# [VAR=value...] stack_start_executor LOG [ARG...]: starts gavel-executor
+# (with ARGs) on the stack's roots (RUNSC_ROOT, WORK_ROOT, CG_PARENT) with
+# the built gavel-init and the repository's languages, plus the caller's
+# environment assignments (node name, slots...), in its own process group in
+# PIDS, logging to $TMP/LOG; sets PID_EXEC. Redis as gavel-executor.
 stack_start_executor() {
+	local log=$1
+	shift
 	GAVEL_EXECUTOR_RUNSC_ROOT=$RUNSC_ROOT GAVEL_EXECUTOR_WORK_ROOT=$WORK_ROOT \
 		GAVEL_EXECUTOR_CGROUP_PARENT=$CG_PARENT GAVEL_EXECUTOR_INIT_PATH="$BUILD/gavel-init" \
 		GAVEL_EXECUTOR_LANGUAGES_DIR="$ROOT/languages" \
-		"${STACK_AS_EXECUTOR[@]}" setsid "$BUILD/gavel-executor" >>"$TMP/$1" 2>&1 </dev/null &
+		"${STACK_AS_EXECUTOR[@]}" setsid "$BUILD/gavel-executor" "$@" >>"$TMP/$log" 2>&1 </dev/null &
 	PID_EXEC=$!
 	PIDS+=("$PID_EXEC")
 }
 
-# [VAR=value...] stack_start_frontend [BINARY]: starts gavel-frontend
-# (BINARY, default $BUILD/gavel-frontend) with the caller's environment
-# assignments, on a free port, in its own process group in PIDS, logging to
+# [VAR=value...] stack_start_frontend [BINARY [ARG...]]: starts
+# gavel-frontend (BINARY, default $BUILD/gavel-frontend; with ARGs) with the
+# caller's environment assignments, on a free port, in its own process group in PIDS, logging to
 # $TMP/frontend.log; sets PID_FE, P (its port) and B (its base URL). Bails
 # when it has not said its port within 10 s. Redis as gavel-frontend.
 stack_start_frontend() {
-	"${STACK_AS_FRONTEND[@]}" setsid "${1:-$BUILD/gavel-frontend}" --port 0 --ready-fd 3 3>"$TMP/port" \
+	local bin=${1:-$BUILD/gavel-frontend}
+	[ $# -gt 0 ] && shift
+	"${STACK_AS_FRONTEND[@]}" setsid "$bin" --port 0 --ready-fd 3 "$@" 3>"$TMP/port" \
 		>>"$TMP/frontend.log" 2>&1 </dev/null &
 	PID_FE=$!
 	PIDS+=("$PID_FE")
