@@ -599,10 +599,19 @@ static void set_up(struct fe_conn *c)
 		}
 	}
 	/* Counted once admitted, so that the count never holds the accepted
-	 * ones still waiting for this decision. */
-	c->counted = true;
-	if (atomic_fetch_add(&app->metrics->conns_open, 1) >= app->conn_max) {
-		struct fe_conn *v = victim(w, c);
+	 * ones still waiting for this decision; taken only below the cap (a
+	 * compare-and-swap, since every worker thread admits), so that the
+	 * count, which /metrics shows, never reads over max_connections. At the
+	 * cap, this worker's oldest idle connection makes room; a few tries, as
+	 * another thread may take the room first. */
+	for (int tries = 0;; tries++) {
+		int open = atomic_load_explicit(&app->metrics->conns_open, memory_order_relaxed);
+		if (open < app->conn_max) {
+			if (atomic_compare_exchange_weak(&app->metrics->conns_open, &open, open + 1))
+				break;
+			continue;
+		}
+		struct fe_conn *v = tries < 4 ? victim(w, c) : NULL;
 		if (!v) {
 			refuse(c, &app->metrics->connections_refused, "connection refused: over max_connections");
 			return;
@@ -613,6 +622,7 @@ static void set_up(struct fe_conn *c)
 			raw_reply(v, 503, "too_many_connections", "the server is at its connection limit");
 		close_conn(v);
 	}
+	c->counted = true;
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
