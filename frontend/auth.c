@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "frontend/api_tenant.h"
 #include "frontend/conn.h"
+#include "frontend/cors.h"
 #include "frontend/metrics.h"
 
 static void on_script_loaded(void *arg, redisReply *reply)
@@ -125,6 +126,8 @@ static void auth_decided(struct fe_req *r, const struct fe_auth_entry *e)
 	memcpy(r->tenant_id, e->row.tenant_id, sizeof(r->tenant_id));
 	memcpy(r->key_id, e->row.key_id, sizeof(r->key_id));
 	r->quota = e->quota;
+	if (!fe_cors_admit(r))
+		return;
 	if (r->quota.requests_per_second > 0 && send_ratelimit(r, false) == 0)
 		return;
 	fe_dispatch(r);

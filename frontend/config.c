@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "tenants/origin.h"
 
 #define F(field) GV_CONFIG_FIELD(struct fe_config, field)
 
@@ -76,6 +77,9 @@ const struct gv_config_option fe_config_table[] = {
 	  .def = "1s", .min = 0, .max = 1000, .doc = "how long a looked-up key is trusted (<= 1s)" },
 	{ .name = "frontend.judge0_ids", .type = GV_CONFIG_LIST, F(judge0_ids), .def = "",
 	  .doc = "Judge0 language id overrides: lang=id, ..." },
+	{ .name = "frontend.cors_origins", .type = GV_CONFIG_STRING, F(cors_origins), .def = "",
+	  .max = TENANT_ORIGINS_BUF - 1,
+	  .doc = "browser origins allowed for tenants without their own list (\"\" none, * any)" },
 	{ .name = "frontend.max_problem_size", .type = GV_CONFIG_SIZE, F(max_problem_size), .def = "64m",
 	  .min = 1024, .max = 1024LL * 1024 * 1024, .doc = "largest problem package upload (413 beyond)" },
 };
@@ -85,7 +89,18 @@ const size_t fe_config_table_len = sizeof(fe_config_table) / sizeof(fe_config_ta
 int fe_config_load(struct fe_config *cfg, const char *path, char *const *envp, struct gv_err *err)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	return gv_config_load(fe_config_table, fe_config_table_len, cfg, path, envp, err);
+	if (gv_config_load(fe_config_table, fe_config_table_len, cfg, path, envp, err) != 0)
+		return -1;
+	/* Stored in the normal form tenant_origins_allow reads. */
+	char origins[TENANT_ORIGINS_BUF];
+	if (tenant_origins_parse(cfg->cors_origins, origins, sizeof(origins), err) != 0) {
+		gv_err_prefix(err, "frontend.cors_origins");
+		return -1;
+	}
+	size_t len = strlen(origins);
+	if (len <= strlen(cfg->cors_origins))
+		memcpy(cfg->cors_origins, origins, len + 1);
+	return 0;
 }
 
 void fe_config_free(struct fe_config *cfg)

@@ -43,6 +43,9 @@ struct fe_config {
 	uint64_t auth_cache_ttl_ms;
 	/* Comma-separated "lang=id" Judge0 id overrides: "python3=71,cpp=54". */
 	struct gv_config_list judge0_ids;
+	/* Browser origins allowed for a tenant whose own cors_origins is empty
+	 * ("" none, "*" any; tenants/origin.h), as fe_config_load normalised it. */
+	char *cors_origins;
 };
 
 extern const struct gv_config_option fe_config_table[];

@@ -37,6 +37,7 @@
 #include "frontend/auth.h"
 #include "frontend/commit.h"
 #include "frontend/conn.h"
+#include "frontend/cors.h"
 #include "frontend/metrics.h"
 #include "frontend/server_internal.h"
 #include "frontend/waiters.h"
@@ -149,6 +150,7 @@ void fe_reply_raw(struct fe_req *r, int status, const char *ctype, struct evbuff
 	struct evkeyvalq *h = evhttp_request_get_output_headers(r->req);
 	evhttp_add_header(h, "Content-Type", ctype);
 	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	fe_cors_reply_headers(r, h);
 	if (r->rl_limit[0]) {
 		evhttp_add_header(h, "X-RateLimit-Limit", r->rl_limit);
 		evhttp_add_header(h, "X-RateLimit-Remaining", r->rl_remaining);
@@ -351,6 +353,11 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 	}
 	if (mr == FE_MATCH_NOT_FOUND) {
 		fe_reply_error(r, 404, "not_found", "no such route");
+		return;
+	}
+	fe_cors_note_origin(r);
+	if (mr == FE_MATCH_BAD_METHOD && r->method == FE_M_OPTIONS) {
+		fe_cors_preflight(r);
 		return;
 	}
 	if (mr == FE_MATCH_BAD_METHOD) {

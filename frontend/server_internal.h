@@ -84,6 +84,10 @@ struct fe_req {
 	struct tenant_quota quota;
 	unsigned char key_hash[TENANT_KEY_HASH_LEN];
 	bool key_in_query;    /* the key came in the query string, not a header */
+	/* CORS (frontend/cors.h): the request's valid Origin ("" none), and
+	 * whether the tenant refused it */
+	char origin[TENANT_ORIGIN_MAX + 1];
+	bool cors_refused;
 	/* extra response headers (rate limit) */
 	char rl_limit[24], rl_remaining[24], rl_reset[24];
 	/* waiting for a submission to finish (wait=true, SSE, Piston) */

@@ -12,6 +12,7 @@
 
 #include "common/json.h"
 #include "common/queue.h"
+#include "frontend/cors.h"
 #include "frontend/metrics.h"
 #include "frontend/rows.h"
 #include "frontend/waiters.h"
@@ -114,6 +115,7 @@ static void on_sse_first(struct fe_req *r, struct fe_rowbuf *rb, const char *err
 	evhttp_add_header(h, "Content-Type", "text/event-stream");
 	evhttp_add_header(h, "Cache-Control", "no-cache");
 	evhttp_add_header(h, "X-Accel-Buffering", "no");
+	fe_cors_reply_headers(r, h);
 	struct evhttp_connection *evcon = evhttp_request_get_connection(r->req);
 	if (evcon)
 		evhttp_connection_set_timeout(evcon, (int)(r->w->app->cfg->sse_max_duration_ms / 1000) + 60);

@@ -15,7 +15,7 @@
 #include "tenants/db.h"
 #include "tenants/egress.h"
 
-enum field_type { F_INT, F_I64, F_LANGS, F_JSON, F_BOOL };
+enum field_type { F_INT, F_I64, F_LANGS, F_JSON, F_BOOL, F_ORIGINS };
 
 struct field {
 	const char *name;
@@ -41,6 +41,7 @@ static const struct field FIELDS[TENANT_QUOTA_NCOLS] = {
 	FIELD(retention_days, F_INT, 1, 36500),
 	FIELD(weight, F_INT, 1, 10000),
 	FIELD(allow_query_key, F_BOOL, 0, 1),
+	FIELD(cors_origins, F_ORIGINS, 0, 0),
 };
 
 static int64_t get_num(const struct tenant_quota *q, const struct field *f)
@@ -181,6 +182,15 @@ int tenant_quota_validate(const struct tenant_quota *q, struct gv_err *err)
 	for (size_t i = 0; i < q->n_allowed_languages; i++)
 		if (!lang_id_ok(q->allowed_languages[i], strnlen(q->allowed_languages[i], TENANT_LANG_ID_MAX + 1)))
 			return gv_err_set(err, GV_EINVAL, "allowed_languages: bad language id");
+	if (!memchr(q->cors_origins, '\0', sizeof(q->cors_origins)))
+		return gv_err_set(err, GV_EINVAL, "cors_origins: not terminated");
+	char origins[TENANT_ORIGINS_BUF];
+	if (tenant_origins_parse(q->cors_origins, origins, sizeof(origins), err) != 0) {
+		gv_err_prefix(err, "cors_origins");
+		return -1;
+	}
+	if (strcmp(origins, q->cors_origins) != 0)
+		return gv_err_set(err, GV_EINVAL, "cors_origins: not in normal form");
 	bool grants;
 	return egress_validate(q->egress_policy, &grants, err);
 }
@@ -202,7 +212,7 @@ int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 		return gv_err_set(err, GV_EINVAL,
 				  "unknown quota '%s' (known: requests_per_second, burst, max_queued, max_running, "
 				  "max_cpu_ms, max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, "
-				  "max_gpus, egress_policy, retention_days, weight, allow_query_key)",
+				  "max_gpus, egress_policy, retention_days, weight, allow_query_key, cors_origins)",
 				  shown);
 	}
 	struct tenant_quota next = *q;
@@ -230,6 +240,12 @@ int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 		memcpy(next.egress_policy, value, len + 1);
 		break;
 	}
+	case F_ORIGINS:
+		if (tenant_origins_parse(value, next.cors_origins, sizeof(next.cors_origins), err) != 0) {
+			gv_err_prefix(err, "cors_origins");
+			return -1;
+		}
+		break;
 	case F_BOOL:
 		if (!strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "on"))
 			*bool_at(&next, f) = true;
@@ -261,6 +277,13 @@ json_t *tenant_quota_to_json(const struct tenant_quota *q)
 				json_array_append_new(v, json_string(q->allowed_languages[k]));
 		} else if (f->type == F_BOOL) {
 			v = json_boolean(get_bool(q, f));
+		} else if (f->type == F_ORIGINS) {
+			v = json_array();
+			for (const char *p = q->cors_origins; v && *p;) {
+				size_t n = strcspn(p, ",");
+				json_array_append_new(v, json_stringn(p, n));
+				p += n + (p[n] == ',');
+			}
 		} else {
 			v = json_loads(q->egress_policy, 0, NULL);
 			if (!v)
@@ -301,6 +324,12 @@ int tenant_quota_from_pg(const PGresult *res, int row, int first_col, struct ten
 			if (strcmp(v, "t") != 0 && strcmp(v, "f") != 0)
 				return gv_err_set(err, GV_EPROTO, "quota: %s is not a boolean", f->name);
 			*bool_at(q, f) = v[0] == 't';
+		} else if (f->type == F_ORIGINS) {
+			if (tenant_origins_parse(v, q->cors_origins, sizeof(q->cors_origins), err) != 0) {
+				gv_err_prefix(err, "quota: cors_origins");
+				err->code = GV_EPROTO;
+				return -1;
+			}
 		} else {
 			size_t len = strlen(v);
 			if (len >= sizeof(q->egress_policy))
@@ -350,6 +379,8 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 			params[i + 1] = langs;
 		} else if (f->type == F_BOOL) {
 			params[i + 1] = get_bool(q, f) ? "true" : "false";
+		} else if (f->type == F_ORIGINS) {
+			params[i + 1] = q->cors_origins;
 		} else {
 			params[i + 1] = q->egress_policy;
 		}
@@ -357,8 +388,9 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 	static const char sql[] =
 		"INSERT INTO tenant_quotas (tenant_id, requests_per_second, burst, max_queued, max_running, "
 		"max_cpu_ms, max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, max_gpus, "
-		"egress_policy, retention_days, weight, allow_query_key) VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, "
-		"$8, $9, string_to_array($10, ','), $11, $12::jsonb, $13, $14, $15::boolean) "
+		"egress_policy, retention_days, weight, allow_query_key, cors_origins) VALUES ($1::uuid, $2, $3, "
+		"$4, $5, $6, $7, $8, $9, string_to_array($10, ','), $11, $12::jsonb, $13, $14, $15::boolean, "
+		"string_to_array($16, ',')) "
 		"ON CONFLICT (tenant_id) DO UPDATE SET "
 		"requests_per_second = EXCLUDED.requests_per_second, burst = EXCLUDED.burst, "
 		"max_queued = EXCLUDED.max_queued, max_running = EXCLUDED.max_running, "
@@ -366,7 +398,8 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 		"max_memory_mb = EXCLUDED.max_memory_mb, max_output_kb = EXCLUDED.max_output_kb, "
 		"allowed_languages = EXCLUDED.allowed_languages, max_gpus = EXCLUDED.max_gpus, "
 		"egress_policy = EXCLUDED.egress_policy, retention_days = EXCLUDED.retention_days, "
-		"weight = EXCLUDED.weight, allow_query_key = EXCLUDED.allow_query_key, updated_at = now()";
+		"weight = EXCLUDED.weight, allow_query_key = EXCLUDED.allow_query_key, "
+		"cors_origins = EXCLUDED.cors_origins, updated_at = now()";
 	if (gv_pg_exec(conn, sql, TENANT_QUOTA_NCOLS + 1, params, err) != 0) {
 		gv_err_prefix(err, "save quota");
 		return -1;

@@ -24,6 +24,7 @@
 
 #include "common/err.h"
 #include "common/redis.h"
+#include "tenants/origin.h"
 
 #define TENANT_MAX_LANGUAGES 64
 #define TENANT_LANG_ID_MAX 32       /* bytes, like LANG_ID_MAX */
@@ -57,6 +58,12 @@ struct tenant_quota {
 	 * sends no headers. Off by default: such URLs end up in access logs
 	 * and browser histories. No other route ever takes one. */
 	bool allow_query_key;
+	/* Browser origins whose pages may call the API with this tenant's keys
+	 * (CORS), joined by ',' as tenant_origins_parse writes them
+	 * (tenants/origin.h): "" = the frontend's frontend.cors_origins
+	 * default, "*" = any origin. Credentials (cookies) are never allowed:
+	 * a key travels in a header the page sets itself. */
+	char cors_origins[TENANT_ORIGINS_BUF];
 };
 
 /* Column list of tenant_quotas, in the order tenant_quota_from_pg reads
@@ -64,8 +71,9 @@ struct tenant_quota {
 #define TENANT_QUOTA_COLUMNS                                                           \
 	"requests_per_second, burst, max_queued, max_running, max_cpu_ms, "           \
 	"max_wall_ms, max_memory_mb, max_output_kb, array_to_string(allowed_languages, ','), " \
-	"max_gpus, egress_policy::text, retention_days, weight, allow_query_key"
-#define TENANT_QUOTA_NCOLS 14
+	"max_gpus, egress_policy::text, retention_days, weight, allow_query_key, "   \
+	"array_to_string(cors_origins, ',')"
+#define TENANT_QUOTA_NCOLS 15
 
 /* The quota row of tenant $1 (uuid): TENANT_QUOTA_COLUMNS, one row when the
  * tenant exists (0002 creates the row with the tenant). */
@@ -88,8 +96,9 @@ int tenant_quota_validate(const struct tenant_quota *q, struct gv_err *err) GV_M
 
 /* Applies one "key=value" setting (the CLI's --quota): key is a field name
  * above; allowed_languages takes a comma-separated list ("" or "*" = all);
- * egress_policy takes JSON; allow_query_key true or false. Validates the
- * result. Pure. */
+ * egress_policy takes JSON; allow_query_key true or false; cors_origins a
+ * comma-separated list of origins ("" = the frontend's default, "*" = any;
+ * tenants/origin.h). Validates the result. Pure. */
 int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 		     struct gv_err *err) GV_MUST_CHECK;
 
