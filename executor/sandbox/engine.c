@@ -58,7 +58,7 @@ static void pending_step(struct exec_engine *e, struct exec_pending *p, bool blo
 			break;
 		case PENDING_DELETE:
 			if (p->created && p->delete_pid < 0) {
-				if (exec_runsc_delete_start(&e->runsc, p->id, &p->delete_pid, &err) != 0) {
+				if (exec_runtime_delete_start(e, p->id, &p->delete_pid, &err) != 0) {
 					gv_warn(&ctx, "%s", err.msg);
 					p->delete_pid = -1;
 					p->step = PENDING_CLEANUP;
@@ -272,13 +272,15 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 		.nvproxy = c->nvproxy,
 		.reaper = &e->reaper,
 	};
+	/* The only runtime a configured engine gets (runtime.h). */
+	e->rt = &exec_runtime_runsc;
 	/* Orphans of runsc create (sandbox, gofer) must become our children:
 	 * we wait4 the sandbox and reap the gofer. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
 		return gv_err_errno(err, "PR_SET_CHILD_SUBREAPER");
 	/* A write to a dead sandbox's pipe must be an EPIPE, not our death. */
 	signal(SIGPIPE, SIG_IGN);
-	if (!c->skip_runsc_check && exec_runsc_check(&e->runsc, err) != 0)
+	if (!c->skip_runsc_check && exec_runtime_check(e, err) != 0)
 		return -1;
 	if (exec_uids_prepare_root(c->work_root, &e->work_root_bound, err) != 0)
 		return -1;
@@ -305,7 +307,7 @@ int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg
 	e->pch_path = cfg->pch_dir && stat(cfg->pch_dir, &pch_st) == 0 && S_ISDIR(pch_st.st_mode) ? cfg->pch_dir : NULL;
 	/* Leftovers of an earlier run: containers first (their processes hold
 	 * the cgroups), then cgroups, then work dirs. */
-	if (exec_runsc_sweep(&e->runsc, &e->swept_containers, err) != 0 ||
+	if (exec_runtime_sweep(e, &e->swept_containers, err) != 0 ||
 	    exec_cgroup_sweep(&e->cg, c->cgroup_parent, &e->swept_cgroups, err) != 0) {
 		engine_init_undo(e);
 		gv_err_prefix(err, "sweeping leftovers");

@@ -20,6 +20,7 @@
 #include "executor/sandbox/cgroup.h"
 #include "executor/sandbox/netpolicy.h"
 #include "executor/sandbox/runsc.h"
+#include "executor/sandbox/runtime.h"
 #include "executor/sandbox/sandbox_uid.h"
 
 struct exec_engine_config {
@@ -104,6 +105,9 @@ struct exec_engine {
 	struct exec_cgroup cg;
 	struct exec_reaper reaper;
 	struct exec_runsc runsc;
+	/* The sandbox runtime (runtime.h): exec_engine_init sets runsc's,
+	 * driven through runsc above; only the unit tests install another. */
+	const struct exec_runtime_ops *rt;
 	struct exec_uids uids;  /* each sandbox's own host uid */
 	bool work_root_bound;   /* exec_uids_prepare_root bound cfg.work_root */
 	const char *etc_binds[EXEC_BUNDLE_MAX_ETC_BINDS + 1];

@@ -107,9 +107,12 @@ static int build_bundle(struct exec_session *s, int bfd, struct gv_err *err)
 	if (box < 0)
 		return gv_err_errno(err, "open box");
 	int rc = 0;
-	/* The host's view of the sandbox user: its own uid (nobody inside). */
-	uid_t host_uid = exec_uids_uid(&s->e->uids, s->uid_slot);
-	if (fchown(box, host_uid, host_uid) != 0 || fchmod(box, 0755) != 0)
+	/* The host's view of the sandbox user: its own uid (nobody inside).
+	 * A session has none only under the unit tests' fake runtime
+	 * (runtime.h, own_uid), whose stand-in runs as the test's user and
+	 * owns /box already; under runsc session_setup failed without one. */
+	uid_t host_uid = s->has_uid ? exec_uids_uid(&s->e->uids, s->uid_slot) : 0;
+	if ((s->has_uid && fchown(box, host_uid, host_uid) != 0) || fchmod(box, 0755) != 0)
 		rc = gv_err_errno(err, "chown/chmod box");
 	close(box);
 	if (rc != 0)
@@ -205,6 +208,21 @@ static int open_pidfd(struct exec_session *s, struct gv_err *err)
 	return 0;
 }
 
+/* What the runtime gets for s: its bundle, pid file and stdio, its own
+ * user namespace (the sandbox's host uid) and no network namespace (the
+ * caller opens the sandbox's own where it has one). */
+static struct exec_runtime_sandbox sandbox_spec(const struct exec_session *s, const char *pid_file)
+{
+	return (struct exec_runtime_sandbox){
+		.id = s->id,
+		.bundle = s->dir,
+		.pid_file = pid_file,
+		.stdio = s->child_fd,
+		.userns_fd = s->has_uid ? exec_uids_userns(&s->e->uids, s->uid_slot) : -1,
+		.netns_fd = -1,
+	};
+}
+
 /* Creates and starts the sandbox in one `runsc run --detach`. */
 static int start_sandbox(struct exec_session *s, struct gv_err *err)
 {
@@ -217,21 +235,17 @@ static int start_sandbox(struct exec_session *s, struct gv_err *err)
 	 * (~25 ms of CLI) less per submission. */
 	/* --network=host only with the bundle naming the sandbox's own
 	 * network namespace (build_bundle); every other sandbox: none. */
-	struct exec_runsc rs = s->e->runsc;
-	rs.network_host = s->has_net;
-	rs.join_userns = true;
-	rs.userns_fd = exec_uids_userns(&s->e->uids, s->uid_slot);
+	struct exec_runtime_sandbox sb = sandbox_spec(s, pidf);
 	if (s->has_net) {
-		rs.join_netns = true;
-		rs.netns_fd = open(s->net.netns_path, O_RDONLY | O_CLOEXEC);
-		if (rs.netns_fd < 0) {
+		sb.netns_fd = open(s->net.netns_path, O_RDONLY | O_CLOEXEC);
+		if (sb.netns_fd < 0) {
 			close_child_fds(s);
 			return gv_err_errno(err, "open %s", s->net.netns_path);
 		}
 	}
-	int rc = exec_runsc_run_detached(&rs, s->dir, pidf, s->id, s->child_fd, &s->pid, err);
-	if (rs.join_netns)
-		close(rs.netns_fd);
+	int rc = exec_runtime_run(s->e, &sb, &s->pid, err);
+	if (sb.netns_fd >= 0)
+		close(sb.netns_fd);
 	int64_t t1 = exec_now_ms();
 	/* runsc create always "created" something worth a delete --force. */
 	s->created = true;
@@ -299,10 +313,13 @@ static int session_setup(struct exec_session *s, struct gv_err *err)
 	int n = snprintf(s->dir, sizeof(s->dir), "%s/%s", e->cfg.work_root, s->id);
 	if (n < 0 || (size_t)n >= sizeof(s->dir))
 		return gv_err_set(err, GV_ELIMIT, "work dir path too long");
-	/* Fail closed: no uid of its own, no sandbox. */
-	if (exec_uids_take(&e->uids, &s->uid_slot, err) != 0)
-		return -1;
-	s->has_uid = true;
+	/* Fail closed: no uid of its own, no sandbox (every runtime but the
+	 * unit tests' fake, runtime.h). */
+	if (exec_runtime_own_uid(e)) {
+		if (exec_uids_take(&e->uids, &s->uid_slot, err) != 0)
+			return -1;
+		s->has_uid = true;
+	}
 	if (mkdirat(e->work_root_fd, s->id, 0700) != 0)
 		return gv_err_errno(err, "mkdir %s", s->dir);
 	s->dir_made = true;
@@ -340,10 +357,8 @@ int exec_session_precreate(struct exec_engine *e, const struct exec_sandbox_shap
 	if (session_setup(s, err) != 0 || make_pipes(s, err) != 0)
 		goto fail;
 	snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
-	struct exec_runsc rs = e->runsc;
-	rs.join_userns = true;
-	rs.userns_fd = exec_uids_userns(&e->uids, s->uid_slot);
-	if (exec_runsc_create_spawn(&rs, s->dir, pidf, s->id, s->child_fd, &s->create_pid, err) != 0)
+	struct exec_runtime_sandbox sb = sandbox_spec(s, pidf);
+	if (exec_runtime_create_spawn(e, &sb, &s->create_pid, err) != 0)
 		goto fail;
 	s->created = true;
 	*out = s;
@@ -388,7 +403,7 @@ int exec_session_precreate_poll(struct exec_session *s, struct gv_err *err)
 				  WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
 				  exec_session_diag_tail(s, tail, sizeof(tail)));
 	}
-	if (exec_runsc_read_pid_file(&s->e->runsc, pidf, &s->pid, err) != 0 || open_pidfd(s, err) != 0) {
+	if (exec_runtime_read_pid_file(s->e, pidf, &s->pid, err) != 0 || open_pidfd(s, err) != 0) {
 		s->dead = true;
 		gv_err_prefix(err, "sandbox %s", s->id);
 		return -1;
@@ -431,7 +446,7 @@ static int session_adopt(struct exec_session *s, const struct exec_job *job, str
 	 * time: the compile is counted from here (fails closed). */
 	if (!s->e->cfg.guest_cpu_time && exec_session_cpu_ns(s, &s->boot_cpu_ns, err) != 0)
 		goto fail;
-	if (exec_runsc_start(&s->e->runsc, s->id, err) != 0)
+	if (exec_runtime_start(s->e, s->id, err) != 0)
 		goto fail;
 	s->started = true;
 	*fresh_ok = false;
@@ -569,7 +584,7 @@ void exec_session_close(struct exec_session *s)
 		snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
 		struct gv_err ignored;
 		if (done && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
-		    exec_runsc_read_pid_file(&e->runsc, pidf, &s->pid, &ignored) != 0)
+		    exec_runtime_read_pid_file(e, pidf, &s->pid, &ignored) != 0)
 			s->pid = -1;
 	}
 	close_child_fds(s);
