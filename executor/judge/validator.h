@@ -18,6 +18,7 @@
 #include "executor/judge/problem.h"
 #include "executor/judge/verdict.h"
 #include "executor/sandbox/session.h"
+#include "executor/sandbox/session_relay.h"
 #include "languages/lang.h"
 
 /* Kattis exit codes. */

@@ -9,7 +9,7 @@
  * counts only CPU really consumed, by every thread of the sandbox: the
  * program, but also the Sentry, the gofer and init's own per-test work.
  *
- * So the engine (session.c) reads the sandbox cgroup's CPU time before and
+ * So the engine (session_phase.c) reads the sandbox cgroup's CPU time before and
  * after each phase, reports min(guest, host delta), and decides TLE itself
  * against the real limit, killing the sandbox itself once the host figure
  * is past the limit by a margin (exec_cpu_host_kill_ns). Each figure bounds the program's CPU from above:

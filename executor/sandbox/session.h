@@ -1,18 +1,17 @@
-/* The sandbox engine the rest of Gavel uses: one session = one fresh runsc
- * sandbox for one submission. exec_session_open builds the work dir, the
+/* Sessions of the sandbox engine: one session = one fresh runsc sandbox
+ * for one submission. exec_session_open builds the work dir, the
  * OCI bundle and the cgroup, creates and starts the sandbox and returns the
  * compile phase's result; exec_session_run_test runs one test; and
  * exec_session_close kills the sandbox and leaves the rest of its removal
- * to the engine (exec_engine_poll/drain/fini). The security model is in
- * executor/SECURITY.md.
+ * to the engine (executor/sandbox/engine.h: exec_engine_poll/drain/fini).
+ * Interactive tests are in executor/sandbox/session_relay.h. The security
+ * model is in executor/SECURITY.md.
  *
  * Two channels: what the program did (TLE, MLE, RE, ...) is data in struct
  * exec_phase_result; a failure of our machinery (runsc, cgroups, a broken
  * protocol) is an error (-1 with gv_err), which callers turn into verdict IE.
  *
- * Threading: one engine per process, all its sessions driven from one
- * thread. The engine makes the process a child subreaper and is the only
- * caller of waitpid(-1); it ignores SIGPIPE process-wide. */
+ * Threading: the engine's (one thread drives an engine and its sessions). */
 #pragma once
 
 #include <stdbool.h>
@@ -21,11 +20,9 @@
 #include <sys/types.h>
 
 #include "common/err.h"
-#include "executor/sandbox/bundle.h"
-#include "executor/sandbox/cgroup.h"
+#include "executor/sandbox/engine.h"
+#include "executor/sandbox/gpu.h"
 #include "executor/sandbox/netpolicy.h"
-#include "executor/sandbox/runsc.h"
-#include "executor/sandbox/sandbox_uid.h"
 
 /* run_test on a session whose sandbox is gone (whole-sandbox OOM, host
  * wall-clock backstop, a protocol failure): the caller opens a fresh
@@ -38,110 +35,6 @@ struct exec_limits {
 	uint64_t cpu_ms, wall_ms, memory_kb, output_bytes, stderr_bytes, stack_kb, fsize_kb;
 	uint32_t procs, open_files;
 	bool rlimit_as;
-};
-
-struct exec_engine_config {
-	const char *runsc_path;     /* absolute, e.g. /usr/bin/runsc */
-	const char *runsc_root;     /* runsc --root, owned by this executor only */
-	const char *work_root;      /* bundles and work dirs, on a real disk */
-	const char *init_path;      /* absolute path of the built gavel-init */
-	const char *cgroup_parent;  /* relative, e.g. "gavel" */
-	const char *platform;       /* NULL: runsc's default (ptrace) */
-	/* Bound mounts (/usr, /etc, /box...) are opened with runsc
-	 * --file-access-mounts=exclusive unless this is set: the Sentry then
-	 * trusts its own dentry cache instead of asking the gofer again on
-	 * every path walk (execve, the dynamic loader). Safe because nothing
-	 * on the host changes those mounts while a sandbox lives: /box is
-	 * written before the sandbox exists, the rest is read-only software.
-	 * Set it only for hosts that update /usr under running sandboxes. */
-	bool file_access_shared;
-	/* Skip `runsc --version` at init (~60 ms): a broken runsc then fails
-	 * the first sandbox, with runsc's own message, instead of the init.
-	 * The CLI sets it; a daemon should know at start. */
-	bool skip_runsc_check;
-	/* Report gavel-init's CPU figure as it is and send it the real CPU
-	 * limit, without the host-side accounting of executor/sandbox/cputime.h
-	 * (whose figure does not grow with the node's load). Only the
-	 * benchmarks set it, to measure that accounting against what it
-	 * replaces. */
-	bool guest_cpu_time;
-	/* CPU slots (executor/sandbox/cpuslot.h): with cpu_slots > 0 a test
-	 * phase runs only while it holds one of cpu_slots lock files under
-	 * cpu_slot_dir [/run/gavel/cpu-slots], shared by every engine on the
-	 * node. 0: off. The executor and the CLI default to one per CPU
-	 * (executor.cpu_slots, GAVEL_CPU_SLOTS). */
-	const char *cpu_slot_dir;
-	uint32_t cpu_slots;
-	/* Folder of precompiled headers (languages/lang_pch.h), bound
-	 * read-only into every sandbox when it exists at init; NULL: none. */
-	const char *pch_dir;
-	/* The host uids of sandboxes (executor/sandbox/sandbox_uid.h): count
-	 * from base, locked under dir, shared by every engine of the node;
-	 * 0/NULL: EXEC_UIDS_DEFAULT_BASE, _COUNT, EXEC_UIDS_DIR. */
-	uint32_t sandbox_uid_base, sandbox_uid_count;
-	const char *sandbox_uid_dir;
-	/* runsc --nvproxy (its GPU proxy) for every sandbox: set only on a
-	 * node with real GPUs, after executor/sandbox/gpu.c found the flag. */
-	bool nvproxy;
-	/* Optional (0/NULL: the default in brackets). */
-	const char *cgroup_root;    /* [/sys/fs/cgroup] */
-	uint64_t tmp_size_kb;       /* tmpfs /tmp [65536] */
-	uint64_t headroom_kb;       /* sandbox memcg over the program limit [65536] */
-	uint64_t session_wall_ms;   /* whole-sandbox deadline [1800000] */
-	uint32_t cpu_quota_pct;     /* CPU quota of the sandbox, % of one CPU [100] */
-	uint32_t pids_limit;        /* host threads backstop [4096], >= 1024 */
-	/* Sandbox networks for jobs whose tenant policy grants egress
-	 * (executor/sandbox/netpolicy.h); net.prefix NULL: none granted
-	 * here. */
-	struct exec_net_config net;
-};
-
-/* A closed session whose sandbox is being taken down off the caller's
- * critical path: reaped, `runsc delete`d, cgroups and work dir removed.
- * Internal to the engine (session.c). */
-struct exec_pending {
-	char id[40];
-	char cg_rel[256];
-	pid_t sandbox_pid;   /* killed, not yet reaped; -1 when done */
-	pid_t delete_pid;    /* `runsc delete` in flight; -1 when none */
-	int64_t since;       /* start of the current step, monotonic ms */
-	int step;
-	bool created, dir_made, delete_killed;
-	bool has_net;        /* net (its slot held) is removed in the clean-up */
-	struct exec_net net;
-	bool has_uid;        /* uid_slot (executor/sandbox/sandbox_uid.h) is given back in the clean-up */
-	unsigned uid_slot;
-};
-#define EXEC_PENDING_MAX 16
-
-struct exec_pool;
-
-/* Owned by the caller (embed or allocate); filled by exec_engine_init. */
-struct exec_engine {
-	struct exec_engine_config cfg; /* strings borrowed from the caller's config */
-	struct exec_cgroup cg;
-	struct exec_reaper reaper;
-	struct exec_runsc runsc;
-	struct exec_uids uids;  /* each sandbox's own host uid */
-	bool work_root_bound;   /* exec_uids_prepare_root bound cfg.work_root */
-	const char *etc_binds[EXEC_BUNDLE_MAX_ETC_BINDS + 1];
-	const char *usr_dirs[EXEC_BUNDLE_MAX_USR_DIRS + 1];
-	const char *pch_path; /* cfg.pch_dir when it was a folder at init, else NULL */
-	int work_root_fd;
-	unsigned swept_containers, swept_cgroups, swept_dirs;
-	struct exec_pending pending[EXEC_PENDING_MAX];
-	size_t n_pending;
-	/* Sandboxes created ahead of demand (executor/sandbox/pool.h); NULL:
-	 * none. Set by exec_pool_attach; open takes from it, poll refills
-	 * it. */
-	struct exec_pool *pool;
-	unsigned n_open;     /* sessions opened and not closed yet */
-	/* Sandbox network slots in use (netpolicy), and the blocked
-	 * connection attempts of every networked sandbox closed since the
-	 * caller last reset net_blocked (the daemon: per job, for audit). */
-	bool net_slot_used[EXEC_NET_SLOTS_MAX];
-	uint64_t net_blocked;
-	unsigned swept_net;
 };
 
 struct exec_file {
@@ -226,29 +119,6 @@ const struct exec_feedback_file *exec_phase_feedback(const struct exec_phase_res
 
 struct exec_session;
 
-/* Checks that runsc is present and runs, that we are root, the runsc root
- * and the work root (made, with missing parents, root-owned 0700 when
- * absent; refused when writable by others), gavel-init and the cgroup
- * controllers; makes the process a
- * child subreaper; sweeps stale containers, cgroups and work dirs of an
- * earlier run. Fails closed: any check failing is an error. cfg's strings
- * are borrowed for the engine's lifetime. */
-int exec_engine_init(struct exec_engine *e, const struct exec_engine_config *cfg,
-		     struct gv_err *err) GV_MUST_CHECK;
-/* Finishes the tear-down of every closed session (blocking), then
- * releases the engine (sessions must be closed first). NULL-safe. */
-void exec_engine_fini(struct exec_engine *e);
-
-/* Advances the tear-down of closed sessions without blocking: reaps,
- * starts or collects `runsc delete`, removes cgroups and work dirs. The
- * engine calls it itself from open, run_test and close; an idle caller may
- * call it now and then so that nothing waits for the next job. */
-void exec_engine_poll(struct exec_engine *e);
-
-/* Blocks until every closed session is fully torn down (container
- * deleted, cgroups and work dir removed). */
-void exec_engine_drain(struct exec_engine *e);
-
 /* Opens a fresh sandbox for job and runs its compile phase (a trivial OK
  * phase when compile_argv is NULL) into *compile. On success *out is a new
  * session the caller closes; the session may already be dead (compile hit
@@ -273,35 +143,6 @@ int exec_session_run_test(struct exec_session *s, const void *input, size_t len,
 int exec_session_run_test_files(struct exec_session *s, const struct exec_file *files, size_t nfiles,
 				const void *input, size_t len, struct exec_phase_result *out,
 				struct gv_err *err) GV_MUST_CHECK;
-
-/* What the relay of one interactive test saw (exec_session_interact). */
-struct exec_interaction {
-	/* The interactor's result reached the host before the submission's
-	 * (who ended first decides the verdict, exec_interactive_outcome). */
-	bool interactor_first;
-	uint64_t to_interactor_bytes, to_submission_bytes; /* relayed payload */
-	uint32_t to_interactor_frames, to_submission_frames;
-	uint64_t wall_ms;                                  /* both commands sent → both results in */
-};
-
-/* Runs one interactive test: the submission's program (session sub) and
- * the interactor (session itr, which first gets files, e.g. input and
- * answer, as for exec_session_run_test_files) start together; the host
- * relays the submission's stdout to the interactor's stdin and back, one
- * bounded `data` frame at a time each way (backpressure: a side's output
- * is read only when the other side took the previous frame). When one side
- * ends, the other's stdin is closed (an empty `data` frame). Each side's
- * wall limit is enforced by its init and by the host backstop. Both
- * sessions must have been opened with job.interactive. 0: both results
- * and *ia filled (a side's whole-sandbox OOM or backstop leaves that
- * session dead, as for run_test). -1: err filled (EXEC_EDEAD when a
- * session was already dead; a broken protocol or dead sandbox otherwise:
- * both sessions are then dead and the results' status is "IE"). Results
- * are always initialised; free them with exec_phase_result_free. */
-int exec_session_interact(struct exec_session *sub, struct exec_session *itr,
-			  const struct exec_file *itr_files, size_t n_itr_files,
-			  struct exec_phase_result *sub_out, struct exec_phase_result *itr_out,
-			  struct exec_interaction *ia, struct gv_err *err) GV_MUST_CHECK;
 
 /* False once the sandbox is gone; run_test then fails with EXEC_EDEAD. */
 bool exec_session_alive(const struct exec_session *s);

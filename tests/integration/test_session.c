@@ -27,6 +27,7 @@
 
 #include "executor/sandbox/cputime.h"
 #include "executor/sandbox/session.h"
+#include "executor/sandbox/session_relay.h"
 #include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"
 
