@@ -142,6 +142,9 @@ $(BUILD)/tests/unit/test_cli_local_stack: $(BUILD)/obj/tests/unit/test_cli_local
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
 
+# The OpenAPI document is embedded by frontend/openapi.c (.incbin).
+$(BUILD)/obj/frontend/openapi.o: frontend/openapi.json
+
 $(BUILD)/obj/%.o: %.c | pkgs-found
 	@mkdir -p $(@D)
 	@$(if $(filter 1,$(V)),,echo "  CC      $<")
