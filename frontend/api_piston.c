@@ -447,25 +447,71 @@ fail:
 	return -1;
 }
 
-static json_t *stage(const json_t *res, bool run)
+/* Piston has a compile stage only for languages whose run starts what the
+ * compile step built; where the run reads the source itself (Python,
+ * JavaScript), Gavel's compile step is a syntax check and Piston shows its
+ * failure as the run's. */
+static bool piston_compiled(const struct lang_def *lang)
 {
-	const char *out = run ? json_string_value(json_object_get(res, "stdout")) : "";
-	const char *err = run ? json_string_value(json_object_get(res, "stderr"))
-			      : json_string_value(json_object_get(res, "compile_output"));
-	out = out ? out : "";
-	err = err ? err : "";
-	json_t *o = json_pack("{s:s,s:s,s:s+}", "stdout", out, "stderr", err, "output", out, err);
+	if (!lang || !lang->compile)
+		return false;
+	for (char **a = lang->run; a && *a; a++)
+		if (!strcmp(*a, "{source}") || (lang->source && !strcmp(*a, lang->source)))
+			return false;
+	return true;
+}
+
+static json_t *stage_new(const char *out, const char *err)
+{
+	return json_pack("{s:s,s:s,s:s+}", "stdout", out, "stderr", err, "output", out, err);
+}
+
+/* The compile stage. Gavel keeps no separate times or memory for the
+ * compile step: those are null. */
+static json_t *compile_stage(const json_t *res, bool failed)
+{
+	const char *err = json_string_value(json_object_get(res, "compile_output"));
+	json_t *o = stage_new("", err ? err : "");
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "code", json_integer(failed ? 1 : 0));
+	json_object_set_new(o, "signal", json_null());
+	json_object_set_new(o, "message", failed ? json_string("compilation failed") : json_null());
+	json_object_set_new(o, "status", failed ? json_string("RE") : json_null());
+	json_object_set_new(o, "cpu_time", json_null());
+	json_object_set_new(o, "wall_time", json_null());
+	json_object_set_new(o, "memory", json_null());
+	return o;
+}
+
+/* The run of an interpreted language whose syntax check failed: what the
+ * interpreter itself would have printed, exit code 1. */
+static json_t *syntax_error_run(const json_t *res)
+{
+	const char *err = json_string_value(json_object_get(res, "compile_output"));
+	json_t *o = stage_new("", err ? err : "");
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "code", json_integer(1));
+	json_object_set_new(o, "signal", json_null());
+	json_object_set_new(o, "message", json_string("exit code 1"));
+	json_object_set_new(o, "status", json_string("RE"));
+	json_object_set_new(o, "cpu_time", json_integer(0));
+	json_object_set_new(o, "wall_time", json_integer(0));
+	json_object_set_new(o, "memory", json_integer(0));
+	return o;
+}
+
+static json_t *run_stage(const json_t *res)
+{
+	const char *out = json_string_value(json_object_get(res, "stdout"));
+	const char *err = json_string_value(json_object_get(res, "stderr"));
+	json_t *o = stage_new(out ? out : "", err ? err : "");
 	if (!o)
 		return NULL;
 	json_int_t code = json_integer_value(json_object_get(res, "exit_code"));
 	json_int_t sig = json_integer_value(json_object_get(res, "signal"));
 	const char *status = json_string_value(json_object_get(res, "status"));
-	if (!run) {
-		bool ce = status && !strcmp(status, "CE");
-		json_object_set_new(o, "code", json_integer(ce ? 1 : 0));
-		json_object_set_new(o, "signal", json_null());
-		return o;
-	}
 	json_object_set_new(o, "code", sig ? json_null() : json_integer(code));
 	static const char *const names[] = { [6] = "SIGABRT", [8] = "SIGFPE", [9] = "SIGKILL",
 					     [11] = "SIGSEGV", [15] = "SIGTERM", [25] = "SIGXFSZ" };
@@ -518,13 +564,15 @@ json_t *fe_piston_render(const struct fe_subrow *row, const struct lang_def *lan
 		return NULL;
 	const json_t *res = row->result;
 	const char *status = json_string_value(json_object_get(res, "status"));
-	if (lang && lang->compile)
-		json_object_set_new(o, "compile", stage(res, false));
-	if (!status || strcmp(status, "CE"))
-		json_object_set_new(o, "run", stage(res, true));
-	else
-		json_object_set_new(o, "run", json_pack("{s:s,s:s,s:s,s:n,s:n,s:s}", "stdout", "", "stderr",
-							"", "output", "", "code", "signal", "status",
-							"XX"));
+	bool ce = status && !strcmp(status, "CE");
+	/* As Piston: a compile stage only where something is built, and no
+	 * run after a failed build. */
+	if (piston_compiled(lang)) {
+		json_object_set_new(o, "compile", compile_stage(res, ce));
+		if (!ce)
+			json_object_set_new(o, "run", run_stage(res));
+	} else {
+		json_object_set_new(o, "run", ce ? syntax_error_run(res) : run_stage(res));
+	}
 	return o;
 }

@@ -29,7 +29,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..65"
+echo "1..66"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -314,12 +314,14 @@ req GET /api/v2/runtimes
 check "piston runtimes: python, c, java with versions" eq "$(pj 'sorted(r["language"] for r in d if r["language"] in ("python", "c", "java")), all(r["version"].count(".") == 2 for r in d)')" "['c', 'java', 'python'] True"
 req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' \
 	-d '{"language":"python","version":"3.x","files":[{"name":"main.py","content":"import sys\nprint(sys.stdin.read().upper())"}],"stdin":"piston"}'
-check "piston execute (text/plain): run.stdout, code 0" eq "$last_code $(pj 'repr(d["run"]["stdout"]), d["run"]["code"], d["language"]')" "200 'PISTON\n' 0 python"
+check "piston execute (text/plain): run.stdout, code 0, no compile stage for Python (as Piston)" eq "$last_code $(pj 'repr(d["run"]["stdout"]), d["run"]["code"], d["language"], "compile" in d')" "200 'PISTON\n' 0 python False"
 req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' \
 	-d "$(python3 -c 'import json,sys; print(json.dumps({"language":"gcc","version":"*","files":[{"content":sys.argv[1]}],"stdin":"2 3"}))' "$C_SUM")"
 check "piston execute C: compile stage and run.stdout" eq "$last_code $(pj 'd["compile"]["code"], repr(d["run"]["stdout"]), d["run"]["signal"]')" "200 0 '5\n' None"
 req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language":"c","version":"*","files":[{"content":"int main( {"}]}'
-check "piston execute C with a syntax error: compile.code 1, compile.stderr" eq "$last_code $(pj 'd["compile"]["code"], "error" in d["compile"]["stderr"]')" "200 1 True"
+check "piston execute C with a syntax error: compile.code 1, compile.stderr, no run stage (as Piston)" eq "$last_code $(pj 'd["compile"]["code"], "error" in d["compile"]["stderr"], d["compile"]["status"], "run" in d')" "200 1 True RE False"
+req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language":"python","version":"*","files":[{"content":"print(("}]}'
+check "piston execute Python with a syntax error: the run fails (code 1, SyntaxError on stderr), no compile stage" eq "$last_code $(pj 'd["run"]["code"], "SyntaxError" in d["run"]["stderr"], d["run"]["status"], "compile" in d')" "200 1 True RE False"
 req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language":"py","version":"*","files":[{"content":"import os\nos.kill(os.getpid(), 11)"}]}'
 check "piston execute killed by a signal: run.signal SIGSEGV, code null" eq "$last_code $(pj 'd["run"]["signal"], d["run"]["code"]')" "200 SIGSEGV None"
 req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' -d '{"language":"py","version":"*","run_timeout":500,"files":[{"content":"while True: pass"}]}'
