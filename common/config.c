@@ -141,7 +141,7 @@ int gv_config_load_text(const struct gv_config_option *table, size_t n, void *ta
 {
 	int rc = -1;
 	struct gv_config_parse_state st = { .table = table, .n = n, .target = target,
-				  .name = name ? name : "(config)" };
+					    .name = name ? name : "(config)" };
 	if (gv_config_defaults(table, n, target, err) < 0)
 		goto out;
 	st.line_of = calloc(n ? n : 1, sizeof(*st.line_of));
