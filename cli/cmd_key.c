@@ -28,6 +28,53 @@ static void key_usage(FILE *out)
 		"(it must match the frontends' auth.key_pepper).\n");
 }
 
+static int key_create(PGconn *conn, const struct tenant_info *t, const char *label, const char *expires,
+		      const struct tenant_pepper *pepper, const char *actor)
+{
+	struct gv_err err;
+	char key[TENANT_KEY_BUF];
+	struct tenant_key_info info;
+	if (tenant_key_create(conn, t->id, label, expires, pepper, actor, key, &info, &err) != 0) {
+		fprintf(stderr, "gavel key: %s\n", err.msg);
+		return 1;
+	}
+	printf("%s\n", key);
+	fflush(stdout);
+	memset(key, 0, sizeof(key));
+	fprintf(stderr, "key %s created for tenant %s%s%s; it is shown only this once\n", info.id, t->name,
+		info.expires_at[0] ? ", expires " : "", info.expires_at);
+	return 0;
+}
+
+static int key_list(PGconn *conn, const struct tenant_info *t)
+{
+	struct gv_err err;
+	struct tenant_key_info *v;
+	size_t n;
+	if (tenant_key_list(conn, t->id, &v, &n, &err) != 0) {
+		fprintf(stderr, "gavel key: %s\n", err.msg);
+		return 1;
+	}
+	printf("%-36s  %-8s  %-20s  %-20s  %s\n", "ID", "STATE", "CREATED", "EXPIRES", "LABEL");
+	for (size_t i = 0; i < n; i++)
+		printf("%-36s  %-8s  %-20s  %-20s  %s\n", v[i].id, v[i].revoked_at[0] ? "revoked" : "active",
+		       v[i].created_at, v[i].expires_at[0] ? v[i].expires_at : "never", v[i].label);
+	free(v);
+	return 0;
+}
+
+static int key_revoke(PGconn *conn, const char *id, const char *actor)
+{
+	struct gv_err err;
+	struct tenant_key_info info;
+	if (tenant_key_revoke(conn, id, actor, &info, &err) != 0) {
+		fprintf(stderr, "gavel key: %s\n", err.msg);
+		return 1;
+	}
+	printf("key %s revoked at %s\n", info.id, info.revoked_at);
+	return 0;
+}
+
 int cli_cmd_key(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -94,46 +141,14 @@ int cli_cmd_key(int argc, char **argv)
 	char actor[128];
 	tenant_operator_actor(actor, sizeof(actor));
 	struct tenant_info t;
-	if (!is_revoke && tenant_find(conn, tenant, &t, &err) != 0) {
+	if (!is_revoke && tenant_find(conn, tenant, &t, &err) != 0)
 		fprintf(stderr, "gavel key: %s\n", err.msg);
-		goto out;
-	}
-	if (is_create) {
-		char key[TENANT_KEY_BUF];
-		struct tenant_key_info info;
-		if (tenant_key_create(conn, t.id, label, expires, &pepper, actor, key, &info, &err) != 0) {
-			fprintf(stderr, "gavel key: %s\n", err.msg);
-			goto out;
-		}
-		printf("%s\n", key);
-		fflush(stdout);
-		memset(key, 0, sizeof(key));
-		fprintf(stderr, "key %s created for tenant %s%s%s; it is shown only this once\n", info.id, t.name,
-			info.expires_at[0] ? ", expires " : "", info.expires_at);
-		rc = 0;
-	} else if (is_list) {
-		struct tenant_key_info *v;
-		size_t n;
-		if (tenant_key_list(conn, t.id, &v, &n, &err) != 0) {
-			fprintf(stderr, "gavel key: %s\n", err.msg);
-			goto out;
-		}
-		printf("%-36s  %-8s  %-20s  %-20s  %s\n", "ID", "STATE", "CREATED", "EXPIRES", "LABEL");
-		for (size_t i = 0; i < n; i++)
-			printf("%-36s  %-8s  %-20s  %-20s  %s\n", v[i].id, v[i].revoked_at[0] ? "revoked" : "active",
-			       v[i].created_at, v[i].expires_at[0] ? v[i].expires_at : "never", v[i].label);
-		free(v);
-		rc = 0;
-	} else {
-		struct tenant_key_info info;
-		if (tenant_key_revoke(conn, pos[0], actor, &info, &err) != 0) {
-			fprintf(stderr, "gavel key: %s\n", err.msg);
-			goto out;
-		}
-		printf("key %s revoked at %s\n", info.id, info.revoked_at);
-		rc = 0;
-	}
-out:
+	else if (is_create)
+		rc = key_create(conn, &t, label, expires, &pepper, actor);
+	else if (is_list)
+		rc = key_list(conn, &t);
+	else
+		rc = key_revoke(conn, pos[0], actor);
 	PQfinish(conn);
 	return rc;
 }

@@ -208,7 +208,14 @@ static size_t on_reply(char *p, size_t size, size_t n, void *arg)
 	return mem_append(m, p, size * n) == 0 ? size * n : 0;
 }
 
-static int push(int argc, char **argv)
+struct push_opts {
+	const char *url, *key, *problem, *fsample, *fsecret;
+	int wait, as_json, default_time;
+	uint32_t time_ms, cap_ms;
+};
+
+/* Parses push's flags into o: -1 to go on, else the exit status. */
+static int push_args(int argc, char **argv, struct push_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "url", required_argument, NULL, 'u' },
@@ -224,29 +231,27 @@ static int push(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = cli_setting(CLI_API_URL), *key = cli_setting(CLI_API_KEY), *problem = NULL;
-	const char *fsample = NULL, *fsecret = NULL;
-	int wait = 0, as_json = 0, default_time = 0, c;
-	uint32_t time_ms = 0, cap_ms = 10000;
+	*o = (struct push_opts){ .url = cli_setting(CLI_API_URL), .key = cli_setting(CLI_API_KEY), .cap_ms = 10000 };
 	struct gv_err perr;
+	int c;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'u': url = optarg; break;
-		case 'k': key = optarg; break;
-		case 'p': problem = optarg; break;
-		case 'w': wait = 1; break;
-		case 'S': fsample = optarg; break;
-		case 'T': fsecret = optarg; break;
-		case 'j': as_json = 1; break;
+		case 'u': o->url = optarg; break;
+		case 'k': o->key = optarg; break;
+		case 'p': o->problem = optarg; break;
+		case 'w': o->wait = 1; break;
+		case 'S': o->fsample = optarg; break;
+		case 'T': o->fsecret = optarg; break;
+		case 'j': o->as_json = 1; break;
 		case 't':
 		case 'c':
-			if (cli_parse_seconds(optarg, c == 't' ? &time_ms : &cap_ms, &perr) != 0) {
+			if (cli_parse_seconds(optarg, c == 't' ? &o->time_ms : &o->cap_ms, &perr) != 0) {
 				fprintf(stderr, "gavel problem push: --%s: %s\n", c == 't' ? "time" : "time-cap", perr.msg);
 				return 2;
 			}
 			break;
-		case 'd': default_time = 1; break;
+		case 'd': o->default_time = 1; break;
 		case 'h': problem_usage(stdout); return 0;
 		default: problem_usage(stderr); return 2;
 		}
@@ -255,20 +260,28 @@ static int push(int argc, char **argv)
 		problem_usage(stderr);
 		return 2;
 	}
-	if (!url || !*url)
-		url = "http://127.0.0.1:2358";
-	if (!key || !*key) {
+	if (!o->url || !*o->url)
+		o->url = "http://127.0.0.1:2358";
+	if (!o->key || !*o->key) {
 		cli_setting_missing("gavel problem push", "no API key", "--key", CLI_API_KEY);
 		return 2;
 	}
-	/* The time limit: the package's, else --time, else computed here. */
-	char timelimit[64], *tl_text = NULL;
+	return -1;
+}
+
+/* The time limit: the package's, else --time, else computed here. Sets
+ * *text to the .timelimit file to add (in buf), or NULL when the package's
+ * own or the server's default applies. -1 to go on, else the exit status. */
+static int push_time_limit(const char *dir, const struct push_opts *o, char *buf, size_t bufsz, char **text)
+{
 	struct cli_time_limit tl = { 0 };
-	if (time_ms) {
-		tl.limit_s = time_ms / 1000.0;
-	} else if (!default_time) {
-		FILE *say = as_json ? stderr : stdout;
-		if (cli_problem_time_limit(argv[optind], cap_ms, say, &tl, &perr) != 0) {
+	struct gv_err perr;
+	*text = NULL;
+	if (o->time_ms) {
+		tl.limit_s = o->time_ms / 1000.0;
+	} else if (!o->default_time) {
+		FILE *say = o->as_json ? stderr : stdout;
+		if (cli_problem_time_limit(dir, o->cap_ms, say, &tl, &perr) != 0) {
 			fprintf(stderr, "gavel problem push: %s\n(--time S sets a limit, --default-time pushes without one)\n",
 				perr.msg);
 			return 1;
@@ -276,35 +289,34 @@ static int push(int argc, char **argv)
 	}
 	if (tl.limit_s > 0) {
 		struct exec_problem p;
-		int has = exec_problem_load(&p, argv[optind], NULL, &perr) == 0 && p.time_source != EXEC_PROBLEM_TIME_DEFAULT;
+		int has = exec_problem_load(&p, dir, NULL, &perr) == 0 && p.time_source != EXEC_PROBLEM_TIME_DEFAULT;
 		exec_problem_free(&p);
 		if (has) {
 			fprintf(stderr, "gavel problem push: --time: the package has a time limit of its own\n");
 			return 2;
 		}
-		snprintf(timelimit, sizeof(timelimit), "%g\n", tl.limit_s);
-		tl_text = timelimit;
+		snprintf(buf, bufsz, "%g\n", tl.limit_s);
+		*text = buf;
 	}
-	struct membuf arc = { 0 }, reply = { .max = REPLY_MAX };
-	if (pack(argv[optind], tl_text, &arc) != 0) {
-		free(arc.data);
-		return 1;
-	}
-	int rc = 1;
-	CURL *h = curl_easy_init();
-	char *q_sample = NULL, *q_secret = NULL, *q_problem = NULL;
+	return -1;
+}
+
+/* Sends the archive: POST /v1/problems, or PUT /v1/problems/ID with
+ * --problem. 0 with *status and the body in reply, or -1 (said on stderr). */
+static int push_upload(CURL *h, const struct push_opts *o, const struct membuf *arc, struct membuf *reply,
+		       long *status)
+{
+	char *q_sample = o->fsample ? curl_easy_escape(h, o->fsample, 0) : NULL;
+	char *q_secret = o->fsecret ? curl_easy_escape(h, o->fsecret, 0) : NULL;
+	char *q_problem = o->problem ? curl_easy_escape(h, o->problem, 0) : NULL;
 	struct curl_slist *hdr = NULL;
 	char full[8192], auth[1024];
-	if (!h)
-		goto out;
-	q_sample = fsample ? curl_easy_escape(h, fsample, 0) : NULL;
-	q_secret = fsecret ? curl_easy_escape(h, fsecret, 0) : NULL;
-	q_problem = problem ? curl_easy_escape(h, problem, 0) : NULL;
-	int n = snprintf(full, sizeof(full), "%s/v1/problems%s%s?wait=%s%s%s%s%s", url, q_problem ? "/" : "",
-			 q_problem ? q_problem : "", wait ? "true" : "false", q_sample ? "&feedback_sample=" : "",
+	int rc = -1;
+	int n = snprintf(full, sizeof(full), "%s/v1/problems%s%s?wait=%s%s%s%s%s", o->url, q_problem ? "/" : "",
+			 q_problem ? q_problem : "", o->wait ? "true" : "false", q_sample ? "&feedback_sample=" : "",
 			 q_sample ? q_sample : "", q_secret ? "&feedback_secret=" : "", q_secret ? q_secret : "");
-	snprintf(auth, sizeof(auth), "X-Auth-Token: %s", key);
-	if (n < 0 || (size_t)n >= sizeof(full) || strchr(key, '\n') || strchr(key, '\r')) {
+	snprintf(auth, sizeof(auth), "X-Auth-Token: %s", o->key);
+	if (n < 0 || (size_t)n >= sizeof(full) || strchr(o->key, '\n') || strchr(o->key, '\r')) {
 		fprintf(stderr, "gavel problem push: URL or key malformed\n");
 		goto out;
 	}
@@ -312,24 +324,38 @@ static int push(int argc, char **argv)
 	hdr = curl_slist_append(hdr, "Content-Type: application/gzip");
 	hdr = curl_slist_append(hdr, "Expect:");
 	curl_easy_setopt(h, CURLOPT_URL, full);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, problem ? "PUT" : "POST");
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, arc.data);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)arc.len);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, o->problem ? "PUT" : "POST");
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, arc->data);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)arc->len);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_reply);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, reply);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, 600L);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	CURLcode cc = curl_easy_perform(h);
 	if (cc != CURLE_OK) {
-		fprintf(stderr, "gavel problem push: %s: %s\n", url, curl_easy_strerror(cc));
+		fprintf(stderr, "gavel problem push: %s: %s\n", o->url, curl_easy_strerror(cc));
 		goto out;
 	}
-	long status = 0;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	json_t *j = reply.data ? json_loadb(reply.data, reply.len, 0, NULL) : NULL;
-	if (as_json && reply.data)
-		fwrite(reply.data, 1, reply.len, stdout);
+	*status = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	rc = 0;
+out:
+	curl_free(q_sample);
+	curl_free(q_secret);
+	curl_free(q_problem);
+	curl_slist_free_all(hdr);
+	return rc;
+}
+
+/* Says what the server answered; the exit status: 0 unless the push was
+ * refused, rejected or failed. */
+static int push_report(const struct membuf *reply, long status, int as_json)
+{
+	int rc = 1;
+	json_t *j = reply->data ? json_loadb(reply->data, reply->len, 0, NULL) : NULL;
+	if (as_json && reply->data)
+		fwrite(reply->data, 1, reply->len, stdout);
 	if (!j) {
 		fprintf(stderr, "gavel problem push: HTTP %ld with an unreadable answer\n", status);
 	} else if (json_object_get(j, "error")) {
@@ -347,11 +373,30 @@ static int push(int argc, char **argv)
 		rc = strcmp(st, "rejected") && strcmp(st, "failed") ? 0 : 1;
 	}
 	json_decref(j);
-out:
-	curl_free(q_sample);
-	curl_free(q_secret);
-	curl_free(q_problem);
-	curl_slist_free_all(hdr);
+	return rc;
+}
+
+static int push(int argc, char **argv)
+{
+	struct push_opts o;
+	int rc = push_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	const char *dir = argv[optind];
+	char timelimit[64], *tl_text;
+	rc = push_time_limit(dir, &o, timelimit, sizeof(timelimit), &tl_text);
+	if (rc >= 0)
+		return rc;
+	struct membuf arc = { 0 }, reply = { .max = REPLY_MAX };
+	if (pack(dir, tl_text, &arc) != 0) {
+		free(arc.data);
+		return 1;
+	}
+	rc = 1;
+	long status = 0;
+	CURL *h = curl_easy_init();
+	if (h && push_upload(h, &o, &arc, &reply, &status) == 0)
+		rc = push_report(&reply, status, o.as_json);
 	if (h)
 		curl_easy_cleanup(h);
 	free(arc.data);

@@ -300,13 +300,22 @@ static int do_retention(PGconn *c, const struct tenant_info *t)
 	return 0;
 }
 
-int cli_cmd_tenant(int argc, char **argv)
+static int do_webhook_secret(PGconn *c, const struct opts *o, const struct tenant_info *t)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		tenant_usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
-	}
-	const char *sub = argv[1];
+	struct gv_err err;
+	char hex[2 * TENANT_WEBHOOK_SECRET_MAX + 1];
+	int rc = tenant_webhook_secret(c, t->id, o->rotate, hex, sizeof(hex), &err) == 0 ? 0 : 1;
+	if (rc == 0)
+		printf("%s\n", hex);
+	else
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+	return rc;
+}
+
+/* Parses the flags after the subcommand (argv[0]) into o: -1 to go on,
+ * else the exit status. */
+static int tenant_args(int argc, char **argv, struct opts *o)
+{
 	static const struct option longopts[] = {
 		{ "database-url", required_argument, NULL, 'u' }, { "redis-url", required_argument, NULL, 'r' },
 		{ "weight", required_argument, NULL, 'w' },	  { "quota", required_argument, NULL, 'q' },
@@ -316,16 +325,15 @@ int cli_cmd_tenant(int argc, char **argv)
 		{ "egress-none", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .db_url = cli_setting(CLI_DATABASE_URL), .redis_url = cli_setting(CLI_REDIS_URL) };
 	int c;
 	optind = 0;
-	while ((c = getopt_long(argc - 1, argv + 1, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'u':
-			o.db_url = optarg;
+			o->db_url = optarg;
 			break;
 		case 'r':
-			o.redis_url = optarg;
+			o->redis_url = optarg;
 			break;
 		case 'w': {
 			char *end;
@@ -334,35 +342,35 @@ int cli_cmd_tenant(int argc, char **argv)
 				fprintf(stderr, "gavel tenant: --weight takes 1..10000\n");
 				return 2;
 			}
-			o.weight = (int)w;
+			o->weight = (int)w;
 			break;
 		}
 		case 'q':
-			if (o.n_settings >= MAX_SETTINGS) {
+			if (o->n_settings >= MAX_SETTINGS) {
 				fprintf(stderr, "gavel tenant: too many --quota settings\n");
 				return 2;
 			}
-			o.settings[o.n_settings++] = optarg;
+			o->settings[o->n_settings++] = optarg;
 			break;
 		case 'R':
-			o.rotate = true;
+			o->rotate = true;
 			break;
 		case 'A':
-			if (o.n_egress_allow >= MAX_SETTINGS) {
+			if (o->n_egress_allow >= MAX_SETTINGS) {
 				fprintf(stderr, "gavel tenant: too many --egress-allow options\n");
 				return 2;
 			}
-			o.egress_allow[o.n_egress_allow++] = optarg;
+			o->egress_allow[o->n_egress_allow++] = optarg;
 			break;
 		case 'B':
 		case 'U':
 		case 'D':
 			if (parse_kbit(c == 'B' ? "--egress-rate" : c == 'U' ? "--egress-up" : "--egress-down", optarg,
-				       c == 'B' ? &o.egress_rate : c == 'U' ? &o.egress_up : &o.egress_down) != 0)
+				       c == 'B' ? &o->egress_rate : c == 'U' ? &o->egress_up : &o->egress_down) != 0)
 				return 2;
 			break;
 		case 'N':
-			o.egress_none = true;
+			o->egress_none = true;
 			break;
 		case 'h':
 			tenant_usage(stdout);
@@ -372,8 +380,13 @@ int cli_cmd_tenant(int argc, char **argv)
 			return 2;
 		}
 	}
-	char **pos = argv + 1 + optind;
-	int npos = argc - 1 - optind;
+	return -1;
+}
+
+/* Whether sub is a subcommand and npos the number of names it takes: -1 to
+ * go on, else the exit status. */
+static int tenant_check_args(const char *sub, int npos)
+{
 	int want_name = strcmp(sub, "create") == 0 || strcmp(sub, "show") == 0 || strcmp(sub, "update") == 0 ||
 			strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0 || strcmp(sub, "webhook-secret") == 0;
 	int opt_name = strcmp(sub, "retention") == 0;
@@ -388,37 +401,55 @@ int cli_cmd_tenant(int argc, char **argv)
 		tenant_usage(stderr);
 		return 2;
 	}
+	return -1;
+}
+
+/* Runs the subcommand; a named tenant is looked up first. */
+static int tenant_dispatch(PGconn *conn, const char *sub, struct opts *o, char **pos, int npos)
+{
+	struct tenant_info t;
+	struct gv_err err;
+	if (strcmp(sub, "create") == 0)
+		return do_create(conn, o, pos[0]);
+	if (strcmp(sub, "list") == 0)
+		return do_list(conn);
+	if (strcmp(sub, "sync") == 0)
+		return do_sync(conn, o);
+	if (npos == 1 && tenant_find(conn, pos[0], &t, &err) != 0) {
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+		return 1;
+	}
+	if (strcmp(sub, "show") == 0)
+		return do_show(conn, &t);
+	if (strcmp(sub, "update") == 0)
+		return do_update(conn, o, &t);
+	if (strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0)
+		return do_set_disabled(conn, o, &t, strcmp(sub, "disable") == 0);
+	if (strcmp(sub, "webhook-secret") == 0)
+		return do_webhook_secret(conn, o, &t);
+	return do_retention(conn, npos == 1 ? &t : NULL);
+}
+
+int cli_cmd_tenant(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		tenant_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	const char *sub = argv[1];
+	struct opts o = { .db_url = cli_setting(CLI_DATABASE_URL), .redis_url = cli_setting(CLI_REDIS_URL) };
+	int rc = tenant_args(argc - 1, argv + 1, &o);
+	if (rc >= 0)
+		return rc;
+	char **pos = argv + 1 + optind;
+	int npos = argc - 1 - optind;
+	rc = tenant_check_args(sub, npos);
+	if (rc >= 0)
+		return rc;
 	PGconn *conn = connect_db(&o);
 	if (!conn)
 		return 1;
-	int rc;
-	struct tenant_info t;
-	struct gv_err err;
-	if (strcmp(sub, "create") == 0) {
-		rc = do_create(conn, &o, pos[0]);
-	} else if (strcmp(sub, "list") == 0) {
-		rc = do_list(conn);
-	} else if (strcmp(sub, "sync") == 0) {
-		rc = do_sync(conn, &o);
-	} else if (npos == 1 && tenant_find(conn, pos[0], &t, &err) != 0) {
-		fprintf(stderr, "gavel tenant: %s\n", err.msg);
-		rc = 1;
-	} else if (strcmp(sub, "show") == 0) {
-		rc = do_show(conn, &t);
-	} else if (strcmp(sub, "update") == 0) {
-		rc = do_update(conn, &o, &t);
-	} else if (strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0) {
-		rc = do_set_disabled(conn, &o, &t, strcmp(sub, "disable") == 0);
-	} else if (strcmp(sub, "webhook-secret") == 0) {
-		char hex[2 * TENANT_WEBHOOK_SECRET_MAX + 1];
-		rc = tenant_webhook_secret(conn, t.id, o.rotate, hex, sizeof(hex), &err) == 0 ? 0 : 1;
-		if (rc == 0)
-			printf("%s\n", hex);
-		else
-			fprintf(stderr, "gavel tenant: %s\n", err.msg);
-	} else {
-		rc = do_retention(conn, npos == 1 ? &t : NULL);
-	}
+	rc = tenant_dispatch(conn, sub, &o, pos, npos);
 	PQfinish(conn);
 	return rc;
 }

@@ -58,6 +58,67 @@ static int judge_one(struct cli_local *local, const struct exec_problem *p, cons
 	return rc;
 }
 
+/* Judges the regular files of submissions/accepted/ (acc, its sorted
+ * names[0..n)) in a known language, at most SUBMISSIONS_MAX, keeping the
+ * slowest in tl. Returns how many were judged, or -1 with err. */
+static long judge_accepted(struct cli_local *local, const struct exec_problem *p, const char *acc,
+			   struct dirent **names, int n, FILE *out, struct cli_time_limit *tl, struct gv_err *err)
+{
+	struct gv_err lerr;
+	long judged = 0;
+	for (int i = 0; i < n; i++) {
+		const char *nm = names[i]->d_name;
+		char path[4400];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/%s", acc, nm);
+		if (nm[0] == '.' || stat(path, &st) != 0)
+			continue;
+		if (!S_ISREG(st.st_mode)) {
+			fprintf(out, "  %s: not a single file; left out\n", path);
+			continue;
+		}
+		if (judged == SUBMISSIONS_MAX) {
+			fprintf(out, "  more than %d accepted submissions; the rest left out\n", SUBMISSIONS_MAX);
+			break;
+		}
+		if (!cli_pick_language(local, NULL, path, &lerr)) {
+			fprintf(out, "  %s: %s; left out\n", path, lerr.msg);
+			continue;
+		}
+		double s;
+		if (judge_one(local, p, path, out, &s, err) != 0)
+			return -1;
+		if (judged == 0 || s > tl->slowest_s) {
+			tl->slowest_s = s;
+			snprintf(tl->slowest_sub, sizeof(tl->slowest_sub), "%s", nm);
+		}
+		judged++;
+	}
+	return judged;
+}
+
+/* The package's rule applied to tl->slowest_s, into tl, and said on out. */
+static void apply_time_rule(const struct exec_problem *p, FILE *out, struct cli_time_limit *tl)
+{
+	struct exec_problem_time_rule r;
+	exec_problem_time_rule(p, tl->slowest_s, &r);
+	tl->limit_s = r.limit_s;
+	tl->margin_s = r.margin_s;
+	bool v2023 = p->format == EXEC_PROBLEM_FORMAT_2023_07;
+	if (v2023)
+		fprintf(out,
+			"time limit %g s: slowest accepted %.3f s (%s) x ac_to_time_limit %g = %.3f s, rounded up to "
+			"a multiple of time_resolution %g s; time_limit_to_tle %g gives %g s\n",
+			r.limit_s, tl->slowest_s, tl->slowest_sub, p->time_multiplier, r.exact_s, p->time_resolution,
+			p->time_safety_margin, r.margin_s);
+	else
+		fprintf(out,
+			"time limit %g s: slowest accepted %.3f s (%s) x time_multiplier %g = %.3f s, rounded to whole "
+			"seconds, at least 1 s; time_safety_margin %g gives %g s\n",
+			r.limit_s, tl->slowest_s, tl->slowest_sub, p->time_multiplier, r.exact_s, p->time_safety_margin,
+			r.margin_s);
+}
+
 int cli_problem_time_limit(const char *dir, unsigned cap_ms, FILE *out, struct cli_time_limit *tl,
 			   struct gv_err *err)
 {
@@ -88,7 +149,6 @@ int cli_problem_time_limit(const char *dir, unsigned cap_ms, FILE *out, struct c
 	struct cli_local local;
 	memset(&local, 0, sizeof(local));
 	local.lock_fd = -1;
-	size_t judged = 0;
 	int rc = -1;
 	if (cli_local_open(&local, err) != 0) {
 		gv_err_prefix(err, "judging submissions/accepted/ to set the time limit");
@@ -100,60 +160,14 @@ int cli_problem_time_limit(const char *dir, unsigned cap_ms, FILE *out, struct c
 		goto out;
 	}
 	fprintf(out, "no time limit in the package: judging submissions/accepted/ with %u ms per test\n", cap_ms);
-	for (int i = 0; i < n; i++) {
-		const char *nm = names[i]->d_name;
-		char path[4400];
-		struct stat st;
-		snprintf(path, sizeof(path), "%s/%s", acc, nm);
-		if (nm[0] == '.' || stat(path, &st) != 0)
-			continue;
-		if (!S_ISREG(st.st_mode)) {
-			fprintf(out, "  %s: not a single file; left out\n", path);
-			continue;
-		}
-		if (judged == SUBMISSIONS_MAX) {
-			fprintf(out, "  more than %d accepted submissions; the rest left out\n", SUBMISSIONS_MAX);
-			break;
-		}
-		if (!cli_pick_language(&local, NULL, path, &lerr)) {
-			fprintf(out, "  %s: %s; left out\n", path, lerr.msg);
-			continue;
-		}
-		double s;
-		if (judge_one(&local, &p, path, out, &s, err) != 0) {
-			exec_problem_free(&p);
-			goto out;
-		}
-		if (judged == 0 || s > tl->slowest_s) {
-			tl->slowest_s = s;
-			snprintf(tl->slowest_sub, sizeof(tl->slowest_sub), "%s", nm);
-		}
-		judged++;
-	}
-	if (judged == 0) {
+	long judged = judge_accepted(&local, &p, acc, names, n, out, tl, err);
+	if (judged == 0)
 		gv_err_set(err, GV_EINVAL, "no submission in submissions/accepted/ in a known language to set the time limit from");
-		exec_problem_free(&p);
-		goto out;
+	if (judged > 0) {
+		apply_time_rule(&p, out, tl);
+		rc = 0;
 	}
-	struct exec_problem_time_rule r;
-	exec_problem_time_rule(&p, tl->slowest_s, &r);
-	tl->limit_s = r.limit_s;
-	tl->margin_s = r.margin_s;
-	bool v2023 = p.format == EXEC_PROBLEM_FORMAT_2023_07;
-	if (v2023)
-		fprintf(out,
-			"time limit %g s: slowest accepted %.3f s (%s) x ac_to_time_limit %g = %.3f s, rounded up to "
-			"a multiple of time_resolution %g s; time_limit_to_tle %g gives %g s\n",
-			r.limit_s, tl->slowest_s, tl->slowest_sub, p.time_multiplier, r.exact_s, p.time_resolution,
-			p.time_safety_margin, r.margin_s);
-	else
-		fprintf(out,
-			"time limit %g s: slowest accepted %.3f s (%s) x time_multiplier %g = %.3f s, rounded to whole "
-			"seconds, at least 1 s; time_safety_margin %g gives %g s\n",
-			r.limit_s, tl->slowest_s, tl->slowest_sub, p.time_multiplier, r.exact_s, p.time_safety_margin,
-			r.margin_s);
 	exec_problem_free(&p);
-	rc = 0;
 out:
 	for (int i = 0; i < n; i++)
 		free(names[i]);

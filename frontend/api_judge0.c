@@ -210,6 +210,114 @@ static const char *const j0_known[] = {
 	"enable_network", "number_of_runs", "additional_files", "callback_url", NULL,
 };
 
+/* The language of language_id, or NULL with e set. */
+static const struct lang_def *j0_language(const json_t *body, const struct fe_catalog *cat, struct fe_apierr *e)
+{
+	double lid = 0;
+	int r = fe_j0_number(body, "language_id", 1, 1e9, &lid, e);
+	if (r < 0)
+		return NULL;
+	if (r == 1) {
+		fe_apierr_set(e, 422, "invalid_request", "language_id: can't be blank");
+		return NULL;
+	}
+	const struct lang_def *lang = lid == floor(lid) ? fe_catalog_by_judge0(cat, (int)lid) : NULL;
+	if (!lang)
+		fe_apierr_set(e, 422, "unknown_language", "language_id: language with id %g doesn't exist", lid);
+	return lang;
+}
+
+/* Refuses the Judge0 features this server does not honour (compiler
+ * options, arguments, additional files, network) and checks the type of
+ * those it accepts and ignores. */
+static int j0_refuse_unsupported(const json_t *body, struct fe_apierr *e)
+{
+	static const char *const unsupported_text[] = { "compiler_options", "command_line_arguments",
+							 "additional_files", NULL };
+	for (const char *const *k = unsupported_text; *k; k++) {
+		json_t *v = json_object_get(body, *k);
+		if (v && !json_is_null(v) && !(json_is_string(v) && json_string_length(v) == 0))
+			return fe_apierr_set(e, 422, "unsupported", "%s: not supported by this server", *k);
+	}
+	bool net = false;
+	if (j0_bool(body, "enable_network", &net, e) < 0)
+		return -1;
+	if (net)
+		return fe_apierr_set(e, 422, "unsupported", "enable_network: not allowed");
+	double runs = 1;
+	if (fe_j0_number(body, "number_of_runs", 1, 20, &runs, e) < 0)
+		return -1;
+	bool dummy;
+	if (j0_bool(body, "redirect_stderr_to_stdout", &dummy, e) < 0 ||
+	    j0_bool(body, "enable_per_process_and_thread_time_limit", &dummy, e) < 0 ||
+	    j0_bool(body, "enable_per_process_and_thread_memory_limit", &dummy, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* Judge0's limits as given: seconds, KB, counts. */
+struct j0_limits {
+	double cpu, extra, wall, mem, stack, procs, fsize;
+};
+
+static int j0_parse_limits(const json_t *body, struct j0_limits *l, struct fe_apierr *e)
+{
+	*l = (struct j0_limits){ 0 };
+	if (fe_j0_number(body, "cpu_time_limit", 0, 3600, &l->cpu, e) < 0 ||
+	    fe_j0_number(body, "cpu_extra_time", 0, 3600, &l->extra, e) < 0 ||
+	    fe_j0_number(body, "wall_time_limit", 0, 3600, &l->wall, e) < 0 ||
+	    fe_j0_number(body, "memory_limit", 0, 1048576.0 * 1024, &l->mem, e) < 0 ||
+	    fe_j0_number(body, "stack_limit", 0, 1048576.0 * 1024, &l->stack, e) < 0 ||
+	    fe_j0_number(body, "max_processes_and_or_threads", 0, 100000, &l->procs, e) < 0 ||
+	    fe_j0_number(body, "max_file_size", 0, 1048576.0 * 1024, &l->fsize, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* The job's input: plain stdin, or with expected_output one judged test. */
+static int j0_add_input(struct fe_job *job, const char *in, size_t inl, const char *exp, size_t expl,
+			const struct fe_bounds *b, struct fe_apierr *e)
+{
+	json_t *stdin_j = fe_text(in ? in : "", in ? inl : 0, "stdin", b->max_test_size, e);
+	if (!stdin_j)
+		return -1;
+	if (!exp) {
+		json_object_set_new(job->spec, "stdin", stdin_j);
+		return 0;
+	}
+	/* Judge0 compares the output with expected_output: one judged
+	 * test, case- and token-exact (Judge0 strips trailing
+	 * whitespace; the tokens checker is the nearest built-in). */
+	json_t *exp_j = fe_text(exp, expl, "expected_output", b->max_test_size, e);
+	if (!exp_j) {
+		json_decref(stdin_j);
+		return -1;
+	}
+	json_t *tests = json_pack("[{s:o,s:o}]", "input", stdin_j, "expected", exp_j);
+	json_t *checker = json_pack("{s:s,s:s}", "mode", "tokens", "flags", "case_sensitive");
+	if (!tests || !checker) {
+		json_decref(tests);
+		json_decref(checker);
+		return fe_apierr_set(e, 500, "internal", "out of memory");
+	}
+	json_object_set_new(job->spec, "tests", tests);
+	json_object_set_new(job->spec, "checker", checker);
+	job->judged = true;
+	return 0;
+}
+
+/* Judge0's limits in our units: ms, MB rounded up, KB. */
+static int j0_apply_limits(struct fe_job *job, const struct j0_limits *l, struct fe_apierr *e)
+{
+	uint32_t t_ms = (uint32_t)lround(l->cpu * 1000), w_ms = (uint32_t)lround(l->wall * 1000);
+	/* memory_limit in KB; round up to whole MB. */
+	uint32_t m_mb = (uint32_t)((l->mem + 1023) / 1024);
+	uint32_t o_kb = (uint32_t)ceil(l->fsize);
+	if (t_ms && l->extra > 0 && !w_ms)
+		w_ms = 0; /* wall stays the language default */
+	return fe_job_limits(job, t_ms, w_ms, m_mb, o_kb, e);
+}
+
 int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
 		const struct fe_bounds *b, struct fe_job *job, struct fe_apierr *e)
 {
@@ -221,16 +329,9 @@ int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
 	/* Judge0 (Rails strong parameters) ignores unknown keys; so do we,
 	 * but the ones we know and cannot honour are refused below. */
 	(void)j0_known;
-	double lid = 0;
-	int r = fe_j0_number(body, "language_id", 1, 1e9, &lid, e);
-	if (r < 0)
-		return -1;
-	if (r == 1)
-		return fe_apierr_set(e, 422, "invalid_request", "language_id: can't be blank");
-	const struct lang_def *lang = lid == floor(lid) ? fe_catalog_by_judge0(cat, (int)lid) : NULL;
+	const struct lang_def *lang = j0_language(body, cat, e);
 	if (!lang)
-		return fe_apierr_set(e, 422, "unknown_language", "language_id: language with id %g doesn't exist",
-				     lid);
+		return -1;
 	if (j0_text(body, "source_code", base64, b->max_source, &src, &srcl, e) < 0)
 		goto fail;
 	if (!src || srcl == 0) {
@@ -240,78 +341,18 @@ int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
 	if (j0_text(body, "stdin", base64, b->max_test_size, &in, &inl, e) < 0 ||
 	    j0_text(body, "expected_output", base64, b->max_test_size, &exp, &expl, e) < 0)
 		goto fail;
-	static const char *const unsupported_text[] = { "compiler_options", "command_line_arguments",
-							 "additional_files", NULL };
-	for (const char *const *k = unsupported_text; *k; k++) {
-		json_t *v = json_object_get(body, *k);
-		if (v && !json_is_null(v) && !(json_is_string(v) && json_string_length(v) == 0)) {
-			fe_apierr_set(e, 422, "unsupported", "%s: not supported by this server", *k);
-			goto fail;
-		}
-	}
-	bool net = false;
-	if (j0_bool(body, "enable_network", &net, e) < 0)
-		goto fail;
-	if (net) {
-		fe_apierr_set(e, 422, "unsupported", "enable_network: not allowed");
-		goto fail;
-	}
-	double runs = 1;
-	if (fe_j0_number(body, "number_of_runs", 1, 20, &runs, e) < 0)
-		goto fail;
-	bool dummy;
-	if (j0_bool(body, "redirect_stderr_to_stdout", &dummy, e) < 0 ||
-	    j0_bool(body, "enable_per_process_and_thread_time_limit", &dummy, e) < 0 ||
-	    j0_bool(body, "enable_per_process_and_thread_memory_limit", &dummy, e) < 0)
-		goto fail;
-	double cpu = 0, extra = 0, wall = 0, mem = 0, stack = 0, procs = 0, fsize = 0;
-	if (fe_j0_number(body, "cpu_time_limit", 0, 3600, &cpu, e) < 0 ||
-	    fe_j0_number(body, "cpu_extra_time", 0, 3600, &extra, e) < 0 ||
-	    fe_j0_number(body, "wall_time_limit", 0, 3600, &wall, e) < 0 ||
-	    fe_j0_number(body, "memory_limit", 0, 1048576.0 * 1024, &mem, e) < 0 ||
-	    fe_j0_number(body, "stack_limit", 0, 1048576.0 * 1024, &stack, e) < 0 ||
-	    fe_j0_number(body, "max_processes_and_or_threads", 0, 100000, &procs, e) < 0 ||
-	    fe_j0_number(body, "max_file_size", 0, 1048576.0 * 1024, &fsize, e) < 0)
+	struct j0_limits l;
+	if (j0_refuse_unsupported(body, e) < 0 || j0_parse_limits(body, &l, e) < 0)
 		goto fail;
 	if (fe_spec_base(job, lang, e) < 0)
 		goto fail;
 	size_t total = 0;
 	if (fe_spec_add_file(job, lang->source, src, srcl, &total, b->max_source, "source_code", e) < 0)
 		goto fail;
-	json_t *stdin_j = fe_text(in ? in : "", in ? inl : 0, "stdin", b->max_test_size, e);
-	if (!stdin_j)
+	if (j0_add_input(job, in, inl, exp, expl, b, e) < 0)
 		goto fail;
-	if (exp) {
-		/* Judge0 compares the output with expected_output: one judged
-		 * test, case- and token-exact (Judge0 strips trailing
-		 * whitespace; the tokens checker is the nearest built-in). */
-		json_t *exp_j = fe_text(exp, expl, "expected_output", b->max_test_size, e);
-		if (!exp_j) {
-			json_decref(stdin_j);
-			goto fail;
-		}
-		json_t *tests = json_pack("[{s:o,s:o}]", "input", stdin_j, "expected", exp_j);
-		json_t *checker = json_pack("{s:s,s:s}", "mode", "tokens", "flags", "case_sensitive");
-		if (!tests || !checker) {
-			json_decref(tests);
-			json_decref(checker);
-			fe_apierr_set(e, 500, "internal", "out of memory");
-			goto fail;
-		}
-		json_object_set_new(job->spec, "tests", tests);
-		json_object_set_new(job->spec, "checker", checker);
-		job->judged = true;
-	} else {
-		json_object_set_new(job->spec, "stdin", stdin_j);
-	}
 	json_object_set_new(job->spec, "return_output", json_true());
-	uint32_t t_ms = (uint32_t)lround(cpu * 1000), w_ms = (uint32_t)lround(wall * 1000);
-	/* memory_limit in KB; round up to whole MB. */
-	uint32_t m_mb = (uint32_t)((mem + 1023) / 1024);
-	uint32_t o_kb = (uint32_t)ceil(fsize);
-	if (t_ms && extra > 0 && !w_ms)
-		w_ms = 0; /* wall stays the language default */
-	if (fe_job_limits(job, t_ms, w_ms, m_mb, o_kb, e) < 0)
+	if (j0_apply_limits(job, &l, e) < 0)
 		goto fail;
 	if (fe_get_callback_url(body, job, e) < 0)
 		goto fail;
@@ -384,121 +425,151 @@ static void j0_display_version(const struct fe_catalog *cat, const struct lang_d
 	free(p);
 }
 
+/* What every field of one submission is rendered from. */
+struct j0_view {
+	const struct fe_subrow *row;
+	const struct fe_catalog *cat;
+	bool base64;
+	const struct lang_def *lang; /* NULL: no longer defined */
+	int lid;                     /* its Judge0 id, 0: none */
+	const json_t *req, *res;     /* the stored request and result */
+	json_t *test0, *rtest0;      /* the first test of each, when judged */
+	json_t *limits;              /* the request's limits */
+	int sid;                     /* Judge0 status id */
+	bool done;
+};
+
+/* A limit of the request, else def (the language's default, 0 without one). */
+static json_int_t j0_limit(const struct j0_view *w, const char *key, json_int_t def)
+{
+	json_int_t v = json_integer_value(json_object_get(w->limits, key));
+	return v ? v : def;
+}
+
+/* The fields from the request and the row: *v, or false when f is not one
+ * of them. */
+static bool j0_render_request(const struct j0_view *w, enum fe_j0_field f, json_t **v)
+{
+	switch (f) {
+	case FE_J0_TOKEN: *v = json_string(w->row->id); return true;
+	case FE_J0_SOURCE_CODE:
+		*v = out_jtext(json_object_get(json_array_get(json_object_get(w->req, "files"), 0), "content"),
+			       w->base64);
+		return true;
+	case FE_J0_LANGUAGE_ID: *v = w->lid ? json_integer(w->lid) : json_null(); return true;
+	case FE_J0_LANGUAGE: {
+		char ver[LANG_STR_MAX] = "";
+		if (w->lang)
+			j0_display_version(w->cat, w->lang, ver, sizeof(ver));
+		*v = w->lang ? json_pack("{s:i,s:s+++}", "id", w->lid, "name", w->lang->name, " (", ver, ")")
+			     : json_null();
+		return true;
+	}
+	case FE_J0_STDIN:
+		*v = out_jtext(w->test0 ? json_object_get(w->test0, "input") : json_object_get(w->req, "stdin"),
+			       w->base64);
+		return true;
+	case FE_J0_EXPECTED_OUTPUT: *v = out_jtext(json_object_get(w->test0, "expected"), w->base64); return true;
+	case FE_J0_CREATED_AT: *v = w->row->created_at ? json_string(w->row->created_at) : json_null(); return true;
+	case FE_J0_FINISHED_AT:
+		*v = w->row->finished_at ? json_string(w->row->finished_at) : json_null();
+		return true;
+	case FE_J0_CALLBACK_URL: {
+		json_t *c = json_object_get(w->req, "callback_url");
+		*v = json_is_string(c) ? json_string(json_string_value(c)) : json_null();
+		return true;
+	}
+	default: return false;
+	}
+}
+
+/* The fields from the result: *v, or false when f is not one of them. */
+static bool j0_render_result(const struct j0_view *w, enum fe_j0_field f, json_t **v)
+{
+	const json_t *res = w->res;
+	switch (f) {
+	case FE_J0_STDOUT:
+		*v = out_jtext(w->rtest0 ? json_object_get(w->rtest0, "stdout") : json_object_get(res, "stdout"),
+			       w->base64);
+		return true;
+	case FE_J0_STDERR: *v = out_jtext(json_object_get(res, "stderr"), w->base64); return true;
+	case FE_J0_COMPILE_OUTPUT: *v = out_jtext(json_object_get(res, "compile_output"), w->base64); return true;
+	case FE_J0_MESSAGE: *v = out_jtext(json_object_get(res, "message"), w->base64); return true;
+	case FE_J0_EXIT_CODE:
+		*v = w->done && json_is_integer(json_object_get(res, "exit_code"))
+			     ? json_integer(json_integer_value(json_object_get(res, "exit_code")))
+			     : json_null();
+		return true;
+	case FE_J0_EXIT_SIGNAL: {
+		json_int_t s = json_integer_value(json_object_get(res, "signal"));
+		*v = w->done && s ? json_integer(s) : json_null();
+		return true;
+	}
+	case FE_J0_STATUS:
+		*v = json_pack("{s:i,s:s}", "id", w->sid, "description", fe_j0_status_description(w->sid));
+		return true;
+	case FE_J0_STATUS_ID: *v = json_integer(w->sid); return true;
+	case FE_J0_TIME: *v = w->done ? seconds(json_object_get(res, "time_ms")) : json_null(); return true;
+	case FE_J0_WALL_TIME: *v = w->done ? seconds(json_object_get(res, "wall_ms")) : json_null(); return true;
+	case FE_J0_MEMORY: {
+		json_t *m = json_object_get(res, "memory_kb");
+		*v = w->done && json_is_integer(m) ? json_integer(json_integer_value(m)) : json_null();
+		return true;
+	}
+	default: return false;
+	}
+}
+
+/* The limits and the fixed settings Judge0 reports: *v, or false when f is
+ * not one of them. */
+static bool j0_render_limits(const struct j0_view *w, enum fe_j0_field f, json_t **v)
+{
+	const struct lang_limits *d = w->lang ? &w->lang->defaults : NULL;
+	switch (f) {
+	case FE_J0_CPU_TIME_LIMIT:
+		*v = json_real((double)j0_limit(w, "time_ms", d ? d->time_ms : 0) / 1000.0);
+		return true;
+	case FE_J0_CPU_EXTRA_TIME: *v = json_real(0); return true;
+	case FE_J0_WALL_TIME_LIMIT:
+		*v = json_real((double)j0_limit(w, "wall_ms", d ? d->wall_ms : 0) / 1000.0);
+		return true;
+	case FE_J0_MEMORY_LIMIT: *v = json_integer(j0_limit(w, "memory_mb", d ? d->memory_mb : 0) * 1024); return true;
+	case FE_J0_STACK_LIMIT: *v = json_integer(64000); return true;
+	case FE_J0_MAX_PROCESSES: *v = json_integer(d ? d->procs : 1); return true;
+	case FE_J0_PER_PROCESS_TIME:
+	case FE_J0_PER_PROCESS_MEMORY:
+	case FE_J0_REDIRECT_STDERR:
+	case FE_J0_ENABLE_NETWORK: *v = json_false(); return true;
+	case FE_J0_MAX_FILE_SIZE: *v = json_integer(j0_limit(w, "output_kb", d ? d->output_kb : 0)); return true;
+	case FE_J0_NUMBER_OF_RUNS: *v = json_integer(1); return true;
+	case FE_J0_COMPILER_OPTIONS:
+	case FE_J0_COMMAND_LINE_ARGUMENTS:
+	case FE_J0_ADDITIONAL_FILES: *v = json_null(); return true;
+	default: return false;
+	}
+}
+
 json_t *fe_j0_render(const struct fe_subrow *row, uint64_t fields, bool base64,
 		     const struct fe_catalog *cat)
 {
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	const json_t *req = row->request, *res = row->result;
-	const struct lang_def *lang = lang_find(cat->reg, row->language);
-	int lid = lang ? fe_catalog_judge0_id(cat, lang) : 0;
-	json_t *tests = json_object_get(req, "tests");
-	json_t *test0 = json_array_get(tests, 0);
-	json_t *rtest0 = json_array_get(json_object_get(res, "tests"), 0);
-	json_t *limits = json_object_get(req, "limits");
-	int sid = fe_j0_status_id(row->status, row->verdict, res);
-	bool done = res && !strcmp(row->status ? row->status : "", "done");
+	struct j0_view w = { .row = row, .cat = cat, .base64 = base64, .req = row->request, .res = row->result };
+	w.lang = lang_find(cat->reg, row->language);
+	w.lid = w.lang ? fe_catalog_judge0_id(cat, w.lang) : 0;
+	w.test0 = json_array_get(json_object_get(w.req, "tests"), 0);
+	w.rtest0 = json_array_get(json_object_get(w.res, "tests"), 0);
+	w.limits = json_object_get(w.req, "limits");
+	w.sid = fe_j0_status_id(row->status, row->verdict, w.res);
+	w.done = w.res && !strcmp(row->status ? row->status : "", "done");
 	for (int f = 0; f < FE_J0_FIELD_COUNT_; f++) {
 		if (!(fields & (1ull << f)))
 			continue;
 		json_t *v = NULL;
-		switch ((enum fe_j0_field)f) {
-		case FE_J0_TOKEN: v = json_string(row->id); break;
-		case FE_J0_SOURCE_CODE:
-			v = out_jtext(json_object_get(json_array_get(json_object_get(req, "files"), 0), "content"),
-				      base64);
-			break;
-		case FE_J0_LANGUAGE_ID: v = lid ? json_integer(lid) : json_null(); break;
-		case FE_J0_LANGUAGE: {
-			char ver[LANG_STR_MAX] = "";
-			if (lang)
-				j0_display_version(cat, lang, ver, sizeof(ver));
-			v = lang ? json_pack("{s:i,s:s+++}", "id", lid, "name", lang->name, " (", ver, ")")
-				 : json_null();
-			break;
-		}
-		case FE_J0_STDIN:
-			v = out_jtext(test0 ? json_object_get(test0, "input") : json_object_get(req, "stdin"),
-				      base64);
-			break;
-		case FE_J0_EXPECTED_OUTPUT: v = out_jtext(json_object_get(test0, "expected"), base64); break;
-		case FE_J0_STDOUT:
-			v = out_jtext(rtest0 ? json_object_get(rtest0, "stdout") : json_object_get(res, "stdout"),
-				      base64);
-			break;
-		case FE_J0_STDERR: v = out_jtext(json_object_get(res, "stderr"), base64); break;
-		case FE_J0_COMPILE_OUTPUT: v = out_jtext(json_object_get(res, "compile_output"), base64); break;
-		case FE_J0_MESSAGE: v = out_jtext(json_object_get(res, "message"), base64); break;
-		case FE_J0_EXIT_CODE:
-			v = done && json_is_integer(json_object_get(res, "exit_code"))
-				    ? json_integer(json_integer_value(json_object_get(res, "exit_code")))
-				    : json_null();
-			break;
-		case FE_J0_EXIT_SIGNAL: {
-			json_int_t s = json_integer_value(json_object_get(res, "signal"));
-			v = done && s ? json_integer(s) : json_null();
-			break;
-		}
-		case FE_J0_STATUS:
-			v = json_pack("{s:i,s:s}", "id", sid, "description", fe_j0_status_description(sid));
-			break;
-		case FE_J0_STATUS_ID: v = json_integer(sid); break;
-		case FE_J0_CREATED_AT: v = row->created_at ? json_string(row->created_at) : json_null(); break;
-		case FE_J0_FINISHED_AT: v = row->finished_at ? json_string(row->finished_at) : json_null(); break;
-		case FE_J0_TIME: v = done ? seconds(json_object_get(res, "time_ms")) : json_null(); break;
-		case FE_J0_WALL_TIME: v = done ? seconds(json_object_get(res, "wall_ms")) : json_null(); break;
-		case FE_J0_MEMORY: {
-			json_t *m = json_object_get(res, "memory_kb");
-			v = done && json_is_integer(m) ? json_integer(json_integer_value(m)) : json_null();
-			break;
-		}
-		case FE_J0_CPU_TIME_LIMIT: {
-			json_int_t t = json_integer_value(json_object_get(limits, "time_ms"));
-			if (!t && lang)
-				t = lang->defaults.time_ms;
-			v = json_real((double)t / 1000.0);
-			break;
-		}
-		case FE_J0_CPU_EXTRA_TIME: v = json_real(0); break;
-		case FE_J0_WALL_TIME_LIMIT: {
-			json_int_t t = json_integer_value(json_object_get(limits, "wall_ms"));
-			if (!t && lang)
-				t = lang->defaults.wall_ms;
-			v = json_real((double)t / 1000.0);
-			break;
-		}
-		case FE_J0_MEMORY_LIMIT: {
-			json_int_t m = json_integer_value(json_object_get(limits, "memory_mb"));
-			if (!m && lang)
-				m = lang->defaults.memory_mb;
-			v = json_integer(m * 1024);
-			break;
-		}
-		case FE_J0_STACK_LIMIT: v = json_integer(64000); break;
-		case FE_J0_MAX_PROCESSES: v = json_integer(lang ? lang->defaults.procs : 1); break;
-		case FE_J0_PER_PROCESS_TIME:
-		case FE_J0_PER_PROCESS_MEMORY:
-		case FE_J0_REDIRECT_STDERR:
-		case FE_J0_ENABLE_NETWORK: v = json_false(); break;
-		case FE_J0_MAX_FILE_SIZE: {
-			json_int_t k = json_integer_value(json_object_get(limits, "output_kb"));
-			if (!k && lang)
-				k = lang->defaults.output_kb;
-			v = json_integer(k);
-			break;
-		}
-		case FE_J0_NUMBER_OF_RUNS: v = json_integer(1); break;
-		case FE_J0_COMPILER_OPTIONS:
-		case FE_J0_COMMAND_LINE_ARGUMENTS:
-		case FE_J0_ADDITIONAL_FILES: v = json_null(); break;
-		case FE_J0_CALLBACK_URL: {
-			json_t *c = json_object_get(req, "callback_url");
-			v = json_is_string(c) ? json_string(json_string_value(c)) : json_null();
-			break;
-		}
-		case FE_J0_FIELD_COUNT_: break;
-		}
+		enum fe_j0_field fld = (enum fe_j0_field)f;
+		if (!j0_render_request(&w, fld, &v) && !j0_render_result(&w, fld, &v))
+			j0_render_limits(&w, fld, &v);
 		if (!v || json_object_set_new(o, j0_field_names[f], v) != 0) {
 			json_decref(o);
 			return NULL;

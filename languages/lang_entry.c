@@ -89,28 +89,141 @@ static size_t skip_trivia(const char *s, size_t n, size_t i)
 	return i;
 }
 
+/* The scanner's state between tokens. */
+struct jscan {
+	struct jtype first_pub, first_main, first; /* candidates, in source order */
+	struct jtype cur; /* the top-level type whose body we are in */
+	bool pub;         /* `public` seen in the current declaration */
+	enum jstate st;
+	unsigned depth, parens;
+	/* The last two tokens at depth 1, for `void main (`. */
+	const char *t1, *t2;
+	size_t l1, l2;
+	char pkg[LANG_ENTRY_CLASS_MAX];
+	size_t pkglen;
+	bool pkg_ok;
+};
+
+/* cur is complete (or the scan ended inside it): remember it where it is
+ * the first of its kind. */
+static void jscan_keep_type(struct jscan *s)
+{
+	if (s->cur.pub && !s->first_pub.name)
+		s->first_pub = s->cur;
+	if (s->cur.has_main && !s->first_main.name)
+		s->first_main = s->cur;
+	if (!s->first.name)
+		s->first = s->cur;
+}
+
+/* An identifier or keyword w[0..wl). */
+static void jscan_word(struct jscan *s, const char *w, size_t wl)
+{
+	if (s->depth == 1 && s->parens == 0) {
+		s->t2 = s->t1, s->l2 = s->l1;
+		s->t1 = w, s->l1 = wl;
+	}
+	if (s->depth != 0 || s->parens != 0)
+		return;
+	switch (s->st) {
+	case J_PACKAGE:
+		if (!ascii_ident(w, wl) || s->pkglen + wl + 1 >= sizeof(s->pkg)) {
+			s->pkg_ok = false;
+		} else {
+			memcpy(s->pkg + s->pkglen, w, wl);
+			s->pkglen += wl;
+			s->pkg[s->pkglen] = '\0';
+		}
+		break;
+	case J_SKIP_STMT:
+	case J_HEADER:
+		break;
+	case J_ANNOT:
+		s->st = tok_is(w, wl, "interface") ? J_TYPE_NAME : J_FREE;
+		break;
+	case J_TYPE_NAME:
+		s->cur = (struct jtype){ .name = w, .len = wl, .pub = s->pub };
+		s->st = J_HEADER;
+		break;
+	case J_FREE:
+		if (tok_is(w, wl, "package") && s->pkglen == 0)
+			s->st = J_PACKAGE;
+		else if (tok_is(w, wl, "import"))
+			s->st = J_SKIP_STMT;
+		else if (tok_is(w, wl, "public"))
+			s->pub = true;
+		else if (tok_is(w, wl, "class") || tok_is(w, wl, "interface") || tok_is(w, wl, "enum") ||
+			 tok_is(w, wl, "record"))
+			s->st = J_TYPE_NAME;
+		break;
+	}
+}
+
+/* Any other character c: brackets, ';', '.', '@', spaces. */
+static void jscan_punct(struct jscan *s, unsigned char c)
+{
+	bool top = s->depth == 0 && s->parens == 0;
+	if (s->depth == 1 && s->parens == 0 && c == '(' && s->t1 && s->t2 && tok_is(s->t1, s->l1, "main") &&
+	    tok_is(s->t2, s->l2, "void"))
+		s->cur.has_main = true;
+	if (s->depth == 1 && !(c == ' ' || c == '\t' || c == '\n' || c == '\r'))
+		s->t1 = s->t2 = NULL;
+	switch (c) {
+	case '{':
+		if (top && s->st == J_HEADER)
+			s->st = J_FREE; /* entering cur's body */
+		s->depth++;
+		break;
+	case '}':
+		if (s->depth > 0)
+			s->depth--;
+		if (s->depth == 0 && s->parens == 0 && s->cur.name) {
+			jscan_keep_type(s);
+			s->cur = (struct jtype){ 0 };
+			s->pub = false;
+			s->st = J_FREE;
+		}
+		break;
+	case '(':
+		if (s->depth == 0)
+			s->parens++;
+		break;
+	case ')':
+		if (s->depth == 0 && s->parens > 0)
+			s->parens--;
+		break;
+	case ';':
+		if (top) {
+			s->st = J_FREE;
+			s->pub = false;
+		}
+		break;
+	case '.':
+		if (top && s->st == J_PACKAGE && s->pkglen + 1 < sizeof(s->pkg)) {
+			s->pkg[s->pkglen++] = '.';
+			s->pkg[s->pkglen] = '\0';
+		}
+		break;
+	case '@':
+		if (top && s->st == J_FREE)
+			s->st = J_ANNOT;
+		break;
+	default:
+		break;
+	}
+}
+
 void lang_java_scan(const char *src, size_t len, struct lang_java_scan *out)
 {
 	memset(out, 0, sizeof(*out));
 	size_t n = len < LANG_ENTRY_SCAN_MAX ? len : LANG_ENTRY_SCAN_MAX;
-	struct jtype first_pub = { 0 }, first_main = { 0 }, first = { 0 };
-	struct jtype cur = { 0 };  /* the top-level type whose body we are in */
-	bool pub = false;          /* `public` seen in the current declaration */
-	enum jstate st = J_FREE;
-	unsigned depth = 0, parens = 0;
-	/* The last two tokens at depth 1, for `void main (`. */
-	const char *t1 = NULL, *t2 = NULL;
-	size_t l1 = 0, l2 = 0;
-	char pkg[LANG_ENTRY_CLASS_MAX];
-	size_t pkglen = 0;
-	bool pkg_ok = true;
-	pkg[0] = '\0';
+	struct jscan s = { .st = J_FREE, .pkg_ok = true };
 
 	for (size_t i = 0; i < n;) {
 		size_t j = skip_trivia(src, n, i);
 		if (j != i) {
-			if (depth == 1)
-				t1 = t2 = NULL; /* a literal is a token: `void "x" main(` is no main */
+			if (s.depth == 1)
+				s.t1 = s.t2 = NULL; /* a literal is a token: `void "x" main(` is no main */
 			i = j;
 			continue;
 		}
@@ -119,120 +232,23 @@ void lang_java_scan(const char *src, size_t len, struct lang_java_scan *out)
 			size_t b = i;
 			while (i < n && ident_char((unsigned char)src[i]))
 				i++;
-			const char *w = src + b;
-			size_t wl = i - b;
-			if (depth == 1 && parens == 0) {
-				t2 = t1, l2 = l1;
-				t1 = w, l1 = wl;
-			}
-			if (depth != 0 || parens != 0)
-				continue;
-			switch (st) {
-			case J_PACKAGE:
-				if (!ascii_ident(w, wl) || pkglen + wl + 1 >= sizeof(pkg)) {
-					pkg_ok = false;
-				} else {
-					memcpy(pkg + pkglen, w, wl);
-					pkglen += wl;
-					pkg[pkglen] = '\0';
-				}
-				break;
-			case J_SKIP_STMT:
-			case J_HEADER:
-				break;
-			case J_ANNOT:
-				st = tok_is(w, wl, "interface") ? J_TYPE_NAME : J_FREE;
-				break;
-			case J_TYPE_NAME:
-				cur = (struct jtype){ .name = w, .len = wl, .pub = pub };
-				st = J_HEADER;
-				break;
-			case J_FREE:
-				if (tok_is(w, wl, "package") && pkglen == 0)
-					st = J_PACKAGE;
-				else if (tok_is(w, wl, "import"))
-					st = J_SKIP_STMT;
-				else if (tok_is(w, wl, "public"))
-					pub = true;
-				else if (tok_is(w, wl, "class") || tok_is(w, wl, "interface") ||
-					 tok_is(w, wl, "enum") || tok_is(w, wl, "record"))
-					st = J_TYPE_NAME;
-				break;
-			}
+			jscan_word(&s, src + b, i - b);
 			continue;
 		}
 		i++;
-		if (depth == 1 && parens == 0 && c == '(' && t1 && t2 && tok_is(t1, l1, "main") &&
-		    tok_is(t2, l2, "void"))
-			cur.has_main = true;
-		if (depth == 1 && !(c == ' ' || c == '\t' || c == '\n' || c == '\r'))
-			t1 = t2 = NULL;
-		switch (c) {
-		case '{':
-			if (depth == 0 && parens == 0 && st == J_HEADER)
-				st = J_FREE; /* entering cur's body */
-			depth++;
-			break;
-		case '}':
-			if (depth > 0)
-				depth--;
-			if (depth == 0 && parens == 0 && cur.name) {
-				if (cur.pub && !first_pub.name)
-					first_pub = cur;
-				if (cur.has_main && !first_main.name)
-					first_main = cur;
-				if (!first.name)
-					first = cur;
-				cur = (struct jtype){ 0 };
-				pub = false;
-				st = J_FREE;
-			}
-			break;
-		case '(':
-			if (depth == 0)
-				parens++;
-			break;
-		case ')':
-			if (depth == 0 && parens > 0)
-				parens--;
-			break;
-		case ';':
-			if (depth == 0 && parens == 0) {
-				st = J_FREE;
-				pub = false;
-			}
-			break;
-		case '.':
-			if (depth == 0 && parens == 0 && st == J_PACKAGE && pkglen + 1 < sizeof(pkg)) {
-				pkg[pkglen++] = '.';
-				pkg[pkglen] = '\0';
-			}
-			break;
-		case '@':
-			if (depth == 0 && parens == 0 && st == J_FREE)
-				st = J_ANNOT;
-			break;
-		default:
-			break;
-		}
+		jscan_punct(&s, c);
 	}
 	/* A type whose body the bounded scan did not finish still counts. */
-	if (cur.name) {
-		if (cur.pub && !first_pub.name)
-			first_pub = cur;
-		if (cur.has_main && !first_main.name)
-			first_main = cur;
-		if (!first.name)
-			first = cur;
-	}
-	const struct jtype *pick = first_pub.name ? &first_pub : first_main.name ? &first_main : &first;
+	if (s.cur.name)
+		jscan_keep_type(&s);
+	const struct jtype *pick = s.first_pub.name ? &s.first_pub : s.first_main.name ? &s.first_main : &s.first;
 	if (pick->name && ascii_ident(pick->name, pick->len)) {
 		memcpy(out->cls, pick->name, pick->len);
 		out->cls[pick->len] = '\0';
 	}
 	/* A package name must be whole identifiers joined by single dots. */
-	if (pkg_ok && pkglen > 0 && pkg[0] != '.' && pkg[pkglen - 1] != '.' && !strstr(pkg, ".."))
-		memcpy(out->package, pkg, pkglen + 1);
+	if (s.pkg_ok && s.pkglen > 0 && s.pkg[0] != '.' && s.pkg[s.pkglen - 1] != '.' && !strstr(s.pkg, ".."))
+		memcpy(out->package, s.pkg, s.pkglen + 1);
 }
 
 void lang_entry_resolve(const struct lang_def *def, const void *src, size_t len, struct lang_entry *out)

@@ -1,4 +1,4 @@
-/* Unit tests of the table-driven config loader (common/config.c): a table of
+/* Unit tests of the table-driven config loader (common/config*.c): a table of
  * refused inputs with their exact messages, a table of size and duration
  * spellings, and cases for sections, quoting, the environment, dumps,
  * reloads and files on disk. */

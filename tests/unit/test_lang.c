@@ -1,4 +1,4 @@
-/* Unit tests of the language registry (languages/lang.c): the shipped
+/* Unit tests of the language registry (languages/lang*.c): the shipped
  * definitions in $GAVEL_ROOT/languages, look-ups, argv templates, and a table
  * of broken definitions that must fail with file:line. */
 #include <setjmp.h>
