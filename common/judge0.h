@@ -6,6 +6,9 @@
 
 #include <jansson.h>
 
+/* The ids Gavel's own code tests for. */
+#define GV_JUDGE0_COMPILATION_ERROR 6
+
 /* 1..14 from a row's status, verdict (may be NULL: then the result's) and
  * result (may be NULL; its "signal" tells the runtime errors apart). */
 int gv_judge0_status_id(const char *status, const char *verdict, const json_t *result);

@@ -87,8 +87,7 @@ int fe_j0_parse_fields(const char *s, uint64_t *mask, struct fe_apierr *e)
 			end--;
 		size_t len = (size_t)(end - b);
 		if (len == 1 && *b == '*') {
-			m = (1ull << FE_J0_FIELD_COUNT_) - 1;
-			m &= ~(1ull << FE_J0_STATUS_ID);
+			m = (1ull << FE_J0_FIELD_COUNT_) - 1; /* status_id too, as Judge0 */
 		} else if (len > 0) {
 			int found = -1;
 			for (int i = 0; i < FE_J0_FIELD_COUNT_; i++)
@@ -437,6 +436,7 @@ struct j0_view {
 	json_t *limits;              /* the request's limits */
 	int sid;                     /* Judge0 status id */
 	bool done;
+	bool ran;                    /* done, and the program ran (not a compilation error) */
 };
 
 /* A limit of the request, else def (the language's default, 0 without one). */
@@ -509,11 +509,12 @@ static bool j0_render_result(const struct j0_view *w, enum fe_j0_field f, json_t
 		*v = json_pack("{s:i,s:s}", "id", w->sid, "description", fe_j0_status_description(w->sid));
 		return true;
 	case FE_J0_STATUS_ID: *v = json_integer(w->sid); return true;
-	case FE_J0_TIME: *v = w->done ? seconds(json_object_get(res, "time_ms")) : json_null(); return true;
-	case FE_J0_WALL_TIME: *v = w->done ? seconds(json_object_get(res, "wall_ms")) : json_null(); return true;
+	/* Nothing ran after a compilation error: Judge0 has null there. */
+	case FE_J0_TIME: *v = w->ran ? seconds(json_object_get(res, "time_ms")) : json_null(); return true;
+	case FE_J0_WALL_TIME: *v = w->ran ? seconds(json_object_get(res, "wall_ms")) : json_null(); return true;
 	case FE_J0_MEMORY: {
 		json_t *m = json_object_get(res, "memory_kb");
-		*v = w->done && json_is_integer(m) ? json_integer(json_integer_value(m)) : json_null();
+		*v = w->ran && json_is_integer(m) ? json_integer(json_integer_value(m)) : json_null();
 		return true;
 	}
 	default: return false;
@@ -563,6 +564,7 @@ json_t *fe_j0_render(const struct fe_subrow *row, uint64_t fields, bool base64,
 	w.limits = json_object_get(w.req, "limits");
 	w.sid = fe_j0_status_id(row->status, row->verdict, w.res);
 	w.done = w.res && !strcmp(row->status ? row->status : "", "done");
+	w.ran = w.done && w.sid != GV_JUDGE0_COMPILATION_ERROR;
 	for (int f = 0; f < FE_J0_FIELD_COUNT_; f++) {
 		if (!(fields & (1ull << f)))
 			continue;

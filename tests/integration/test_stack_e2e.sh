@@ -29,7 +29,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..66"
+echo "1..67"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -284,6 +284,10 @@ check "judge0 batch get: AC, WA, CE, NZEC in order, as Judge0 numbers them" \
 check "judge0 batch get base64: stdout and compile_output encoded" \
 	eq "$(pj 'base64.b64decode(d["submissions"][0]["stdout"]).decode(), b"error" in base64.b64decode(d["submissions"][2]["compile_output"])')" "3
  True"
+CE_TOK=$(cut -d, -f3 <<<"$TOKS")
+req GET "/submissions/$CE_TOK?fields=*" "${A[@]}"
+check "judge0 fields=* of a compilation error: status_id 6 among the fields, time and memory null (nothing ran)" \
+	eq "$(pj 'd["status_id"], d["time"], d["wall_time"], d["memory"]')" "6 None None None"
 req GET "/submissions/batch?tokens=$TOKS,AAAAAAAAAAAAAAAAAAAAAA&base64_encoded=false&fields=token,stdout,status_id" "${A[@]}"
 check "judge0 batch get plain: text as is, null for an unknown token" \
 	eq "$(pj 'repr(d["submissions"][0]["stdout"]), d["submissions"][1]["status_id"], d["submissions"][4], sorted(d["submissions"][0])')" \
