@@ -271,6 +271,89 @@ static json_t *summary_of(const struct exec_problem *p, const struct walk *w)
 			 "warnings", warn ? warn : json_array());
 }
 
+/* One file of a package: its blob, when the tenant does not hold it yet
+ * (read again and checked against the hash walked), and its row in the
+ * version's file list. Inside the caller's transaction. */
+static int store_file(PGconn *c, int dfd, const char *tid, const char *pid, const char *ver,
+		      const struct walked_file *f, struct gv_err *err)
+{
+	char size[24];
+	snprintf(size, sizeof(size), "%llu", (unsigned long long)f->size);
+	const char *ev[] = { tid, (const char *)f->hash };
+	const int el[] = { 0, EXEC_SHA256_LEN }, ef[] = { 0, 1 };
+	PGresult *res = pg_bin(c, "SELECT 1 FROM problem_blobs WHERE tenant_id = $1::uuid AND sha256 = $2",
+			       2, ev, el, ef, 0, err);
+	if (!res)
+		return -1;
+	bool have = PQntuples(res) > 0;
+	PQclear(res);
+	if (!have) {
+		/* Only what the tenant does not hold yet crosses the wire. */
+		int ffd = openat(dfd, f->rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		char *data = NULL;
+		if (ffd < 0)
+			return gv_err_errno(err, "open %s", f->rel);
+		int r = read_fd_all(ffd, f->size, &data, err);
+		close(ffd);
+		if (r != 0)
+			return -1;
+		unsigned char again[EXEC_SHA256_LEN];
+		crypto_hash_sha256(again, (const unsigned char *)data, f->size);
+		if (memcmp(again, f->hash, EXEC_SHA256_LEN) != 0) {
+			free(data);
+			return gv_err_set(err, GV_EPROTO, "%s changed while it was stored", f->rel);
+		}
+		const char *bv[] = { tid, (const char *)f->hash, size, data };
+		const int bl[] = { 0, EXEC_SHA256_LEN, 0, (int)f->size }, bf[] = { 0, 1, 0, 1 };
+		res = pg_bin(c,
+			     "INSERT INTO problem_blobs (tenant_id, sha256, size, content) "
+			     "VALUES ($1::uuid, $2, $3::bigint, $4) ON CONFLICT DO NOTHING",
+			     4, bv, bl, bf, 0, err);
+		free(data);
+		if (!res)
+			return -1;
+		PQclear(res);
+	}
+	const char *fv[] = { tid, pid, ver, f->rel, (const char *)f->hash, size };
+	const int fl[] = { 0, 0, 0, 0, EXEC_SHA256_LEN, 0 }, ff[] = { 0, 0, 0, 0, 1, 0 };
+	res = pg_bin(c,
+		     "INSERT INTO problem_files (tenant_id, problem_id, version, path, sha256, size) "
+		     "VALUES ($1::uuid, $2, $3::int, $4, $5, $6::bigint)",
+		     6, fv, fl, ff, 0, err);
+	if (!res)
+		return -1;
+	PQclear(res);
+	return 0;
+}
+
+/* The version's row: ready, with the package's metadata and summary, if it
+ * is still pending; *updated says whether it was (not: another node
+ * finished it after our lease ran out). Inside the caller's transaction. */
+static int mark_ready(PGconn *c, const char *tid, const char *pid, const char *ver, const struct exec_problem *p,
+		      const char *stext, bool *updated, struct gv_err *err)
+{
+	char tl[16], mem[16], out[16];
+	snprintf(tl, sizeof(tl), "%u", p->time_limit_ms);
+	snprintf(mem, sizeof(mem), "%u", p->memory_mb);
+	snprintf(out, sizeof(out), "%u", p->output_mb);
+	const char *uv[] = { tid, pid, ver, p->name ? p->name : "",
+			     p->type == EXEC_PROBLEM_SCORING ? "scoring" : "pass-fail", p->interactive ? "true" : "false",
+			     p->custom_validation ? "true" : "false", tl, mem, out, stext };
+	PGresult *res = gv_pg_query(
+		c,
+		"UPDATE problem_versions SET status = 'ready', message = NULL, archive = NULL, imported_at = now(), "
+		"claimed_until = NULL, name = left($4, 1024), type = $5, interactive = $6::boolean, "
+		"custom_validation = $7::boolean, time_limit_ms = $8::int, memory_mb = $9::int, output_mb = $10::int, "
+		"summary = $11::jsonb "
+		"WHERE tenant_id = $1::uuid AND problem_id = $2 AND version = $3::int AND status = 'pending'",
+		11, uv, err);
+	if (!res)
+		return -1;
+	*updated = strcmp(PQcmdTuples(res), "1") == 0;
+	PQclear(res);
+	return 0;
+}
+
 /* Stores the unpacked package at dir: blobs once per tenant, the file list,
  * the metadata; the version becomes ready and, when newest, current. */
 static int store_package(const struct exec_problem_env *env, const char *tid, const char *pid, const char *ver,
@@ -313,76 +396,12 @@ static int store_package(const struct exec_problem_env *env, const char *tid, co
 	c = gv_pg_conn(env->pg);
 	if (tenant_tx_begin(c, tid, err) != 0)
 		goto out;
-	for (size_t i = 0; i < w.n; i++) {
-		struct walked_file *f = &w.v[i];
-		char size[24];
-		snprintf(size, sizeof(size), "%llu", (unsigned long long)f->size);
-		const char *ev[] = { tid, (const char *)f->hash };
-		const int el[] = { 0, EXEC_SHA256_LEN }, ef[] = { 0, 1 };
-		PGresult *res = pg_bin(c, "SELECT 1 FROM problem_blobs WHERE tenant_id = $1::uuid AND sha256 = $2",
-				       2, ev, el, ef, 0, err);
-		if (!res)
+	for (size_t i = 0; i < w.n; i++)
+		if (store_file(c, dfd, tid, pid, ver, &w.v[i], err) != 0)
 			goto rollback;
-		bool have = PQntuples(res) > 0;
-		PQclear(res);
-		if (!have) {
-			/* Only what the tenant does not hold yet crosses the wire. */
-			int ffd = openat(dfd, f->rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			char *data = NULL;
-			if (ffd < 0) {
-				gv_err_errno(err, "open %s", f->rel);
-				goto rollback;
-			}
-			int r = read_fd_all(ffd, f->size, &data, err);
-			close(ffd);
-			if (r != 0)
-				goto rollback;
-			unsigned char again[EXEC_SHA256_LEN];
-			crypto_hash_sha256(again, (const unsigned char *)data, f->size);
-			if (memcmp(again, f->hash, EXEC_SHA256_LEN) != 0) {
-				free(data);
-				gv_err_set(err, GV_EPROTO, "%s changed while it was stored", f->rel);
-				goto rollback;
-			}
-			const char *bv[] = { tid, (const char *)f->hash, size, data };
-			const int bl[] = { 0, EXEC_SHA256_LEN, 0, (int)f->size }, bf[] = { 0, 1, 0, 1 };
-			res = pg_bin(c,
-				     "INSERT INTO problem_blobs (tenant_id, sha256, size, content) "
-				     "VALUES ($1::uuid, $2, $3::bigint, $4) ON CONFLICT DO NOTHING",
-				     4, bv, bl, bf, 0, err);
-			free(data);
-			if (!res)
-				goto rollback;
-			PQclear(res);
-		}
-		const char *fv[] = { tid, pid, ver, f->rel, (const char *)f->hash, size };
-		const int fl[] = { 0, 0, 0, 0, EXEC_SHA256_LEN, 0 }, ff[] = { 0, 0, 0, 0, 1, 0 };
-		res = pg_bin(c,
-			     "INSERT INTO problem_files (tenant_id, problem_id, version, path, sha256, size) "
-			     "VALUES ($1::uuid, $2, $3::int, $4, $5, $6::bigint)",
-			     6, fv, fl, ff, 0, err);
-		if (!res)
-			goto rollback;
-		PQclear(res);
-	}
-	char tl[16], mem[16], out[16];
-	snprintf(tl, sizeof(tl), "%u", p.time_limit_ms);
-	snprintf(mem, sizeof(mem), "%u", p.memory_mb);
-	snprintf(out, sizeof(out), "%u", p.output_mb);
-	const char *uv[] = { tid, pid, ver, p.name ? p.name : "", p.type == EXEC_PROBLEM_SCORING ? "scoring" : "pass-fail",
-			     p.interactive ? "true" : "false", p.custom_validation ? "true" : "false", tl, mem, out, stext };
-	PGresult *res = gv_pg_query(
-		c,
-		"UPDATE problem_versions SET status = 'ready', message = NULL, archive = NULL, imported_at = now(), "
-		"claimed_until = NULL, name = left($4, 1024), type = $5, interactive = $6::boolean, "
-		"custom_validation = $7::boolean, time_limit_ms = $8::int, memory_mb = $9::int, output_mb = $10::int, "
-		"summary = $11::jsonb "
-		"WHERE tenant_id = $1::uuid AND problem_id = $2 AND version = $3::int AND status = 'pending'",
-		11, uv, err);
-	if (!res)
+	bool updated;
+	if (mark_ready(c, tid, pid, ver, &p, stext, &updated, err) != 0)
 		goto rollback;
-	bool updated = strcmp(PQcmdTuples(res), "1") == 0;
-	PQclear(res);
 	if (!updated) {
 		/* Another node finished it after our lease ran out. */
 		tenant_tx_rollback(c);
@@ -415,6 +434,46 @@ out:
 void exec_problem_import_limits_default(struct exec_import_limits *l)
 {
 	exec_import_limits_default(l);
+}
+
+/* What an import came to, into the version's row: stored and ready,
+ * rejected (with the reason, as valid UTF-8), or back to pending for
+ * another attempt when our side failed (-1 with err). 1 when the version
+ * is finished. */
+static int record_import(const struct exec_problem_env *env, const struct gv_log_ctx *ctx, const char *tid,
+			 const char *pid, const char *ver, const char *dest, int rc,
+			 const struct exec_import_report *rep, struct gv_err *err)
+{
+	int out = 1;
+	if (rc != 0 || rep->status == EXEC_IMPORT_INTERNAL) {
+		if (rc == 0)
+			gv_err_set(err, GV_EINTERNAL, "import: %s", rep->message ? rep->message : "internal error");
+		retry_soon(env, tid, pid, ver);
+		out = -1;
+	} else if (rep->status == EXEC_IMPORT_REJECTED) {
+		char msg[EXEC_PROBLEM_MESSAGE_MAX];
+		/* It may quote entry names, which are attacker bytes: valid
+		 * UTF-8 only, as PostgreSQL's text needs. */
+		const char *m = rep->message ? rep->message : "the package was refused";
+		json_t *clean = gv_json_string_lossy(m, strnlen(m, 4000)); /* <= 3x: fits msg */
+		snprintf(msg, sizeof(msg), "%s", clean ? json_string_value(clean) : "the package was refused");
+		json_decref(clean);
+		gv_info(ctx, "version %s rejected", ver);
+		if (finish(env, tid, pid, ver, "rejected", msg, err) != 0) {
+			retry_soon(env, tid, pid, ver);
+			out = -1;
+		}
+	} else {
+		char reject[512] = "";
+		if (store_package(env, tid, pid, ver, dest, reject, sizeof(reject), err) != 0) {
+			retry_soon(env, tid, pid, ver);
+			out = -1;
+		} else if (reject[0] && finish(env, tid, pid, ver, "rejected", reject, err) != 0) {
+			retry_soon(env, tid, pid, ver);
+			out = -1;
+		}
+	}
+	return out;
 }
 
 int exec_problem_import_step(const struct exec_problem_env *env, struct gv_err *err)
@@ -488,35 +547,7 @@ int exec_problem_import_step(const struct exec_problem_env *env, struct gv_err *
 	int rc = exec_problem_import(env->engine, env->langs, PQgetvalue(res, 0, 0), (size_t)PQgetlength(res, 0, 0),
 				     dest, &lim, &rep, err);
 	PQclear(res);
-	int out = 1;
-	if (rc != 0 || rep.status == EXEC_IMPORT_INTERNAL) {
-		if (rc == 0)
-			gv_err_set(err, GV_EINTERNAL, "import: %s", rep.message ? rep.message : "internal error");
-		retry_soon(env, tid, pid, ver);
-		out = -1;
-	} else if (rep.status == EXEC_IMPORT_REJECTED) {
-		char msg[EXEC_PROBLEM_MESSAGE_MAX];
-		/* It may quote entry names, which are attacker bytes: valid
-		 * UTF-8 only, as PostgreSQL's text needs. */
-		const char *m = rep.message ? rep.message : "the package was refused";
-		json_t *clean = gv_json_string_lossy(m, strnlen(m, 4000)); /* <= 3x: fits msg */
-		snprintf(msg, sizeof(msg), "%s", clean ? json_string_value(clean) : "the package was refused");
-		json_decref(clean);
-		gv_info(&ctx, "version %s rejected", ver);
-		if (finish(env, tid, pid, ver, "rejected", msg, err) != 0) {
-			retry_soon(env, tid, pid, ver);
-			out = -1;
-		}
-	} else {
-		char reject[512] = "";
-		if (store_package(env, tid, pid, ver, dest, reject, sizeof(reject), err) != 0) {
-			retry_soon(env, tid, pid, ver);
-			out = -1;
-		} else if (reject[0] && finish(env, tid, pid, ver, "rejected", reject, err) != 0) {
-			retry_soon(env, tid, pid, ver);
-			out = -1;
-		}
-	}
+	int out = record_import(env, &ctx, tid, pid, ver, dest, rc, &rep, err);
 	exec_import_report_free(&rep);
 	struct gv_err rerr;
 	if (exec_problem_remove_tree(dest, &rerr) != 0)
@@ -586,6 +617,44 @@ static int write_new(int dirfd, const char *name, const char *data, size_t len, 
 static bool is_secret(const char *rel)
 {
 	return !strncmp(rel, "data/secret/", 12) || !strcmp(rel, "data/secret");
+}
+
+/* A file the cache did not have: its blob from PostgreSQL (inside the
+ * caller's transaction), put into the cache, which checks it against its
+ * hash, and linked from there as base in pfd, or written there when the
+ * cache does not keep it. *len: its size. */
+static int fetch_file(const struct exec_problem_env *env, PGconn *c, const char *tenant, const char *hex, int pfd,
+		      const char *base, size_t *len, struct gv_err *err)
+{
+	unsigned char raw[EXEC_SHA256_LEN];
+	size_t rl = 0;
+	if (sodium_hex2bin(raw, sizeof(raw), hex, strlen(hex), NULL, &rl, NULL) != 0 || rl != sizeof(raw))
+		return gv_err_set(err, GV_EPROTO, "bad hash %s", hex);
+	const char *bv[] = { tenant, (const char *)raw };
+	const int bl[] = { 0, EXEC_SHA256_LEN }, bf[] = { 0, 1 };
+	PGresult *blob = pg_bin(c, "SELECT content FROM problem_blobs WHERE tenant_id = $1::uuid AND sha256 = $2",
+				2, bv, bl, bf, 1, err);
+	if (!blob || PQntuples(blob) != 1) {
+		if (blob)
+			gv_err_set(err, GV_ENOTFOUND, "blob %s missing", hex);
+		PQclear(blob);
+		return -1;
+	}
+	const char *data = PQgetvalue(blob, 0, 0);
+	*len = (size_t)PQgetlength(blob, 0, 0);
+	int r = exec_testdata_cache_put(env->cache, tenant, hex, data, *len, err);
+	if (r == 0) {
+		int hit = exec_testdata_cache_link(env->cache, tenant, hex, pfd, base, err);
+		/* Not kept (cache off, file over the cap, evicted at
+		 * once): written straight into the package; the put
+		 * above verified the hash already. */
+		if (hit == 0)
+			r = write_new(pfd, base, data, *len, err);
+		else if (hit < 0)
+			r = -1;
+	}
+	PQclear(blob);
+	return r;
 }
 
 int exec_problem_materialize(const struct exec_problem_env *env, const char *tenant, const char *problem_id,
@@ -658,38 +727,8 @@ int exec_problem_materialize(const struct exec_problem_env *env, const char *ten
 			}
 			tx = true;
 		}
-		unsigned char raw[EXEC_SHA256_LEN];
-		size_t rl = 0;
-		if (sodium_hex2bin(raw, sizeof(raw), hex, strlen(hex), NULL, &rl, NULL) != 0 || rl != sizeof(raw)) {
-			close(pfd);
-			gv_err_set(err, GV_EPROTO, "bad hash %s", hex);
-			goto out;
-		}
-		const char *bv[] = { tenant, (const char *)raw };
-		const int bl[] = { 0, EXEC_SHA256_LEN }, bf[] = { 0, 1 };
-		PGresult *blob = pg_bin(c, "SELECT content FROM problem_blobs WHERE tenant_id = $1::uuid AND sha256 = $2",
-					2, bv, bl, bf, 1, err);
-		if (!blob || PQntuples(blob) != 1) {
-			if (blob)
-				gv_err_set(err, GV_ENOTFOUND, "blob %s missing", hex);
-			PQclear(blob);
-			close(pfd);
-			goto out;
-		}
-		const char *data = PQgetvalue(blob, 0, 0);
-		size_t len = (size_t)PQgetlength(blob, 0, 0);
-		int r = exec_testdata_cache_put(env->cache, tenant, hex, data, len, err);
-		if (r == 0) {
-			hit = exec_testdata_cache_link(env->cache, tenant, hex, pfd, base, err);
-			/* Not kept (cache off, file over the cap, evicted at
-			 * once): written straight into the package; the put
-			 * above verified the hash already. */
-			if (hit == 0)
-				r = write_new(pfd, base, data, len, err);
-			else if (hit < 0)
-				r = -1;
-		}
-		PQclear(blob);
+		size_t len = 0;
+		int r = fetch_file(env, c, tenant, hex, pfd, base, &len, err);
 		close(pfd);
 		if (r != 0)
 			goto out;

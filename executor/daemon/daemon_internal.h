@@ -1,0 +1,113 @@
+/* Private to executor/daemon/: what the supervisor (daemon.c), its worker
+ * processes (worker.c, job.c), the language probe (languages.c) and the
+ * webhook delivery process (webhook_process.c) share. Not for other
+ * folders: executor/daemon/daemon.h is the daemon's interface. */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/err.h"
+#include "common/log.h"
+#include "common/pg.h"
+#include "common/queue.h"
+#include "common/redis.h"
+#include "executor/daemon/daemon.h"
+#include "executor/problems/problem_judge.h"
+#include "executor/problems/problem_store.h"
+#include "executor/problems/testdata_cache.h"
+#include "executor/sandbox/gpu.h"
+#include "executor/sandbox/session.h"
+#include "languages/lang.h"
+#include "tenants/egress.h"
+
+#define DAEMON_MAX_WORKERS 64
+#define DAEMON_MAX_BURST 8
+#define DAEMON_LANGS_MAX 1024
+
+/* Shared between the supervisor and the workers (MAP_SHARED). */
+struct worker_slot {
+	volatile int state; /* 0 starting, 1 ready, 2 failed */
+	char token[GV_QUEUE_TOKEN_MAX + 1];
+	char error[GV_ERR_MSG_MAX];
+};
+
+/* The supervisor's state; each worker and the webhook process inherit a
+ * copy at fork (slots and gpu_table stay shared). */
+struct daemon {
+	struct exec_daemon_config *cfg; /* written only by a reload (SIGHUP) */
+	char node[GV_QUEUE_NODE_MAX + 1];
+	char cg_node[GV_QUEUE_NODE_MAX + 1]; /* node with '.' made '_' for cgroup names */
+	struct lang_registry langs;
+	bool *offered;        /* per langs.defs[i]: the probe passed */
+	/* per langs.defs[i]: the clean version the probe found, published to
+	 * Redis at each heartbeat (gv_queue_publish_language) */
+	char (*versions)[LANG_VERSION_MAX];
+	char languages[DAEMON_LANGS_MAX];
+	struct worker_slot *slots;
+	pid_t pids[DAEMON_MAX_WORKERS + DAEMON_MAX_BURST];
+	int workers;          /* capacity + burst_slots */
+	struct exec_gpu_inventory gpu;
+	struct exec_gpu_table *gpu_table; /* MAP_SHARED with the workers */
+	char gpu_ids[EXEC_GPU_IDS_TEXT_MAX]; /* "0,1": reported in the registry */
+	struct gv_log_ctx log;
+	volatile sig_atomic_t *stop;
+};
+
+/* One worker process: lives on worker_main's stack until the process
+ * exits. */
+struct worker {
+	struct daemon *d;
+	int index;
+	struct exec_engine engine;
+	/* The engine's folders and names (the engine keeps these pointers). */
+	char runsc_root[4096];
+	char work_root[4096];
+	char cgroup[256];
+	char net_prefix[EXEC_NET_PREFIX_MAX + 1];
+	struct gv_redis *r;
+	struct gv_pg *pg;
+	char actor[128];
+	/* Stored problems: imports and judging against them. */
+	struct exec_testdata_cache cache;
+	struct exec_import_limits import_limits;
+	char scratch[4096];
+	struct exec_problem_env penv;
+	struct gv_log_ctx plog;
+	uint64_t next_import_ms;
+	/* The current job's egress (tenant policy loaded when it starts) and
+	 * the blocked connection attempts of its sandboxes, for its audit. */
+	struct tenant_egress_policy *egress;
+	bool egress_granted;
+	uint64_t egress_blocked;
+};
+
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t exec_daemon_mono_ms(void);
+
+/* Connections from the daemon's options; NULL with err. The caller frees
+ * them (gv_redis_free, gv_pg_free). */
+struct gv_redis *exec_daemon_redis_open(const struct exec_daemon_config *c, int command_timeout_ms,
+					struct gv_err *err);
+struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, struct gv_err *err);
+
+/* languages.c: loads the language files, builds the precompiled headers
+ * and probes every toolchain into d->offered, d->versions and
+ * d->languages; -1 with err when none works. */
+int exec_daemon_probe_languages(struct daemon *d, struct gv_err *err) GV_MUST_CHECK;
+/* languages.c: publishes the probed versions (one heartbeat's worth). */
+void exec_daemon_publish_languages(struct daemon *d, struct gv_redis *r);
+
+/* worker.c: worker k's process; never returns. */
+void exec_daemon_worker_main(struct daemon *d, int k) __attribute__((noreturn));
+
+/* job.c: takes one job (its token already moved to this node's in-flight
+ * list) from the claim to the acknowledgement; every failure is logged,
+ * the job recorded as IE or handed back. */
+void exec_daemon_job_run(struct worker *w, const char *token);
+
+/* webhook_process.c: forks the webhook delivery process; its pid, or -1
+ * (logged). */
+pid_t exec_daemon_webhook_spawn(struct daemon *d);
