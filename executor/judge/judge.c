@@ -464,6 +464,65 @@ static void interactive_case(const struct exec_problem *p, size_t i, struct exec
 	free(ans);
 }
 
+/* Reads case i's input and judges it in s (interactive: against the
+ * interactor val, through the host relay) into c; an internal error is
+ * also out->message. */
+static void judge_one(const struct exec_problem *p, size_t i, struct exec_session *s, struct exec_validator *val,
+		      const struct lang_def *lang, uint32_t wall_ms, const struct exec_judge_opts *opts,
+		      struct exec_judged_case *c, struct exec_judgement *out)
+{
+	char *input = NULL;
+	size_t input_len = 0;
+	struct gv_err cerr;
+	gv_err_clear(&cerr);
+	if (exec_problem_read(p, p->cases[i]->in_path, JUDGE_TEST_FILE_MAX, &input, &input_len, &cerr) != 0) {
+		c->verdict = EXEC_VERDICT_IE;
+		exec_msgf(out->message, sizeof(out->message), "%s", cerr.msg);
+		exec_msgf(c->message, sizeof(c->message), "%s", cerr.msg);
+	} else if (p->interactive) {
+		interactive_case(p, i, s, val, wall_ms, input, input_len, c);
+		if (c->verdict == EXEC_VERDICT_IE)
+			exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
+	} else {
+		struct exec_phase_result run;
+		if (exec_session_run_test(s, input, input_len, &run, &cerr) != 0) {
+			c->verdict = EXEC_VERDICT_IE;
+			exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, cerr.msg);
+			exec_msgf(c->message, sizeof(c->message), "%s", cerr.msg);
+		} else {
+			exec_phase_apply_lang(&run, lang);
+			judge_case(p, i, &run, lang, input, input_len, val, c);
+			if (opts && opts->case_output)
+				opts->case_output(i, run.out ? run.out : "", run.out_len, opts->case_output_arg);
+			if (c->verdict == EXEC_VERDICT_IE)
+				exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
+		}
+		exec_phase_result_free(&run);
+	}
+	free(input);
+}
+
+/* The problem's verdict and score from its cases' (results: scratch, one
+ * per case). */
+static void aggregate(const struct exec_problem *p, struct exec_case_result *results, struct exec_judgement *out,
+		      struct gv_err *err)
+{
+	for (size_t i = 0; i < p->ncases; i++) {
+		results[i].verdict = out->cases[i].verdict;
+		results[i].has_score = out->cases[i].has_score;
+		results[i].score = out->cases[i].score;
+	}
+	struct exec_verdict_outcome outcome;
+	if (exec_verdict_aggregate(p, results, p->ncases, &outcome, err) != 0) {
+		out->verdict = EXEC_VERDICT_IE;
+		exec_msgf(out->message, sizeof(out->message), "%s", err->msg);
+		return;
+	}
+	out->verdict = outcome.verdict;
+	out->score = outcome.score;
+	out->first_failed = outcome.first_failed;
+}
+
 int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, const struct lang_def *lang,
 		       const void *source, size_t len, const struct exec_judge_opts *opts,
 		       struct exec_judgement *out, struct gv_err *err)
@@ -526,36 +585,7 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 				goto done;
 			}
 		}
-		char *input = NULL;
-		size_t input_len = 0;
-		struct gv_err cerr;
-		gv_err_clear(&cerr);
-		if (exec_problem_read(p, p->cases[i]->in_path, JUDGE_TEST_FILE_MAX, &input, &input_len, &cerr) !=
-		    0) {
-			c->verdict = EXEC_VERDICT_IE;
-			exec_msgf(out->message, sizeof(out->message), "%s", cerr.msg);
-			exec_msgf(c->message, sizeof(c->message), "%s", cerr.msg);
-		} else if (p->interactive) {
-			interactive_case(p, i, s, val, lim.wall_ms, input, input_len, c);
-			if (c->verdict == EXEC_VERDICT_IE)
-				exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
-		} else {
-			struct exec_phase_result run;
-			if (exec_session_run_test(s, input, input_len, &run, &cerr) != 0) {
-				c->verdict = EXEC_VERDICT_IE;
-				exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, cerr.msg);
-				exec_msgf(c->message, sizeof(c->message), "%s", cerr.msg);
-			} else {
-				exec_phase_apply_lang(&run, lang);
-				judge_case(p, i, &run, lang, input, input_len, val, c);
-				if (opts && opts->case_output)
-					opts->case_output(i, run.out ? run.out : "", run.out_len, opts->case_output_arg);
-				if (c->verdict == EXEC_VERDICT_IE)
-					exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
-			}
-			exec_phase_result_free(&run);
-		}
-		free(input);
+		judge_one(p, i, s, val, lang, lim.wall_ms, opts, c, out);
 		if (opts && opts->progress)
 			opts->progress(p, i, c, opts->progress_arg);
 		if (c->verdict == EXEC_VERDICT_IE) {
@@ -565,20 +595,7 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 		if (c->verdict != EXEC_VERDICT_AC && exec_verdict_can_stop_after(p, i))
 			break;
 	}
-	for (size_t i = 0; i < p->ncases; i++) {
-		results[i].verdict = out->cases[i].verdict;
-		results[i].has_score = out->cases[i].has_score;
-		results[i].score = out->cases[i].score;
-	}
-	struct exec_verdict_outcome outcome;
-	if (exec_verdict_aggregate(p, results, p->ncases, &outcome, err) != 0) {
-		out->verdict = EXEC_VERDICT_IE;
-		exec_msgf(out->message, sizeof(out->message), "%s", err->msg);
-		goto done;
-	}
-	out->verdict = outcome.verdict;
-	out->score = outcome.score;
-	out->first_failed = outcome.first_failed;
+	aggregate(p, results, out, err);
 done:
 	exec_session_close(s);
 	exec_validator_free(val);

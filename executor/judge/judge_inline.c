@@ -198,109 +198,104 @@ struct test_out {
 	char *out;
 };
 
-static json_t *judged_run(struct exec_engine *e, struct job_state *st, const struct gv_jobspec *spec,
-			  const struct exec_inline_opts *o, struct exec_inline_summary *sum)
+/* Reopens a sandbox that died after a test (its init was killed). It
+ * compiled before: any failure now is ours, and test to is IE. */
+static int judged_reopen(struct exec_engine *e, struct job_state *st, struct exec_session **s, struct test_out *to)
 {
-	size_t n = spec->n_tests;
-	struct test_out *tests = calloc(n, sizeof(*tests));
-	struct gv_result_test *views = calloc(n, sizeof(*views));
-	if (!tests || !views) {
-		free(tests);
-		free(views);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++)
-		snprintf(tests[i].verdict, sizeof(tests[i].verdict), "SKIPPED");
-	struct gv_result res = { .kind = "judge", .node = o ? o->node : NULL };
-	struct gv_checker_opts copts;
-	gv_checker_opts_default(&copts);
-	if (spec->checker_mode == GV_CHECKER_EXACT)
-		copts.mode = GV_CHECKER_EXACT;
+	if (exec_session_alive(*s))
+		return 0;
+	exec_session_close(*s);
+	const char *cv = open_sandbox(e, st, s);
+	if (strcmp(cv, "OK") == 0)
+		return 0;
+	snprintf(to->verdict, sizeof(to->verdict), "IE");
+	exec_msgf(to->message, sizeof(to->message), "%s", st->message);
+	return -1;
+}
+
+/* Runs test i in s and checks its output into to, adding to sum; *deciding
+ * becomes i at the first test not accepted. -1 when the job is an
+ * internal error (st->message says why). */
+static int judged_test(struct exec_session *s, struct job_state *st, const struct gv_jobspec *spec,
+		       const struct gv_checker_opts *copts, size_t i, struct test_out *to, size_t *deciding,
+		       struct exec_inline_summary *sum)
+{
+	struct exec_phase_result run;
 	struct gv_err err;
 	gv_err_clear(&err);
-	const char *status = "OK", *verdict = "AC";
-	size_t deciding = SIZE_MAX;
-	struct exec_session *s = NULL;
-	if (gv_checker_parse_flags(spec->checker_flags, &copts, &err) != 0) {
-		status = verdict = "IE";
-		exec_msgf(st->message, sizeof(st->message), "checker flags: %s", err.msg);
-		goto done;
+	if (exec_session_run_test(s, spec->tests[i].input, spec->tests[i].input_len, &run, &err) != 0) {
+		snprintf(to->verdict, sizeof(to->verdict), "IE");
+		exec_msgf(to->message, sizeof(to->message), "%s", err.msg);
+		exec_msgf(st->message, sizeof(st->message), "test %zu: %s", i + 1, err.msg);
+		exec_phase_result_free(&run);
+		*deciding = i;
+		return -1;
 	}
-	progress(o, "compiling", 0, 0);
-	const char *cv = open_sandbox(e, st, &s);
-	if (strcmp(cv, "OK") != 0) {
-		status = verdict = cv;
-		goto done;
+	exec_phase_apply_lang(&run, st->lj.lang);
+	to->t.time_ms = run.time_ms;
+	to->t.wall_ms = run.wall_ms;
+	to->t.memory_kb = run.memory_kb;
+	to->t.exit_code = run.exit_code;
+	to->t.signal = run.signal;
+	sum->cpu_ms += run.time_ms;
+	if (run.time_ms > sum->max_time_ms)
+		sum->max_time_ms = run.time_ms;
+	if (run.memory_kb > sum->max_memory_kb)
+		sum->max_memory_kb = run.memory_kb;
+	const char *rs = verdict_of_run(&run, st->lj.lang);
+	if (strcmp(rs, "OK") == 0) {
+		enum exec_checker_verdict cvd =
+			exec_checker_compare(copts, spec->tests[i].expected, spec->tests[i].expected_len,
+					     run.out ? run.out : "", run.out_len, to->message, sizeof(to->message));
+		snprintf(to->verdict, sizeof(to->verdict), "%s", cvd == EXEC_CHECKER_AC ? "AC" : "WA");
+	} else {
+		snprintf(to->verdict, sizeof(to->verdict), "%s", rs);
+		exec_msgf(to->message, sizeof(to->message), "%s", run.message);
 	}
+	if (spec->return_output && run.out) {
+		to->out = run.out; /* steal */
+		to->t.out_len = run.out_len;
+		run.out = NULL;
+	}
+	if (strcmp(to->verdict, "AC") != 0 && *deciding == SIZE_MAX) {
+		*deciding = i;
+		set_limit_name(sum, &run);
+	}
+	exec_phase_result_free(&run);
+	if (strcmp(to->verdict, "IE") == 0) {
+		exec_msgf(st->message, sizeof(st->message), "test %zu: %s", i + 1, to->message);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every test in turn in *s (compiled), reopened when it died, until one is
+ * an internal error. Returns the job's status: "OK" or "IE". */
+static const char *judged_tests(struct exec_engine *e, struct job_state *st, const struct gv_jobspec *spec,
+				const struct exec_inline_opts *o, const struct gv_checker_opts *copts,
+				struct test_out *tests, struct exec_session **s, size_t *deciding,
+				struct exec_inline_summary *sum)
+{
+	size_t n = spec->n_tests;
 	for (size_t i = 0; i < n; i++) {
-		struct test_out *to = &tests[i];
-		if (!exec_session_alive(s)) {
-			exec_session_close(s);
-			cv = open_sandbox(e, st, &s);
-			if (strcmp(cv, "OK") != 0) {
-				/* It compiled before: any failure now is ours. */
-				snprintf(to->verdict, sizeof(to->verdict), "IE");
-				exec_msgf(to->message, sizeof(to->message), "%s", st->message);
-				status = verdict = "IE";
-				deciding = i;
-				break;
-			}
+		if (judged_reopen(e, st, s, &tests[i]) != 0) {
+			*deciding = i;
+			return "IE";
 		}
 		progress(o, "running", i + 1, n);
-		struct exec_phase_result run;
-		gv_err_clear(&err);
-		if (exec_session_run_test(s, spec->tests[i].input, spec->tests[i].input_len, &run, &err) != 0) {
-			snprintf(to->verdict, sizeof(to->verdict), "IE");
-			exec_msgf(to->message, sizeof(to->message), "%s", err.msg);
-			exec_msgf(st->message, sizeof(st->message), "test %zu: %s", i + 1, err.msg);
-			exec_phase_result_free(&run);
-			status = verdict = "IE";
-			deciding = i;
-			break;
-		}
-		exec_phase_apply_lang(&run, st->lj.lang);
-		to->t.time_ms = run.time_ms;
-		to->t.wall_ms = run.wall_ms;
-		to->t.memory_kb = run.memory_kb;
-		to->t.exit_code = run.exit_code;
-		to->t.signal = run.signal;
-		sum->cpu_ms += run.time_ms;
-		if (run.time_ms > sum->max_time_ms)
-			sum->max_time_ms = run.time_ms;
-		if (run.memory_kb > sum->max_memory_kb)
-			sum->max_memory_kb = run.memory_kb;
-		const char *rs = verdict_of_run(&run, st->lj.lang);
-		if (strcmp(rs, "OK") == 0) {
-			enum exec_checker_verdict cvd =
-				exec_checker_compare(&copts, spec->tests[i].expected, spec->tests[i].expected_len,
-						     run.out ? run.out : "", run.out_len, to->message, sizeof(to->message));
-			snprintf(to->verdict, sizeof(to->verdict), "%s", cvd == EXEC_CHECKER_AC ? "AC" : "WA");
-		} else {
-			snprintf(to->verdict, sizeof(to->verdict), "%s", rs);
-			exec_msgf(to->message, sizeof(to->message), "%s", run.message);
-		}
-		if (spec->return_output && run.out) {
-			to->out = run.out; /* steal */
-			to->t.out_len = run.out_len;
-			run.out = NULL;
-		}
-		if (strcmp(to->verdict, "AC") != 0 && deciding == SIZE_MAX) {
-			deciding = i;
-			set_limit_name(sum, &run);
-		}
-		exec_phase_result_free(&run);
-		if (strcmp(to->verdict, "IE") == 0) {
-			exec_msgf(st->message, sizeof(st->message), "test %zu: %s", i + 1, to->message);
-			status = "IE";
-			break;
-		}
+		if (judged_test(*s, st, spec, copts, i, &tests[i], deciding, sum) != 0)
+			return "IE";
 	}
-	if (deciding != SIZE_MAX && strcmp(status, "OK") == 0)
-		verdict = tests[deciding].verdict;
-	else if (strcmp(status, "IE") == 0)
-		verdict = "IE";
-done:
-	exec_session_close(s);
+	return "OK";
+}
+
+/* The job's result: its status and verdict, and each test (views: what
+ * gv_result shows of tests). */
+static json_t *judged_result(struct job_state *st, const struct exec_inline_opts *o, struct test_out *tests,
+			     struct gv_result_test *views, size_t n, const char *status, const char *verdict,
+			     size_t deciding, struct exec_inline_summary *sum)
+{
+	struct gv_result res = { .kind = "judge", .node = o ? o->node : NULL };
 	for (size_t i = 0; i < n; i++) {
 		tests[i].t.verdict = tests[i].verdict;
 		tests[i].t.message = tests[i].message;
@@ -329,7 +324,49 @@ done:
 	res.sandboxes = st->sandboxes;
 	snprintf(sum->verdict, sizeof(sum->verdict), "%s", verdict);
 	sum->sandboxes = st->sandboxes;
-	json_t *j = gv_result_to_json(&res);
+	return gv_result_to_json(&res);
+}
+
+static json_t *judged_run(struct exec_engine *e, struct job_state *st, const struct gv_jobspec *spec,
+			  const struct exec_inline_opts *o, struct exec_inline_summary *sum)
+{
+	size_t n = spec->n_tests;
+	struct test_out *tests = calloc(n, sizeof(*tests));
+	struct gv_result_test *views = calloc(n, sizeof(*views));
+	if (!tests || !views) {
+		free(tests);
+		free(views);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(tests[i].verdict, sizeof(tests[i].verdict), "SKIPPED");
+	struct gv_checker_opts copts;
+	gv_checker_opts_default(&copts);
+	if (spec->checker_mode == GV_CHECKER_EXACT)
+		copts.mode = GV_CHECKER_EXACT;
+	struct gv_err err;
+	gv_err_clear(&err);
+	const char *status = "OK", *verdict = "AC";
+	size_t deciding = SIZE_MAX;
+	struct exec_session *s = NULL;
+	if (gv_checker_parse_flags(spec->checker_flags, &copts, &err) != 0) {
+		status = verdict = "IE";
+		exec_msgf(st->message, sizeof(st->message), "checker flags: %s", err.msg);
+	} else {
+		progress(o, "compiling", 0, 0);
+		const char *cv = open_sandbox(e, st, &s);
+		if (strcmp(cv, "OK") != 0) {
+			status = verdict = cv;
+		} else {
+			status = judged_tests(e, st, spec, o, &copts, tests, &s, &deciding, sum);
+			if (deciding != SIZE_MAX && strcmp(status, "OK") == 0)
+				verdict = tests[deciding].verdict;
+			else if (strcmp(status, "IE") == 0)
+				verdict = "IE";
+		}
+	}
+	exec_session_close(s);
+	json_t *j = judged_result(st, o, tests, views, n, status, verdict, deciding, sum);
 	for (size_t i = 0; i < n; i++)
 		free(tests[i].out);
 	free(tests);

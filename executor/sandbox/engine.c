@@ -16,7 +16,6 @@
 
 #include "common/io.h"
 #include "common/log.h"
-#include "executor/sandbox/pool.h"
 #include "executor/sandbox/session_internal.h"
 
 enum { PENDING_REAP, PENDING_DELETE, PENDING_CLEANUP, PENDING_DONE };
@@ -152,7 +151,8 @@ void exec_engine_poll(struct exec_engine *e)
 			pending_step(e, &e->pending[i], false);
 		pending_compact(e);
 	}
-	exec_pool_tick(e->pool);
+	if (e->pool)
+		e->pool_hooks->tick(e->pool);
 }
 
 void exec_engine_drain(struct exec_engine *e)
@@ -328,7 +328,8 @@ void exec_engine_fini(struct exec_engine *e)
 {
 	if (!e)
 		return;
-	exec_pool_detach(e->pool);
+	if (e->pool)
+		e->pool_hooks->detach(e->pool);
 	exec_engine_drain(e);
 	exec_close_fd(&e->work_root_fd);
 	exec_reaper_collect(&e->reaper);

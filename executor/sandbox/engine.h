@@ -98,6 +98,21 @@ struct exec_pending {
 #define EXEC_PENDING_MAX 16
 
 struct exec_pool;
+struct exec_sandbox_shape;
+struct exec_session;
+
+/* What the engine and the sessions ask of a pool of sandboxes created ahead
+ * of demand. The pool (executor/sandbox/pool.c) sits above the engine and
+ * the sessions and installs these with itself in exec_pool_attach, so that
+ * neither calls into it by name. */
+struct exec_pool_hooks {
+	/* exec_pool_take: the pool's sandbox of shape, or NULL (exec_session_open). */
+	struct exec_session *(*take)(struct exec_pool *p, const struct exec_sandbox_shape *shape);
+	/* exec_pool_tick: collect, expire, refill (exec_engine_poll). */
+	void (*tick)(struct exec_pool *p);
+	/* exec_pool_detach: empty the pool and detach it (exec_engine_fini). */
+	void (*detach)(struct exec_pool *p);
+};
 
 /* Owned by the caller (embed or allocate); filled by exec_engine_init. */
 struct exec_engine {
@@ -118,9 +133,10 @@ struct exec_engine {
 	struct exec_pending pending[EXEC_PENDING_MAX];
 	size_t n_pending;
 	/* Sandboxes created ahead of demand (executor/sandbox/pool.h); NULL:
-	 * none. Set by exec_pool_attach; open takes from it, poll refills
-	 * it. */
+	 * none. Set with pool_hooks by exec_pool_attach; open takes from it,
+	 * poll refills it, fini empties it. */
 	struct exec_pool *pool;
+	const struct exec_pool_hooks *pool_hooks; /* set while pool is */
 	unsigned n_open;     /* sessions opened and not closed yet */
 	/* Sandbox network slots in use (netpolicy), and the blocked
 	 * connection attempts of every networked sandbox closed since the

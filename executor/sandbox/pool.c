@@ -1,4 +1,7 @@
-/* The pool of sandboxes created ahead of demand (executor/sandbox/pool.h). */
+/* The pool of sandboxes created ahead of demand (executor/sandbox/pool.h).
+ * It stands above the engine and the sessions: they reach it only through
+ * the hooks that exec_pool_attach installs in the engine
+ * (struct exec_pool_hooks, engine.h). */
 #include "executor/sandbox/pool.h"
 
 #include <string.h>
@@ -7,6 +10,12 @@
 #include "common/log.h"
 
 #define POOL_RETRY_MS 5000 /* after a failed creation: runsc or the host is in trouble */
+
+static const struct exec_pool_hooks pool_hooks = {
+	.take = exec_pool_take,
+	.tick = exec_pool_tick,
+	.detach = exec_pool_detach,
+};
 
 static int64_t now_ms(void)
 {
@@ -27,8 +36,10 @@ int exec_pool_attach(struct exec_pool *p, struct exec_engine *e, const struct ex
 	p->cfg = *cfg;
 	if (!p->cfg.idle_ms)
 		p->cfg.idle_ms = 60000;
-	if (p->cfg.size > 0)
+	if (p->cfg.size > 0) {
 		e->pool = p;
+		e->pool_hooks = &pool_hooks;
+	}
 	return 0;
 }
 
@@ -163,8 +174,10 @@ void exec_pool_detach(struct exec_pool *p)
 		return;
 	/* Detached first: the closes below poll the engine, which must not
 	 * refill a pool being emptied. */
-	if (p->e->pool == p)
+	if (p->e->pool == p) {
 		p->e->pool = NULL;
+		p->e->pool_hooks = NULL;
+	}
 	while (p->n_held > 0)
 		destroy(p, p->n_held - 1);
 	p->e = NULL;

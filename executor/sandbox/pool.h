@@ -67,8 +67,10 @@ struct exec_pool {
 	struct exec_pool_stats stats;
 };
 
-/* Attaches a pool to engine e (e->pool = p; p owned by the caller, living
- * until exec_pool_detach). With cfg->size 0 nothing is attached. */
+/* Attaches a pool to engine e (e->pool = p, and e->pool_hooks, through
+ * which the engine and its sessions call the three functions below; p
+ * owned by the caller, living until exec_pool_detach). With cfg->size 0
+ * nothing is attached. */
 int exec_pool_attach(struct exec_pool *p, struct exec_engine *e, const struct exec_pool_config *cfg,
 		     struct gv_err *err) GV_MUST_CHECK;
 

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "executor/sandbox/pool.h"
 #include "executor/sandbox/session_internal.h"
 
 #define KB 1024ull
@@ -512,7 +511,7 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 	bool wants_net = job->egress && job->egress->grants;
 	bool wants_gpu = job->gpu_visible || job->n_gpu_nodes > 0;
 	struct exec_session *pooled =
-		e->pool && !wants_net && !wants_gpu ? exec_pool_take(e->pool, &shape) : NULL;
+		e->pool && !wants_net && !wants_gpu ? e->pool_hooks->take(e->pool, &shape) : NULL;
 	if (pooled) {
 		bool fresh_ok = false;
 		/* Counted as open from here (a failed adoption's close uncounts
