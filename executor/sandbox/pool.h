@@ -43,7 +43,7 @@ struct exec_pool_config {
 	 * one makes one (run): ~40 ms more CPU per job, well spent while the
 	 * node has idle CPUs (the boot is hidden), lost throughput when every
 	 * CPU is busy with jobs. The executor says no while most of its
-	 * workers are busy (executor/daemon/daemon.c). */
+	 * workers are busy (node_has_spare, executor/daemon/worker.c). */
 	bool (*has_spare)(void *arg);
 	void *spare_arg;
 };
