@@ -315,6 +315,9 @@ static void shut_down(struct supervisor *s)
 		while (d->pids[k] > 0) {
 			int st;
 			pid_t p = waitpid(d->pids[k], &st, WNOHANG);
+			if (p == d->pids[k] && (WIFSIGNALED(st) || WEXITSTATUS(st) != 0))
+				gv_warn(&d->log, "worker %d ended by %s %d while stopping", k,
+					WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 			if (p == d->pids[k] || (p < 0 && errno == ECHILD)) {
 				d->pids[k] = 0;
 				break;
