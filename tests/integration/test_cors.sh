@@ -17,15 +17,21 @@ echo "1..16"
 . tests/lib/tap.sh
 check_detail() { echo "got: ${last_code:-} ${last_body:0:200} | ${last_headers:0:400}"; }
 tmp=$(mktemp -d /tmp/gavel-cors-test.XXXXXX)
+sfx=$$_$RANDOM
 pid=
+# No executor runs here: the submissions stay queued. Cancelled at exit, so
+# that a later test's scheduler does not re-enqueue them from PostgreSQL
+# (the reconciler) and run them on its own executor.
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	psql "$GAVEL_DATABASE_URL" -XAtq -c "UPDATE submissions SET status = 'cancelled', finished_at = now()
+		WHERE status IN ('queued', 'running') AND tenant_id IN
+		(SELECT id FROM tenants WHERE name IN ('cors_a_$sfx', 'cors_b_$sfx'))" >/dev/null 2>&1
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 "$BUILD/gavel" migrate --dir deploy/sql >"$tmp/migrate.log" 2>&1 || bail "migrate failed: $(tail -n3 "$tmp/migrate.log")"
-sfx=$$_$RANDOM
 "$BUILD/gavel" tenant create "cors_a_$sfx" >/dev/null 2>&1 && "$BUILD/gavel" tenant create "cors_b_$sfx" >/dev/null 2>&1 ||
 	bail "gavel tenant create failed"
 KA=$("$BUILD/gavel" key create --tenant "cors_a_$sfx" 2>/dev/null)
