@@ -41,15 +41,28 @@ static char *clean_envp[] = {
 	NULL,
 };
 
+/* gVisor 20221219 serves /proc/<pid>/environ world-readable, straight from
+ * the process's memory, whatever its dumpable flag says: every program
+ * could read init's. Once init has taken what it needs, the strings are
+ * overwritten in place (clearenv would only drop the pointers), so
+ * /proc/1/environ reads as NUL bytes. */
+static void wipe_own_environment(void)
+{
+	extern char **environ;
+	for (char **e = environ; e && *e; e++)
+		explicit_bzero(*e, strlen(*e));
+	environ = NULL;
+}
+
 void init_child_env_init(void)
 {
 	const char *v = getenv("NVIDIA_VISIBLE_DEVICES");
 	size_t n = v ? strlen(v) : 0;
-	if (n == 0 || n >= sizeof(gpu_env) - sizeof("NVIDIA_VISIBLE_DEVICES=") ||
-	    strspn(v, "0123456789,") != n)
-		return;
-	snprintf(gpu_env, sizeof(gpu_env), "NVIDIA_VISIBLE_DEVICES=%s", v);
-	clean_envp[3] = gpu_env;
+	if (n > 0 && n < sizeof(gpu_env) - sizeof("NVIDIA_VISIBLE_DEVICES=") && strspn(v, "0123456789,") == n) {
+		snprintf(gpu_env, sizeof(gpu_env), "NVIDIA_VISIBLE_DEVICES=%s", v);
+		clean_envp[3] = gpu_env;
+	}
+	wipe_own_environment();
 }
 
 static _Noreturn void child_fail(struct init_child_args *a, int stage, int e)

@@ -58,7 +58,8 @@ int init_child_main(void *arg);
 int init_child_resolve_paths(struct init_child_args *a, const char *name, struct gv_err *err) GV_MUST_CHECK;
 
 /* Adds NVIDIA_VISIBLE_DEVICES to the program's environment when init's
- * own holds a valid one. Once, before any child exists. */
+ * own holds a valid one, then overwrites init's own environment (nothing
+ * reads it after). Once, before any child exists. */
 void init_child_env_init(void);
 
 /* ---- capture.c ---- */
