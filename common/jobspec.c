@@ -38,6 +38,12 @@ void gv_jobspec_free(struct gv_jobspec *spec)
 	free(spec->checker_flags);
 	free(spec->callback_url);
 	free(spec->problem_id);
+	for (size_t i = 0; i < spec->n_args; i++)
+		free(spec->args[i]);
+	free(spec->args);
+	for (size_t i = 0; i < spec->n_compile_options; i++)
+		free(spec->compile_options[i]);
+	free(spec->compile_options);
 	memset(spec, 0, sizeof(*spec));
 }
 
@@ -232,14 +238,52 @@ static int parse_limits(const json_t *json, struct gv_jobspec *spec, struct gv_e
 	int rc = gv_json_get_object(json, "limits", GV_JSON_NULL_OK, &l, err);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
-	static const char *const keys[] = { "time_ms", "wall_ms", "memory_mb", "output_kb", NULL };
+	static const char *const keys[] = { "time_ms", "wall_ms", "memory_mb", "output_kb", "stack_kb", NULL };
 	if (gv_json_check_keys(l, keys, err) != 0 ||
+	    get_u32(l, "stack_kb", GV_JOBSPEC_STACK_KB_MAX, &spec->stack_kb, err) != 0 ||
 	    get_u32(l, "time_ms", GV_JOBSPEC_TIME_MS_MAX, &spec->time_ms, err) != 0 ||
 	    get_u32(l, "wall_ms", GV_JOBSPEC_TIME_MS_MAX, &spec->wall_ms, err) != 0 ||
 	    get_u32(l, "memory_mb", GV_JOBSPEC_MEMORY_MB_MAX, &spec->memory_mb, err) != 0 ||
 	    get_u32(l, "output_kb", GV_JOBSPEC_OUTPUT_KB_MAX, &spec->output_kb, err) != 0) {
 		gv_err_prefix(err, "limits");
 		return -1;
+	}
+	return 0;
+}
+
+/* An array of at most max strings of at most GV_JOBSPEC_ARG_MAX bytes with
+ * no newline (they become lines of the engine's job record) into *out. */
+static int parse_words(const json_t *json, const char *key, size_t max, char ***out, size_t *n,
+		       struct gv_err *err)
+{
+	json_t *a = json_object_get(json, key);
+	if (!a || json_is_null(a))
+		return 0;
+	if (!json_is_array(a))
+		return gv_err_set(err, GV_EINVAL, "field '%s': expected array, got %s", key, gv_json_type_name(a));
+	size_t count = json_array_size(a);
+	if (count > max)
+		return gv_err_set(err, GV_ELIMIT, "field '%s': more than %zu entries", key, max);
+	if (count == 0)
+		return 0;
+	*out = calloc(count, sizeof(**out));
+	if (!*out)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < count; i++) {
+		json_t *w = json_array_get(a, i);
+		if (!json_is_string(w))
+			return gv_err_set(err, GV_EINVAL, "field '%s[%zu]': expected string, got %s", key, i,
+					  gv_json_type_name(w));
+		size_t len = json_string_length(w);
+		const char *v = json_string_value(w);
+		if (len > GV_JOBSPEC_ARG_MAX)
+			return gv_err_set(err, GV_ELIMIT, "field '%s[%zu]': longer than %d bytes", key, i,
+					  GV_JOBSPEC_ARG_MAX);
+		if (memchr(v, '\0', len) || memchr(v, '\n', len))
+			return gv_err_set(err, GV_EINVAL, "field '%s[%zu]': holds a NUL or a newline", key, i);
+		if (!((*out)[i] = dup_len(v, len)))
+			return gv_err_set(err, ENOMEM, "out of memory");
+		*n = i + 1;
 	}
 	return 0;
 }
@@ -251,7 +295,8 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 		return gv_err_set(err, GV_EINVAL, "request: expected object, got %s", gv_json_type_name(json));
 	static const char *const keys[] = { "language",     "files",    "stdin", "tests",        "checker",
 					    "limits",       "return_output", "gpus", "callback_url", "problem_id",
-					    "problem_version", "run_all", "samples_only", NULL };
+					    "problem_version", "run_all", "samples_only", "args",
+					    "compile_options", "stderr_to_stdout", NULL };
 	if (gv_json_check_keys(json, keys, err) != 0)
 		return -1;
 	const char *lang = NULL;
@@ -272,6 +317,11 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 	if (parse_tests(json, spec, &budget, err) != 0 || parse_checker(json, spec, err) != 0 ||
 	    parse_limits(json, spec, err) != 0)
 		return -1;
+	if (parse_words(json, "args", GV_JOBSPEC_ARGS_MAX, &spec->args, &spec->n_args, err) != 0 ||
+	    parse_words(json, "compile_options", GV_JOBSPEC_COMPILE_OPTIONS_MAX, &spec->compile_options,
+			&spec->n_compile_options, err) != 0 ||
+	    gv_json_get_bool(json, "stderr_to_stdout", GV_JSON_NULL_OK, &spec->stderr_to_stdout, err) < 0)
+		return -1;
 	if (gv_json_get_bool(json, "return_output", GV_JSON_NULL_OK, &spec->return_output, err) < 0 ||
 	    get_u32(json, "gpus", GV_JOBSPEC_GPUS_MAX, &spec->gpus, err) != 0)
 		return -1;
@@ -288,6 +338,9 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 		return gv_err_set(err, GV_EINVAL, "fields 'problem_version', 'run_all', 'samples_only': only with 'problem_id'");
 	/* problem_version 0: not resolved yet (the frontend resolves it
 	 * before it stores the row; the executor refuses 0). */
+	if (spec->problem_id && (spec->n_args || spec->n_compile_options || spec->stderr_to_stdout || spec->stack_kb))
+		return gv_err_set(err, GV_EINVAL, "fields 'args', 'compile_options', 'stderr_to_stdout', "
+				  "'limits.stack_kb': not with 'problem_id'");
 	if (spec->problem_id && spec->has_tests)
 		return gv_err_set(err, GV_EINVAL, "field 'problem_id': the tests are the problem's, not 'tests'");
 	return 0;
@@ -314,6 +367,18 @@ static void put(json_t *obj, const char *key, json_t *v, bool *ok)
 static json_t *str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
+}
+
+static json_t *words_json(char *const *words, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < n; i++) {
+		if (json_array_append_new(a, json_string(words[i])) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
 }
 
 json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
@@ -369,6 +434,7 @@ json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
 		put(limits, "wall_ms", json_integer(spec->wall_ms), &ok);
 		put(limits, "memory_mb", json_integer(spec->memory_mb), &ok);
 		put(limits, "output_kb", json_integer(spec->output_kb), &ok);
+		put(limits, "stack_kb", json_integer(spec->stack_kb), &ok);
 	}
 	put(o, "limits", limits, &ok);
 	put(o, "return_output", json_boolean(spec->return_output), &ok);
@@ -378,6 +444,9 @@ json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
 	put(o, "problem_version", json_integer(spec->problem_version), &ok);
 	put(o, "run_all", json_boolean(spec->run_all), &ok);
 	put(o, "samples_only", json_boolean(spec->samples_only), &ok);
+	put(o, "args", words_json(spec->args, spec->n_args), &ok);
+	put(o, "compile_options", words_json(spec->compile_options, spec->n_compile_options), &ok);
+	put(o, "stderr_to_stdout", json_boolean(spec->stderr_to_stdout), &ok);
 	if (!ok) {
 		json_decref(o);
 		return NULL;

@@ -26,13 +26,26 @@
  *                                        the frontend should check them with
  *                                        gv_checker_parse_flags to answer
  *                                        400; the executor answers IE
- *     "limits": {"time_ms", "wall_ms", "memory_mb", "output_kb"},
+ *     "limits": {"time_ms", "wall_ms", "memory_mb", "output_kb", "stack_kb"},
  *                                        optional; 0 or absent = the
- *                                        language's default; over the
+ *                                        language's default (stack: the
+ *                                        memory limit); over the
  *                                        language's maximum is refused by
  *                                        exec_lang_job_build (GV_ELIMIT), so
  *                                        the frontend checks it with the
  *                                        language registry
+ *     "args": ["1", "2"],                optional, 0..GV_JOBSPEC_ARGS_MAX
+ *                                        strings (<= GV_JOBSPEC_ARG_MAX
+ *                                        bytes, no NUL or newline) appended
+ *                                        to the language's run command
+ *     "compile_options": ["-O0"],        optional, 0..GV_JOBSPEC_COMPILE_OPTIONS_MAX;
+ *                                        each must be in the language's
+ *                                        compile_options allowlist (the
+ *                                        frontend answers 400, the executor
+ *                                        fails the job closed)
+ *     "stderr_to_stdout": false,         the program's stderr goes to its
+ *                                        stdout (Judge0's
+ *                                        redirect_stderr_to_stdout)
  *     "return_output": false,            include stdout/stderr in the result
  *     "gpus": 0,                         0..GV_JOBSPEC_GPUS_MAX
  *     "callback_url": null,              string (<= 2048 bytes) or null
@@ -95,6 +108,10 @@
 #define GV_JOBSPEC_URL_MAX 2048
 #define GV_JOBSPEC_PROBLEM_MAX 128
 #define GV_JOBSPEC_GPUS_MAX 16
+#define GV_JOBSPEC_ARGS_MAX 32                  /* run arguments (Piston args, Judge0 command_line_arguments) */
+#define GV_JOBSPEC_ARG_MAX 1024                 /* bytes of one argument */
+#define GV_JOBSPEC_COMPILE_OPTIONS_MAX 16       /* compiler options (language allowlist) */
+#define GV_JOBSPEC_STACK_KB_MAX (16u * 1024u * 1024u)   /* 16 GiB; the memory limit bounds it */
 /* Sanity caps on limits; the language's maximum is the real bound. */
 #define GV_JOBSPEC_TIME_MS_MAX (3600u * 1000u)
 #define GV_JOBSPEC_MEMORY_MB_MAX (1024u * 1024u)
@@ -126,6 +143,12 @@ struct gv_jobspec {
 	enum gv_checker_mode checker_mode;
 	char *checker_flags; /* NULL when absent */
 	uint32_t time_ms, wall_ms, memory_mb, output_kb; /* 0: language default */
+	uint32_t stack_kb;   /* 0: the memory limit */
+	char **args;         /* run arguments after the language's run command */
+	size_t n_args;
+	char **compile_options; /* from the language's compile_options allowlist */
+	size_t n_compile_options;
+	bool stderr_to_stdout; /* the program's stderr is its stdout (one stream, in order) */
 	bool return_output;
 	uint32_t gpus;
 	char *callback_url;  /* NULL when absent */

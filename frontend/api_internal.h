@@ -31,3 +31,19 @@ int fe_spec_base(struct fe_job *job, const struct lang_def *lang, struct fe_apie
 int fe_spec_add_file(struct fe_job *job, const char *name, const char *content, size_t len,
 		     size_t *total, size_t max, const char *field, struct fe_apierr *e);
 bool fe_file_name_ok(const char *name);
+
+/* ---- api_words.c ---- */
+
+/* s[0..len) split into words as a shell splits a simple command (blanks,
+ * '...', "...", backslash), nothing expanded: a new JSON array in *out.
+ * At most GV_JOBSPEC_ARGS_MAX words of GV_JOBSPEC_ARG_MAX bytes, no NUL
+ * or newline inside one (422 / 400 naming field). */
+int fe_words_split(const char *s, size_t len, const char *field, json_t **out, struct fe_apierr *e) GV_MUST_CHECK;
+/* The same checks over a JSON array of strings: a new array in *out. */
+int fe_words_from_array(const json_t *v, const char *field, json_t **out, struct fe_apierr *e) GV_MUST_CHECK;
+/* job->spec's "args" := words (taken). */
+int fe_spec_set_args(struct fe_job *job, json_t *words, struct fe_apierr *e) GV_MUST_CHECK;
+/* job->spec's "compile_options" := words (taken), each one of the
+ * language's compile_options (else 422 compile_option_not_allowed). */
+int fe_spec_set_compile_options(struct fe_job *job, json_t *words, const char *field,
+				struct fe_apierr *e) GV_MUST_CHECK;

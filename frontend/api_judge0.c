@@ -201,6 +201,10 @@ static int j0_text(const json_t *obj, const char *key, bool base64, size_t max, 
 	return 0;
 }
 
+/* Judge0's stack_limit bound (KB): 1 GiB, beyond Judge0's own 128000;
+ * the memory limit bounds the stack anyway. */
+#define FE_J0_MAX_STACK_KB 1048576
+
 static const char *const j0_known[] = {
 	"source_code", "language_id", "compiler_options", "command_line_arguments", "stdin",
 	"expected_output", "cpu_time_limit", "cpu_extra_time", "wall_time_limit", "memory_limit",
@@ -226,13 +230,11 @@ static const struct lang_def *j0_language(const json_t *body, const struct fe_ca
 	return lang;
 }
 
-/* Refuses the Judge0 features this server does not honour (compiler
- * options, arguments, additional files, network) and checks the type of
- * those it accepts and ignores. */
+/* Refuses the Judge0 features this server does not honour (additional
+ * files, network) and checks the type of those it accepts and ignores. */
 static int j0_refuse_unsupported(const json_t *body, struct fe_apierr *e)
 {
-	static const char *const unsupported_text[] = { "compiler_options", "command_line_arguments",
-							 "additional_files", NULL };
+	static const char *const unsupported_text[] = { "additional_files", NULL };
 	for (const char *const *k = unsupported_text; *k; k++) {
 		json_t *v = json_object_get(body, *k);
 		if (v && !json_is_null(v) && !(json_is_string(v) && json_string_length(v) == 0))
@@ -247,8 +249,7 @@ static int j0_refuse_unsupported(const json_t *body, struct fe_apierr *e)
 	if (fe_j0_number(body, "number_of_runs", 1, 20, &runs, e) < 0)
 		return -1;
 	bool dummy;
-	if (j0_bool(body, "redirect_stderr_to_stdout", &dummy, e) < 0 ||
-	    j0_bool(body, "enable_per_process_and_thread_time_limit", &dummy, e) < 0 ||
+	if (j0_bool(body, "enable_per_process_and_thread_time_limit", &dummy, e) < 0 ||
 	    j0_bool(body, "enable_per_process_and_thread_memory_limit", &dummy, e) < 0)
 		return -1;
 	return 0;
@@ -305,6 +306,37 @@ static int j0_add_input(struct fe_job *job, const char *in, size_t inl, const ch
 	return 0;
 }
 
+/* Judge0's command_line_arguments and compiler_options (plain text, at
+ * most 512 characters, as Judge0 validates them; not base64 even with
+ * base64_encoded) and redirect_stderr_to_stdout into the spec. */
+static int j0_commands(const json_t *body, struct fe_job *job, struct fe_apierr *e)
+{
+	static const struct {
+		const char *key;
+		bool options;
+	} fields[] = { { "command_line_arguments", false }, { "compiler_options", true } };
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *s;
+		size_t len;
+		json_t *words;
+		int r = fe_get_text(body, fields[i].key, fields[i].key, 512, false, &s, &len, e);
+		if (r < 0)
+			return -1;
+		if (r == 1 || len == 0)
+			continue;
+		if (fe_words_split(s, len, fields[i].key, &words, e) < 0)
+			return -1;
+		if ((fields[i].options ? fe_spec_set_compile_options(job, words, fields[i].key, e)
+				       : fe_spec_set_args(job, words, e)) < 0)
+			return -1;
+	}
+	bool redirect = false;
+	if (j0_bool(body, "redirect_stderr_to_stdout", &redirect, e) < 0)
+		return -1;
+	json_object_set_new(job->spec, "stderr_to_stdout", json_boolean(redirect));
+	return 0;
+}
+
 /* Judge0's limits in our units: ms, MB rounded up, KB. */
 static int j0_apply_limits(struct fe_job *job, const struct j0_limits *l, struct fe_apierr *e)
 {
@@ -314,7 +346,17 @@ static int j0_apply_limits(struct fe_job *job, const struct j0_limits *l, struct
 	uint32_t o_kb = (uint32_t)ceil(l->fsize);
 	if (t_ms && l->extra > 0 && !w_ms)
 		w_ms = 0; /* wall stays the language default */
-	return fe_job_limits(job, t_ms, w_ms, m_mb, o_kb, e);
+	if (l->stack > FE_J0_MAX_STACK_KB)
+		return fe_apierr_set(e, 422, "limit_exceeded", "stack_limit: must be less than or equal to %d",
+				     FE_J0_MAX_STACK_KB);
+	if (fe_job_limits(job, t_ms, w_ms, m_mb, o_kb, e) < 0)
+		return -1;
+	/* stack_limit in KB; absent: the memory limit, not Judge0's 64 MB
+	 * (a deep recursion that fits the memory limit is not an error). */
+	if (l->stack > 0 && json_object_set_new(json_object_get(job->spec, "limits"), "stack_kb",
+						json_integer((json_int_t)ceil(l->stack))) != 0)
+		return fe_apierr_set(e, 500, "internal", "out of memory");
+	return 0;
 }
 
 int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
@@ -351,7 +393,7 @@ int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
 	if (j0_add_input(job, in, inl, exp, expl, b, e) < 0)
 		goto fail;
 	json_object_set_new(job->spec, "return_output", json_true());
-	if (j0_apply_limits(job, &l, e) < 0)
+	if (j0_apply_limits(job, &l, e) < 0 || j0_commands(body, job, e) < 0)
 		goto fail;
 	if (fe_get_callback_url(body, job, e) < 0)
 		goto fail;
@@ -661,19 +703,23 @@ json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *
 		m = l->max;
 	}
 	json_t *o = json_pack("{s:b,s:b,s:b,s:[],s:b,s:b,s:b,s:i,s:f,s:b}", "maintenance_mode", 0,
-			      "enable_wait_result", enable_wait, "enable_compiler_options", 0,
-			      "allowed_languages_for_compile_options", "enable_command_line_arguments", 0,
+			      "enable_wait_result", enable_wait, "enable_compiler_options", 1,
+			      "allowed_languages_for_compile_options", "enable_command_line_arguments", 1,
 			      "enable_submission_delete", 1, "enable_callbacks", 1, "callbacks_max_tries", 3,
 			      "callbacks_timeout", 5.0, "enable_additional_files", 0);
 	if (!o)
 		return NULL;
+	json_t *with_options = json_object_get(o, "allowed_languages_for_compile_options");
+	for (size_t i = 0; i < cat->n; i++)
+		if (cat->judge0_id[i] && cat->lang[i]->compile_options && cat->lang[i]->compile_options[0])
+			json_array_append_new(with_options, json_string(cat->lang[i]->name));
 	json_object_update_new(
 		o, json_pack("{s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:i,s:i,s:i,s:i}", "max_queue_size", 1000,
 			     "cpu_time_limit", d.time_ms / 1000.0, "max_cpu_time_limit", m.time_ms / 1000.0,
 			     "cpu_extra_time", 0.0, "max_cpu_extra_time", 0.0, "wall_time_limit",
 			     d.wall_ms / 1000.0, "max_wall_time_limit", m.wall_ms / 1000.0, "memory_limit",
 			     (int)d.memory_mb * 1024, "max_memory_limit", (int)m.memory_mb * 1024,
-			     "stack_limit", 64000, "max_stack_limit", 64000, "max_processes_and_or_threads",
+			     "stack_limit", 64000, "max_stack_limit", FE_J0_MAX_STACK_KB, "max_processes_and_or_threads",
 			     (int)d.procs, "max_max_processes_and_or_threads", (int)m.procs));
 	json_object_update_new(
 		o, json_pack("{s:b,s:b,s:b,s:b,s:i,s:i,s:i,s:i,s:b,s:i,s:b,s:i,s:f,s:b,s:b,s:b}",

@@ -12,7 +12,8 @@
 
 static const char *const native_keys[] = { "language", "source", "files", "stdin", "tests",
 					   "checker", "limits", "return_output", "callback_url",
-					   "gpus", "problem_id", "version", "run_all", "samples_only", NULL };
+					   "gpus", "problem_id", "version", "run_all", "samples_only", "args",
+					   "compile_options", "stderr_to_stdout", NULL };
 
 static int parse_files(const json_t *body, struct fe_job *job, const struct fe_bounds *b,
 		       struct fe_apierr *e)
@@ -166,7 +167,7 @@ static int parse_limits(const json_t *body, struct fe_job *job, struct fe_apierr
 		json_object_foreach(l, key, v) {
 			(void)v;
 			if (strcmp(key, "time_ms") && strcmp(key, "wall_ms") && strcmp(key, "memory_mb") &&
-			    strcmp(key, "output_kb"))
+			    strcmp(key, "output_kb") && strcmp(key, "stack_kb"))
 				return fe_apierr_set(e, 400, "invalid_request", "field 'limits.%.40s': unknown",
 						     key);
 		}
@@ -176,7 +177,36 @@ static int parse_limits(const json_t *body, struct fe_job *job, struct fe_apierr
 		    fe_get_uint(l, "output_kb", "limits.output_kb", 1048576, &o, e) < 0)
 			return -1;
 	}
-	return fe_job_limits(job, t, w, m, o, e);
+	if (fe_job_limits(job, t, w, m, o, e) < 0)
+		return -1;
+	uint32_t stack = 0;
+	if (l && !json_is_null(l) && fe_get_uint(l, "stack_kb", "limits.stack_kb", GV_JOBSPEC_STACK_KB_MAX, &stack, e) < 0)
+		return -1;
+	if (stack && json_object_set_new(json_object_get(job->spec, "limits"), "stack_kb", json_integer(stack)) != 0)
+		return fe_apierr_set(e, 500, "internal", "out of memory");
+	return 0;
+}
+
+/* args, compile_options and stderr_to_stdout: what a run adds to the
+ * language's commands (frontend/api_words.c). */
+static int parse_commands(const json_t *body, struct fe_job *job, struct fe_apierr *e)
+{
+	json_t *v = json_object_get(body, "args"), *words;
+	if (v && !json_is_null(v) &&
+	    (fe_words_from_array(v, "args", &words, e) < 0 || fe_spec_set_args(job, words, e) < 0))
+		return -1;
+	v = json_object_get(body, "compile_options");
+	if (v && !json_is_null(v) &&
+	    (fe_words_from_array(v, "compile_options", &words, e) < 0 ||
+	     fe_spec_set_compile_options(job, words, "compile_options", e) < 0))
+		return -1;
+	v = json_object_get(body, "stderr_to_stdout");
+	if (v && !json_is_null(v)) {
+		if (!json_is_boolean(v))
+			return fe_apierr_set(e, 400, "invalid_request", "field 'stderr_to_stdout': expected boolean");
+		json_object_set(job->spec, "stderr_to_stdout", v);
+	}
+	return 0;
 }
 
 /* A submission to a stored problem (issue 6): problem_id, and optionally
@@ -211,6 +241,11 @@ static int parse_problem(const json_t *body, struct fe_job *job, struct fe_apier
 				     "'tests', 'stdin' and 'checker' come from the problem with 'problem_id'");
 	if (json_integer_value(json_object_get(job->spec, "gpus")) > 0)
 		return fe_apierr_set(e, 400, "invalid_request", "'gpus' is not available with 'problem_id'");
+	if (json_object_get(job->spec, "args") || json_object_get(job->spec, "compile_options") ||
+	    json_object_get(job->spec, "stderr_to_stdout") ||
+	    json_object_get(json_object_get(job->spec, "limits"), "stack_kb"))
+		return fe_apierr_set(e, 400, "invalid_request", "'args', 'compile_options', 'stderr_to_stdout' "
+				     "and 'limits.stack_kb' are not available with 'problem_id'");
 	uint32_t version = 0;
 	if (fe_get_uint(body, "version", "version", INT32_MAX, &version, e) < 0)
 		return -1;
@@ -252,7 +287,8 @@ int fe_native_parse(const json_t *body, const struct fe_catalog *cat, const stru
 	if (fe_spec_base(job, lang, e) < 0)
 		goto fail;
 	if (parse_files(body, job, b, e) < 0 || parse_tests(body, job, b, e) < 0 ||
-	    parse_checker(body, job, e) < 0 || parse_limits(body, job, e) < 0)
+	    parse_checker(body, job, e) < 0 || parse_limits(body, job, e) < 0 ||
+	    parse_commands(body, job, e) < 0)
 		goto fail;
 	const char *in;
 	size_t inl;

@@ -398,11 +398,13 @@ int fe_piston_parse(const json_t *body, const struct fe_catalog *cat, const stru
 	json_t *files = json_object_get(body, "files");
 	if (!json_is_array(files) || json_array_size(files) == 0 || json_array_size(files) > 32)
 		return fe_apierr_set(e, 400, "invalid_request", "files is required as an array");
-	json_t *args = json_object_get(body, "args");
-	if (json_is_array(args) && json_array_size(args) > 0)
-		return fe_apierr_set(e, 400, "unsupported", "args: not supported by this server");
 	if (fe_spec_base(job, lang, e) < 0)
 		return -1;
+	/* Piston passes args to the program after its run command. */
+	json_t *args = json_object_get(body, "args"), *words = NULL;
+	if (args && !json_is_null(args) &&
+	    (fe_words_from_array(args, "args", &words, e) < 0 || fe_spec_set_args(job, words, e) < 0))
+		goto fail;
 	size_t total = 0, i;
 	json_t *f;
 	json_array_foreach(files, i, f) {
@@ -432,13 +434,16 @@ int fe_piston_parse(const json_t *body, const struct fe_catalog *cat, const stru
 		goto fail;
 	json_object_set_new(job->spec, "stdin", json_stringn(in, inl));
 	json_object_set_new(job->spec, "return_output", json_true());
-	double rt = 0, rm = 0;
+	double rt = 0, rm = 0, rc = 0;
 	if (fe_j0_number(body, "run_timeout", 0, 3600000, &rt, e) < 0 ||
+	    fe_j0_number(body, "run_cpu_time", 0, 3600000, &rc, e) < 0 ||
 	    fe_j0_number(body, "run_memory_limit", -1, 1e12, &rm, e) < 0)
 		goto fail;
-	/* Piston: run_timeout in ms (wall), run_memory_limit in bytes, -1 = none. */
+	/* Piston: run_timeout in ms (wall), run_cpu_time in ms (CPU),
+	 * run_memory_limit in bytes, -1 = none. Without run_cpu_time a
+	 * run_timeout under the language's CPU default bounds the CPU too. */
 	uint32_t wall = (uint32_t)rt, mem = rm > 0 ? (uint32_t)((rm + 1048575) / 1048576) : 0;
-	uint32_t cpu = wall && wall < lang->defaults.time_ms ? wall : 0;
+	uint32_t cpu = rc > 0 ? (uint32_t)rc : wall && wall < lang->defaults.time_ms ? wall : 0;
 	if (fe_job_limits(job, cpu, wall, mem, 0, e) < 0)
 		goto fail;
 	return 0;

@@ -24,6 +24,9 @@ static json_t *v1_languages(const struct fe_app *app, const struct fe_probed *p)
 		json_t *ext = json_array();
 		for (char **e = l->extensions; e && *e; e++)
 			json_array_append_new(ext, json_string(*e));
+		json_t *opts = json_array();
+		for (char **o = l->compile_options; o && *o; o++)
+			json_array_append_new(opts, json_string(*o));
 		json_t *lim = json_pack("{s:{s:i,s:i,s:i,s:i},s:{s:i,s:i,s:i,s:i}}", "defaults", "time_ms",
 					(int)l->defaults.time_ms, "wall_ms", (int)l->defaults.wall_ms,
 					"memory_mb", (int)l->defaults.memory_mb, "output_kb",
@@ -31,12 +34,12 @@ static json_t *v1_languages(const struct fe_app *app, const struct fe_probed *p)
 					"wall_ms", (int)l->max.wall_ms, "memory_mb", (int)l->max.memory_mb,
 					"output_kb", (int)l->max.output_kb);
 		int j0 = app->cat.judge0_id[i];
-		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:o,s:b,s:s,s:o,s:o,s:b,s:o}", "id", l->id, "name",
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:o,s:b,s:s,s:o,s:o,s:b,s:o,s:o}", "id", l->id, "name",
 						   l->name, "display_version", v, "version",
 						   offered ? json_string(p->version[i]) : json_null(), "available",
 						   offered, "source_file", l->source, "extensions", ext, "judge0_id",
 						   j0 ? json_integer(j0) : json_null(), "compiled",
-						   l->compile != NULL, "limits", lim));
+						   l->compile != NULL, "limits", lim, "compile_options", opts));
 	}
 	return a;
 }

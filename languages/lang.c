@@ -32,9 +32,18 @@ void lang_def_clear(struct lang_def *def)
 	lang_argv_free(def->packages);
 	lang_argv_free(def->host_etc);
 	lang_argv_free(def->precompiled_headers);
+	lang_argv_free(def->compile_options);
 	free(def->compile_class_archive);
 	free(def->path);
 	memset(def, 0, sizeof(*def));
+}
+
+bool lang_compile_option_allowed(const struct lang_def *def, const char *word)
+{
+	for (char **p = def->compile_options; p && *p; p++)
+		if (strcmp(*p, word) == 0)
+			return true;
+	return false;
 }
 
 void lang_registry_free(struct lang_registry *reg)

@@ -65,6 +65,8 @@ struct lang_def {
 	char **host_etc;       /* host /etc paths the toolchain needs in the sandbox */
 	char **precompiled_headers; /* headers built ahead for compile's exact flags
 				     * ("bits/stdc++.h"; languages/lang_pch.h); empty: none */
+	char **compile_options; /* options a submission may add to the compile command
+				 * (Judge0's compiler_options), exact words; empty: none */
 	char *compile_class_archive; /* a JVM compiler's class-data archive built
 				      * ahead ("javac.jsa"; languages/lang_cds.h); NULL: none */
 	bool rlimit_as;        /* limit the address space too (native code) */
@@ -76,6 +78,9 @@ struct lang_def {
 	struct lang_limits max;
 	char *path;            /* the file it was loaded from */
 };
+
+/* Is word one of def's compile_options? */
+bool lang_compile_option_allowed(const struct lang_def *def, const char *word);
 
 struct lang_registry {
 	struct lang_def *defs; /* sorted by id */

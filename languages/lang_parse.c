@@ -131,6 +131,7 @@ static const struct lang_key top_keys[] = {
 	{"rlimit_as", K_BOOL, F(rlimit_as), true},
 	{"host_etc", K_LIST, F(host_etc), false},
 	{"precompiled_headers", K_LIST, F(precompiled_headers), false},
+	{"compile_options", K_LIST, F(compile_options), false},
 	{"compile_class_archive", K_STR, F(compile_class_archive), false},
 	{"memory_extra_mb", K_U32, F(memory_extra_mb), false},
 	{"memory_error", K_STR, F(memory_error), false},
@@ -292,6 +293,13 @@ int lang_def_parse(struct lang_def *def, const char *name, const char *text, siz
 	if (!def->host_etc) {
 		def->host_etc = calloc(1, sizeof(char *));
 		if (!def->host_etc) {
+			gv_err_errno(err, "calloc");
+			goto out;
+		}
+	}
+	if (!def->compile_options) {
+		def->compile_options = calloc(1, sizeof(char *));
+		if (!def->compile_options) {
 			gv_err_errno(err, "calloc");
 			goto out;
 		}

@@ -36,6 +36,20 @@ static bool valid_filename(const char *s)
 /* An include name a header file may be built from: relative, no "..",
  * letters, digits and "_+-./" only, ending in ".h" or ".hpp" or with no
  * dot at all (<vector>). */
+/* An option a submission may pass to a compiler: one word, an option
+ * (never a file name the compiler would read or write), of a small
+ * alphabet: no path, quote or shell character. */
+static bool compile_option_ok(const char *p)
+{
+	size_t n = strlen(p);
+	if (n < 2 || n > 64 || p[0] != '-')
+		return false;
+	for (const char *s = p; *s; s++)
+		if (!(isalnum((unsigned char)*s) || strchr("=+,._-", *s)))
+			return false;
+	return true;
+}
+
 static bool header_name_ok(const char *p)
 {
 	size_t n = strlen(p);
@@ -180,6 +194,14 @@ int lang_validate(struct lang_pctx *c, struct lang_def *def, yaml_node_t *root)
 		if (!header_name_ok(*p))
 			return lang_perr(c, root, "precompiled header '%.80s' must be a relative include name like bits/stdc++.h",
 				    *p);
+	for (char **p = def->compile_options ? def->compile_options : (char *[]){NULL}; *p; p++)
+		if (!compile_option_ok(*p))
+			return lang_perr(c, root, "compile option '%.80s' must be one word starting with '-', "
+				    "of letters, digits and =+,._-", *p);
+	if (def->compile_options && !def->compile && def->compile_options[0])
+		return lang_perr(c, root, "compile_options without a compile step");
+	if (lang_argv_len((const char *const *)def->compile_options) > LANG_LIST_MAX)
+		return lang_perr(c, root, "too many compile_options");
 	if (def->compile_class_archive && !class_archive_name_ok(def->compile_class_archive))
 		return lang_perr(c, root, "compile_class_archive '%.80s' must be a file name ending in .jsa",
 			    def->compile_class_archive);

@@ -104,7 +104,7 @@ int init_job_parse(const char *buf, size_t len, struct init_job *job, struct gv_
 			}
 			seccomp_seen = 1;
 		} else if (exec_record_key_is(&f, "feedback_dir") || exec_record_key_is(&f, "interactive") ||
-			   exec_record_key_is(&f, "network")) {
+			   exec_record_key_is(&f, "network") || exec_record_key_is(&f, "stderr_to_stdout")) {
 			if (exec_record_parse_u64(f.value, f.value_len, 1, &v, err) < 0) {
 				gv_err_prefix(err, "job record: key %.*s", (int)f.key_len, f.key);
 				goto fail;
@@ -113,6 +113,8 @@ int init_job_parse(const char *buf, size_t len, struct init_job *job, struct gv_
 				job->feedback_dir = (int)v;
 			else if (f.key[0] == 'n')
 				job->network = (int)v;
+			else if (f.key[0] == 's')
+				job->stderr_to_stdout = (int)v;
 			else
 				job->interactive = (int)v;
 		} else if (exec_record_key_is(&f, "rlimit_as") || exec_record_key_is(&f, "compile_rlimit_as")) {

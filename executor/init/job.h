@@ -34,6 +34,7 @@ struct init_job {
 	int feedback_dir; /* 1: a fresh writable /tmp/gv-feedback/ per test, its files sent back */
 	int interactive;  /* 1: tests take stdin from `data` frames and stream stdout back as `data` */
 	int network;      /* 1: the sandbox has a filtered network: AF_INET sockets allowed */
+	int stderr_to_stdout; /* 1: tests' stderr is their stdout (not interactive ones) */
 	char *strings;   /* owns every argv string */
 };
 

@@ -626,6 +626,8 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 		.idle_is_tle = !s->job.interactive,
 		.no_rlimit_as = 1,
 		.single_process = s->job.test.procs == 1, /* as bpf_program was built */
+		/* An interactor reads stdout: stderr stays apart there. */
+		.stderr_to_stdout = s->job.stderr_to_stdout && !s->job.interactive,
 	};
 	/* Interactive: a fresh stdin pipe per test (its end is the EOF the
 	 * host asks for). The read end goes to the program; the runner closes

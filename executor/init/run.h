@@ -77,6 +77,7 @@ struct init_run_spec {
 	int compile_phase;  /* a compiler: the process tree (procs > 1) is walked every 200 ms, not 20 */
 	int single_process; /* the policy refuses new processes (procs:1): RLIMIT_NPROC then bounds
 			     * threads only, at INIT_SINGLE_PROCESS_TASKS */
+	int stderr_to_stdout; /* the child's fd 2 is its fd 1: one stream, in the order written */
 };
 
 /* Puts the program's stdout and stderr pipes at fds 1 and 2 of the caller,

@@ -185,11 +185,55 @@ int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, c
 			.memory_kb = ((uint64_t)memory_mb + lang->memory_extra_mb) * 1024,
 			.output_bytes = (uint64_t)output_kb * 1024,
 			.stderr_bytes = JUDGE_STDERR_MAX,
-			.stack_kb = (uint64_t)memory_mb * 1024,
+			.stack_kb = lim->stack_kb && lim->stack_kb < (uint64_t)memory_mb * 1024
+					    ? lim->stack_kb
+					    : (uint64_t)memory_mb * 1024,
 			.procs = d->procs,
 			.rlimit_as = lang->rlimit_as,
 		},
 	};
+	return 0;
+}
+
+/* *argv with n words appended (a new NULL-terminated copy). */
+static int append_words(char ***argv, char *const *words, size_t n, const char *what, struct gv_err *err)
+{
+	if (n == 0)
+		return 0;
+	size_t have = lang_argv_len((const char *const *)*argv);
+	if (have + n > LANG_ARGV_MAX)
+		return gv_err_set(err, GV_ELIMIT, "%s: more than %d words", what, LANG_ARGV_MAX);
+	char **v = calloc(have + n + 1, sizeof(*v));
+	if (!v)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[have + i] = strdup(words[i]))) {
+			for (size_t j = 0; j < i; j++)
+				free(v[have + j]);
+			free(v);
+			return gv_err_set(err, ENOMEM, "out of memory");
+		}
+	}
+	memcpy(v, *argv, have * sizeof(*v));
+	free(*argv); /* the words moved to v */
+	*argv = v;
+	return 0;
+}
+
+int exec_lang_job_add_words(struct exec_lang_job *lj, char *const *compile_options, size_t n_options,
+			    char *const *args, size_t n_args, struct gv_err *err)
+{
+	if (n_options && !lj->compile_argv)
+		return gv_err_set(err, GV_EINVAL, "language %s has no compile step for compile options", lj->lang->id);
+	for (size_t i = 0; i < n_options; i++)
+		if (!lang_compile_option_allowed(lj->lang, compile_options[i]))
+			return gv_err_set(err, GV_EINVAL, "compile option '%.64s' is not allowed for language %s",
+					  compile_options[i], lj->lang->id);
+	if (append_words(&lj->compile_argv, compile_options, n_options, "compile command", err) != 0 ||
+	    append_words(&lj->run_argv, args, n_args, "run command", err) != 0)
+		return -1;
+	lj->job.compile_argv = (const char *const *)lj->compile_argv;
+	lj->job.run_argv = (const char *const *)lj->run_argv;
 	return 0;
 }
 

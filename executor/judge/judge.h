@@ -27,6 +27,7 @@ struct exec_run_limits {
 	uint32_t wall_ms;
 	uint32_t memory_mb;
 	uint32_t output_kb;
+	uint32_t stack_kb; /* 0: the memory limit */
 };
 
 /* A job built from a language: owns its expanded argvs. */
@@ -46,6 +47,11 @@ int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, c
 			const void *source, size_t len, const struct exec_run_limits *lim,
 			struct gv_err *err) GV_MUST_CHECK;
 void exec_lang_job_free(struct exec_lang_job *lj);
+/* Appends a submission's compile options (each one of the language's
+ * compile_options, else GV_EINVAL: the job fails closed) to the compile
+ * command and its arguments to the run command. */
+int exec_lang_job_add_words(struct exec_lang_job *lj, char *const *compile_options, size_t n_options,
+			    char *const *args, size_t n_args, struct gv_err *err) GV_MUST_CHECK;
 
 /* gavel-init's default for a compile's RLIMIT_FSIZE when the job sets none
  * (executor/init/job.c, compile_fsize_kb). */

@@ -95,11 +95,16 @@ static int build_job(struct job_state *st, const struct lang_def *lang, const st
 		.wall_ms = spec->wall_ms,
 		.memory_mb = spec->memory_mb,
 		.output_kb = spec->output_kb,
+		.stack_kb = spec->stack_kb,
 	};
 	if (spec->n_files == 0)
 		return gv_err_set(err, GV_EINVAL, "no source file");
 	if (exec_lang_job_build(&st->lj, lang, tenant, spec->files[0].content, spec->files[0].len, &lim, err) != 0)
 		return -1;
+	if (exec_lang_job_add_words(&st->lj, spec->compile_options, spec->n_compile_options, spec->args,
+				    spec->n_args, err) != 0)
+		return -1;
+	st->lj.job.stderr_to_stdout = spec->stderr_to_stdout;
 	if (spec->n_files == 1)
 		return 0;
 	st->files = calloc(spec->n_files, sizeof(*st->files));

@@ -57,6 +57,10 @@ struct exec_job {
 	 * through the host while the program runs (exec_session_interact;
 	 * PROTOCOL.md, `interactive`); run_test is refused. */
 	bool interactive;
+	/* The program's stderr is its stdout: one pipe, one stream in the
+	 * order written, under the output cap (PROTOCOL.md,
+	 * `stderr_to_stdout`). Compiles keep theirs apart. */
+	bool stderr_to_stdout;
 	const char *const *compile_argv;  /* NULL: no compile step */
 	const char *const *run_argv;
 	const struct exec_file *files;

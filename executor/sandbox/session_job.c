@@ -165,6 +165,8 @@ static char *job_record(const struct exec_job *job, bool host_cpu, size_t *len)
 		sb_printf(&b, "feedback_dir:1\n");
 	if (job->interactive)
 		sb_printf(&b, "interactive:1\n");
+	if (job->stderr_to_stdout)
+		sb_printf(&b, "stderr_to_stdout:1\n");
 	/* Only after the sandbox's filtered network was made (open). */
 	if (job->egress && job->egress->grants)
 		sb_printf(&b, "network:1\n");

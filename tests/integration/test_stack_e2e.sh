@@ -29,7 +29,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..67"
+echo "1..74"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -334,6 +334,52 @@ req POST /api/v2/execute "${A[@]}" -H 'Content-Type: text/plain' --data-binary "
 check "piston execute with NUL and invalid UTF-8 in the output -> 200 JSON" eq "$last_code $(pj 'd["run"]["stdout"].startswith("a")')" "200 True"
 check_alive "the Piston group"
 
+# ------------- (d2) what a run adds to its commands (frontend/api_words.c)
+
+# jreq KEY=JSON...: a JSON object whose values are JSON texts.
+jreq() {
+	python3 - "$@" <<-'PY'
+		import json, sys
+		print(json.dumps({k: json.loads(v) for k, v in (a.split("=", 1) for a in sys.argv[1:])}))
+	PY
+}
+js() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+PY_ARGV='import sys
+print(sys.argv[1:])'
+req POST /api/v2/execute "${A[@]}" "${J[@]}" --data-binary "$(jreq language='"python"' version='"*"' \
+	files="[{\"content\": $(js "$PY_ARGV")}]" args='["1", "two words", ""]')"
+check "piston execute with args: the program's argv after its command" eq "$last_code $(pj 'd["run"]["stdout"]')" "200 ['1', 'two words', '']"
+C_CMDS='#include <stdio.h>
+int main(int argc, char **argv) {
+	setvbuf(stdout, NULL, _IONBF, 0);
+	for (int i = 1; i < argc; i++) printf("[%s]", argv[i]);
+#ifdef ONLINE_JUDGE
+	printf(" oj");
+#endif
+	printf("\no1\n"); fprintf(stderr, "e1\n"); printf("o2\n"); return 0; }'
+req POST "/submissions?wait=true&fields=stdout,stderr,status_id" "${A[@]}" "${J[@]}" --data-binary "$(jreq language_id=50 \
+	source_code="$(js "$C_CMDS")" command_line_arguments="$(js "a 'b c' \"\$HOME\"")" \
+	compiler_options='"-O0 -DONLINE_JUDGE"' redirect_stderr_to_stdout=true)"
+check "judge0 command_line_arguments split as sh does (nothing expanded), compiler_options, stderr into stdout in order" \
+	eq "$last_code $(pj 'd["status_id"], repr(d["stdout"]), d["stderr"]')" "201 3 '[a][b c][\$HOME] oj\no1\ne1\no2\n' None"
+req POST "/submissions?wait=true&fields=stdout,stderr,status_id" "${A[@]}" "${J[@]}" --data-binary "$(jreq language_id=50 \
+	source_code="$(js "$C_CMDS")")"
+check "judge0 without them: no arguments, no macro, stderr apart" eq "$last_code $(pj 'd["status_id"], repr(d["stdout"]), d["stderr"]')" "201 3 '\no1\no2\n' e1"
+req POST "/submissions?wait=true" "${A[@]}" "${J[@]}" --data-binary "$(jreq language_id=50 source_code='"int main(void){return 0;}"' \
+	compiler_options='"-fplugin=/tmp/x.so"')"
+check "judge0 compiler_options outside the language's allowlist -> 422" eq "$last_code $(pj '"-fplugin" in str(d)')" "422 True"
+C_DEEP='#include <string.h>
+static int down(int n) { volatile char pad[1024]; memset((char *)pad, n, sizeof pad); return n ? down(n - 1) + pad[7] : 0; }
+int main(void) { return down(16384) == -1; }'
+req POST "/submissions?wait=true&fields=status_id,exit_signal" "${A[@]}" "${J[@]}" --data-binary "$(jreq language_id=50 \
+	source_code="$(js "$C_DEEP")" stack_limit=8000)"
+check "judge0 stack_limit 8000 KB: a 16 MiB recursion is a runtime error (SIGSEGV)" eq "$last_code $(pj 'd["status_id"], d["exit_signal"]')" "201 7 11"
+req POST "/submissions?wait=true&fields=status_id" "${A[@]}" "${J[@]}" --data-binary "$(jreq language_id=50 source_code="$(js "$C_DEEP")")"
+check "judge0 without stack_limit: the stack may use the memory limit, the recursion is accepted" eq "$last_code $(pj 'd["status_id"]')" "201 3"
+req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" --data-binary "$(jreq language='"python3"' source="$(js "$PY_ARGV")" args='["x"]')"
+check "native args" eq "$last_code $(pj 'd["result"]["stdout"]')" "201 ['x']"
+check_alive "the commands group"
+
 # -------------------------------------- (e) 30 submissions in parallel
 
 mkdir -p "$TMP/par"
@@ -506,7 +552,8 @@ odd_req 4 POST /api/v2/execute '{"language":"py","files":"x"}' text/plain
 odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"zz","encoding":"hex"}]}' text/plain
 odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"%%%","encoding":"base64"}]}' text/plain
 odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"x"},{"content":"y"}]}' text/plain
-odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"x"}],"args":["a"]}' text/plain
+odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"x"}],"args":[1]}' text/plain
+odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"x"}],"args":"a b"}' text/plain
 odd_req 4 POST /api/v2/execute '{"language":"py","files":[{"content":"x"}],"run_timeout":"x"}' text/plain
 odd_req 4 GET /v1/submissions/%00 ''
 odd_req 4 GET "/v1/submissions/$(printf 'A%.0s' $(seq 1 200))" ''

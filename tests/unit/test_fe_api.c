@@ -8,7 +8,9 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "common/jobspec.h"
 #include "frontend/api.h"
+#include "frontend/api_internal.h"
 #include "frontend/router.h"
 
 static struct lang_registry reg;
@@ -174,7 +176,10 @@ static void judge0__parse__maps_fields_base64_and_expected_output(void **state)
 		{ "{\"source_code\":\"x\"}", false, 422 },
 		{ "{\"language_id\":9999,\"source_code\":\"x\"}", false, 422 },
 		{ "{\"language_id\":71,\"source_code\":\"!!!\"}", true, 400 },
-		{ "{\"language_id\":71,\"source_code\":\"x\",\"command_line_arguments\":\"-v\"}", false, 422 },
+		{ "{\"language_id\":71,\"source_code\":\"x\",\"compiler_options\":\"-O2\"}", false, 422 },
+		{ "{\"language_id\":71,\"source_code\":\"x\",\"command_line_arguments\":\"'a b\"}", false, 400 },
+		{ "{\"language_id\":71,\"source_code\":\"x\",\"stack_limit\":2000000}", false, 422 },
+		{ "{\"language_id\":71,\"source_code\":\"x\",\"additional_files\":\"UEs=\"}", false, 422 },
 		{ "{\"language_id\":71,\"source_code\":\"x\",\"cpu_time_limit\":\"fast\"}", false, 422 },
 		{ "{\"language_id\":71,\"source_code\":\"\"}", false, 422 },
 	};
@@ -184,6 +189,119 @@ static void judge0__parse__maps_fields_base64_and_expected_output(void **state)
 		assert_int_equal(e.status, bad[i].status);
 		json_decref(j);
 	}
+}
+
+/* Words as a shell splits a simple command, nothing expanded. */
+static void words__split__as_a_shell_would(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		const char *out; /* words joined by '|'; NULL: refused */
+	} cases[] = {
+		{ "", "" },
+		{ "  a  b\tc ", "a|b|c" },
+		{ "'a b' \"c d\" e\\ f", "a b|c d|e f" },
+		{ "'$HOME' \"$HOME\" *", "$HOME|$HOME|*" },
+		{ "\"a\\\"b\" 'a\\b' \"a\\b\"", "a\"b|a\\b|a\\b" },
+		{ "''", "" /* one empty word */ },
+		{ "'unterminated", NULL },
+		{ "\"unterminated", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *w = NULL;
+		struct fe_apierr e;
+		int r = fe_words_split(cases[i].in, strlen(cases[i].in), "command_line_arguments", &w, &e);
+		if (!cases[i].out) {
+			assert_int_equal(r, -1);
+			assert_int_equal(e.status, 400);
+			continue;
+		}
+		assert_int_equal(r, 0);
+		char joined[256] = "";
+		size_t k;
+		json_t *v;
+		json_array_foreach(w, k, v) {
+			if (k)
+				strcat(joined, "|");
+			strcat(joined, json_string_value(v));
+		}
+		assert_string_equal(joined, cases[i].out);
+		if (!strcmp(cases[i].in, "''"))
+			assert_int_equal(json_array_size(w), 1);
+		json_decref(w);
+	}
+	/* 33 words are one too many; a word over 1024 bytes too. */
+	char many[200] = "";
+	for (int i = 0; i < 33; i++)
+		strcat(many, "x ");
+	json_t *w = NULL;
+	struct fe_apierr e;
+	assert_int_equal(fe_words_split(many, strlen(many), "args", &w, &e), -1);
+	assert_int_equal(e.status, 422);
+	char long_word[1100];
+	memset(long_word, 'x', sizeof(long_word) - 1);
+	long_word[sizeof(long_word) - 1] = 0;
+	assert_int_equal(fe_words_split(long_word, strlen(long_word), "args", &w, &e), -1);
+	assert_int_equal(e.status, 422);
+}
+
+/* args, compiler options, redirection and stack through each API. */
+static void commands__each_api__into_the_spec(void **state)
+{
+	(void)state;
+	struct fe_job job;
+	struct fe_apierr e;
+	json_t *b = json_loads("{\"language_id\":54,\"source_code\":\"int main(){}\","
+			       "\"command_line_arguments\":\"1 'two words'\",\"compiler_options\":\"-O0 -DONLINE_JUDGE\","
+			       "\"redirect_stderr_to_stdout\":true,\"stack_limit\":128000}", 0, NULL);
+	assert_int_equal(fe_j0_parse(b, false, &cat, &bounds, &job, &e), 0);
+	json_t *args = json_object_get(job.spec, "args");
+	assert_int_equal(json_array_size(args), 2);
+	assert_string_equal(json_string_value(json_array_get(args, 1)), "two words");
+	assert_int_equal(json_array_size(json_object_get(job.spec, "compile_options")), 2);
+	assert_true(json_is_true(json_object_get(job.spec, "stderr_to_stdout")));
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(job.spec, "limits"), "stack_kb")), 128000);
+	struct gv_jobspec spec;
+	struct gv_err err;
+	assert_int_equal(gv_jobspec_from_json(job.spec, &spec, &err), 0);
+	assert_int_equal(spec.n_args, 2);
+	assert_int_equal(spec.n_compile_options, 2);
+	assert_true(spec.stderr_to_stdout);
+	assert_int_equal(spec.stack_kb, 128000);
+	gv_jobspec_free(&spec);
+	fe_job_clear(&job);
+	json_decref(b);
+	/* An option outside the language's allowlist is 422. */
+	b = json_loads("{\"language_id\":54,\"source_code\":\"x\",\"compiler_options\":\"-fplugin=/tmp/x.so\"}", 0, NULL);
+	assert_int_equal(fe_j0_parse(b, false, &cat, &bounds, &job, &e), -1);
+	assert_int_equal(e.status, 422);
+	assert_string_equal(e.code, "compile_option_not_allowed");
+	json_decref(b);
+	/* Piston args as piston-client sends them. */
+	b = json_loads("{\"language\":\"python\",\"version\":\"*\",\"files\":[{\"content\":\"x\"}],"
+		       "\"args\":[\"1\",\"2\",\"3\"],\"run_cpu_time\":1500}", 0, NULL);
+	assert_int_equal(fe_piston_parse(b, &cat, &bounds, &job, &e), 0);
+	assert_int_equal(json_array_size(json_object_get(job.spec, "args")), 3);
+	assert_int_equal(job.time_ms, 1500);
+	fe_job_clear(&job);
+	json_decref(b);
+	b = json_loads("{\"language\":\"python\",\"files\":[{\"content\":\"x\"}],\"args\":[1]}", 0, NULL);
+	assert_int_equal(fe_piston_parse(b, &cat, &bounds, &job, &e), -1);
+	assert_int_equal(e.status, 400);
+	json_decref(b);
+	/* Native: args and compile_options, refused with a problem. */
+	b = json_loads("{\"language\":\"c\",\"source\":\"x\",\"args\":[\"a\"],\"compile_options\":[\"-O0\"],"
+		       "\"stderr_to_stdout\":true,\"limits\":{\"stack_kb\":1024}}", 0, NULL);
+	assert_int_equal(fe_native_parse(b, &cat, &bounds, &job, &e), 0);
+	assert_int_equal(json_array_size(json_object_get(job.spec, "args")), 1);
+	fe_job_clear(&job);
+	json_decref(b);
+	b = json_loads("{\"language\":\"c\",\"source\":\"x\",\"args\":[\"a\"],"
+		       "\"problem_id\":\"abcdefghijklmnopqrstuvwx\"}", 0, NULL);
+	assert_int_equal(fe_native_parse(b, &cat, &bounds, &job, &e), -1);
+	assert_int_equal(e.status, 400);
+	json_decref(b);
 }
 
 static void native__validation__table(void **state)
@@ -362,6 +480,8 @@ int main(void)
 		cmocka_unit_test(judge0__parse__maps_fields_base64_and_expected_output),
 		cmocka_unit_test(native__validation__table),
 		cmocka_unit_test(native__source_over_limit__is_413),
+		cmocka_unit_test(words__split__as_a_shell_would),
+		cmocka_unit_test(commands__each_api__into_the_spec),
 		cmocka_unit_test(piston__semver__ranges),
 		cmocka_unit_test(piston__find__by_alias_and_version),
 		cmocka_unit_test(catalog__probed__listings_follow_executors),

@@ -210,6 +210,8 @@ static const struct job_case job_cases[] = {
 	{ "interactive off", JOB_BASE "interactive:0\n", 1 },
 	{ "interactive 2", JOB_BASE "interactive:2\n", 0 },
 	{ "interactive empty", JOB_BASE "interactive:\n", 0 },
+	{ "stderr_to_stdout on", JOB_BASE "stderr_to_stdout:1\n", 1 },
+	{ "stderr_to_stdout 2", JOB_BASE "stderr_to_stdout:2\n", 0 },
 };
 
 static void job__parse_table__matches_expectations(void **state)
@@ -272,10 +274,15 @@ static void job__interactive__is_parsed_and_off_by_default(void **state)
 	assert_int_equal(init_job_parse(on, sizeof(on) - 1, &job, &err), 0);
 	assert_int_equal(job.interactive, 1);
 	assert_int_equal(job.feedback_dir, 1);
+	assert_int_equal(job.stderr_to_stdout, 0);
 	init_job_free(&job);
 	static const char off[] = JOB_BASE;
 	assert_int_equal(init_job_parse(off, sizeof(off) - 1, &job, &err), 0);
 	assert_int_equal(job.interactive, 0);
+	init_job_free(&job);
+	static const char merged[] = JOB_BASE "stderr_to_stdout:1\n";
+	assert_int_equal(init_job_parse(merged, sizeof(merged) - 1, &job, &err), 0);
+	assert_int_equal(job.stderr_to_stdout, 1);
 	init_job_free(&job);
 }
 

@@ -43,6 +43,15 @@ static void jobspec__refused__names_the_field(void **state)
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"gpus\":99}", "gpus" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"return_output\":1}",
 		  "return_output" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"args\":\"1 2\"}", "args" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"args\":[1]}", "args[0]" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"args\":[\"a\\nb\"]}", "args[0]" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"compile_options\":[\"-O0\",2]}",
+		  "compile_options[1]" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"stderr_to_stdout\":\"yes\"}",
+		  "stderr_to_stdout" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"problem_id\":\"p\",\"args\":[\"1\"]}",
+		  "problem_id" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct gv_jobspec s;
@@ -114,7 +123,35 @@ static void jobspec__plain_run__no_tests(void **state)
 	assert_int_equal(s.stdin_len, 2);
 	assert_int_equal(s.checker_mode, GV_CHECKER_TOKENS);
 	assert_null(s.checker_flags);
+	assert_int_equal(s.n_args, 0);
 	gv_jobspec_free(&s);
+}
+
+/* args, compile_options, stderr_to_stdout and stack_kb survive the
+ * canonical form. */
+static void jobspec__commands__round_trip(void **state)
+{
+	(void)state;
+	const char *j = "{\"language\":\"c\",\"files\":[{\"name\":\"a.c\",\"content\":\"\"}],"
+			"\"args\":[\"1\",\"two words\",\"\"],\"compile_options\":[\"-O0\"],\"stderr_to_stdout\":true,"
+			"\"limits\":{\"stack_kb\":8192}}";
+	struct gv_jobspec s, t;
+	struct gv_err err;
+	assert_int_equal(gv_jobspec_parse(j, strlen(j), &s, &err), 0);
+	size_t len;
+	char *text = gv_jobspec_to_text(&s, &len, &err);
+	assert_non_null(text);
+	assert_int_equal(gv_jobspec_parse(text, len, &t, &err), 0);
+	assert_int_equal(t.n_args, 3);
+	assert_string_equal(t.args[1], "two words");
+	assert_string_equal(t.args[2], "");
+	assert_int_equal(t.n_compile_options, 1);
+	assert_string_equal(t.compile_options[0], "-O0");
+	assert_true(t.stderr_to_stdout);
+	assert_int_equal(t.stack_kb, 8192);
+	free(text);
+	gv_jobspec_free(&s);
+	gv_jobspec_free(&t);
 }
 
 static char *big_request(size_t source_len, size_t stdin_len)
@@ -203,6 +240,7 @@ int main(void)
 		cmocka_unit_test(jobspec__refused__names_the_field),
 		cmocka_unit_test(jobspec__full_request__parsed),
 		cmocka_unit_test(jobspec__plain_run__no_tests),
+		cmocka_unit_test(jobspec__commands__round_trip),
 		cmocka_unit_test(jobspec__sizes__bounded),
 		cmocka_unit_test(result__judge__has_tests_and_lossy_output),
 	};
