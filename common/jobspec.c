@@ -527,6 +527,12 @@ json_t *gv_result_to_json(const struct gv_result *r)
 	put(o, "status", text(r->status ? r->status : "IE"), &ok);
 	put(o, "message", text(r->message), &ok);
 	put(o, "compile_output", lossy(r->compile_output, r->compile_output_len), &ok);
+	put(o, "compile",
+	    r->compile.ran ? json_pack("{s:I,s:I,s:I,s:i,s:i}", "time_ms", (json_int_t)r->compile.time_ms, "wall_ms",
+				       (json_int_t)r->compile.wall_ms, "memory_kb", (json_int_t)r->compile.memory_kb,
+				       "exit_code", r->compile.exit_code, "signal", r->compile.signal)
+			   : json_null(),
+	    &ok);
 	put(o, "time_ms", json_integer((json_int_t)r->time_ms), &ok);
 	put(o, "wall_ms", json_integer((json_int_t)r->wall_ms), &ok);
 	put(o, "memory_kb", json_integer((json_int_t)r->memory_kb), &ok);
@@ -554,6 +560,8 @@ json_t *gv_result_to_json(const struct gv_result *r)
 			put(to, "message", text(t->message), &ok);
 			if (t->out)
 				put(to, "stdout", lossy(t->out, t->out_len), &ok);
+			if (t->err_out)
+				put(to, "stderr", lossy(t->err_out, t->err_len), &ok);
 			if (json_array_append_new(tests, to) != 0)
 				ok = false;
 		}

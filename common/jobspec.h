@@ -73,6 +73,10 @@
  *                judge: "OK" (compiled, tests judged), "CE" or "IE"
  *     "message": "" | what failed (IE) or the limit hit,
  *     "compile_output": "...",          compiler stdout+stderr, bounded
+ *     "compile": {"time_ms", "wall_ms", "memory_kb", "exit_code", "signal"}
+ *                                        the (first) compile's figures; null
+ *                                        without a compile step or when it
+ *                                        did not run
  *     "time_ms", "wall_ms", "memory_kb": run: the run's; judge: the max
  *                                        over the tests that ran
  *     "exit_code": int, "signal": int,  run: the run's; judge: of the
@@ -80,7 +84,8 @@
  *     "stdout", "stderr":               only with return_output (run: the
  *                                        run's; judge: absent)
  *     "tests": [{"verdict", "time_ms", "wall_ms", "memory_kb", "exit_code",
- *                "signal", "message", "stdout" (only with return_output)}],
+ *                "signal", "message", "stdout", "stderr" (both only with
+ *                return_output)}],
  *                                        judge only, one per test, in order;
  *                                        tests after an IE are "SKIPPED"
  *     "time_limit_ms", "memory_limit_mb": the limits applied (0 when unknown)
@@ -184,6 +189,15 @@ struct gv_result_test {
 	const char *message; /* may be NULL */
 	const char *out;     /* stdout; NULL: not returned */
 	size_t out_len;
+	const char *err_out; /* stderr; NULL: not returned */
+	size_t err_len;
+};
+
+/* The figures of a compile. */
+struct gv_result_compile {
+	bool ran;            /* false: "compile" is null */
+	uint64_t time_ms, wall_ms, memory_kb;
+	int exit_code, signal;
 };
 
 /* Borrowed views: the builder copies what it needs. */
@@ -194,6 +208,7 @@ struct gv_result {
 	const char *message; /* may be NULL */
 	const char *compile_output;
 	size_t compile_output_len;
+	struct gv_result_compile compile;
 	uint64_t time_ms, wall_ms, memory_kb;
 	int exit_code, signal;
 	bool has_output;     /* emit stdout/stderr (run with return_output) */

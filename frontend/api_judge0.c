@@ -534,7 +534,10 @@ static bool j0_render_result(const struct j0_view *w, enum fe_j0_field f, json_t
 		*v = out_jtext(w->rtest0 ? json_object_get(w->rtest0, "stdout") : json_object_get(res, "stdout"),
 			       w->base64);
 		return true;
-	case FE_J0_STDERR: *v = out_jtext(json_object_get(res, "stderr"), w->base64); return true;
+	case FE_J0_STDERR:
+		*v = out_jtext(w->rtest0 ? json_object_get(w->rtest0, "stderr") : json_object_get(res, "stderr"),
+			       w->base64);
+		return true;
 	case FE_J0_COMPILE_OUTPUT: *v = out_jtext(json_object_get(res, "compile_output"), w->base64); return true;
 	case FE_J0_MESSAGE: *v = out_jtext(json_object_get(res, "message"), w->base64); return true;
 	case FE_J0_EXIT_CODE:

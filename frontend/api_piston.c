@@ -471,21 +471,28 @@ static json_t *stage_new(const char *out, const char *err)
 	return json_pack("{s:s,s:s,s:s+}", "stdout", out, "stderr", err, "output", out, err);
 }
 
-/* The compile stage. Gavel keeps no separate times or memory for the
- * compile step: those are null. */
+/* The compile stage, with the compile's own figures (null in results
+ * stored before they were kept). */
 static json_t *compile_stage(const json_t *res, bool failed)
 {
+	const json_t *c = json_object_get(res, "compile");
 	const char *err = json_string_value(json_object_get(res, "compile_output"));
 	json_t *o = stage_new("", err ? err : "");
 	if (!o)
 		return NULL;
-	json_object_set_new(o, "code", json_integer(failed ? 1 : 0));
+	json_int_t code = json_is_integer(json_object_get(c, "exit_code")) ? json_integer_value(json_object_get(c, "exit_code"))
+									   : (failed ? 1 : 0);
+	json_object_set_new(o, "code", json_integer(failed && code == 0 ? 1 : code));
 	json_object_set_new(o, "signal", json_null());
 	json_object_set_new(o, "message", failed ? json_string("compilation failed") : json_null());
 	json_object_set_new(o, "status", failed ? json_string("RE") : json_null());
-	json_object_set_new(o, "cpu_time", json_null());
-	json_object_set_new(o, "wall_time", json_null());
-	json_object_set_new(o, "memory", json_null());
+	static const char *const figures[][2] = { { "cpu_time", "time_ms" }, { "wall_time", "wall_ms" } };
+	for (size_t i = 0; i < 2; i++) {
+		json_t *v = json_object_get(c, figures[i][1]);
+		json_object_set_new(o, figures[i][0], json_is_integer(v) ? json_integer(json_integer_value(v)) : json_null());
+	}
+	json_t *mem = json_object_get(c, "memory_kb");
+	json_object_set_new(o, "memory", json_is_integer(mem) ? json_integer(json_integer_value(mem) * 1024) : json_null());
 	return o;
 }
 

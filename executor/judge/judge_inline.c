@@ -35,6 +35,7 @@ struct job_state {
 	struct exec_file *files;
 	char *compile_output;
 	size_t compile_output_len;
+	struct gv_result_compile compile; /* the first sandbox's compile */
 	unsigned sandboxes;
 	char message[GV_ERR_MSG_MAX];
 	const struct exec_inline_opts *opts;
@@ -79,6 +80,15 @@ static const char *open_sandbox(struct exec_engine *e, struct job_state *st, str
 		exec_compile_note_limit(&compile, &st->lj.job.compile_limits);
 	if (st->sandboxes == 1 || strcmp(v, "OK") != 0)
 		keep_compile_output(st, &compile);
+	if (st->sandboxes == 1 && st->lj.job.compile_argv)
+		st->compile = (struct gv_result_compile){
+			.ran = true,
+			.time_ms = compile.time_ms,
+			.wall_ms = compile.wall_ms,
+			.memory_kb = compile.memory_kb,
+			.exit_code = compile.exit_code,
+			.signal = compile.signal,
+		};
 	if (strcmp(v, "IE") == 0)
 		exec_msgf(st->message, sizeof(st->message), "compile phase: %s", compile.message);
 	exec_phase_result_free(&compile);
@@ -172,6 +182,7 @@ static json_t *plain_run(struct exec_engine *e, struct job_state *st, const stru
 	res.message = st->message;
 	res.compile_output = st->compile_output;
 	res.compile_output_len = st->compile_output_len;
+	res.compile = st->compile;
 	res.time_ms = run.time_ms;
 	res.wall_ms = run.wall_ms;
 	res.memory_kb = run.memory_kb;
@@ -200,7 +211,7 @@ struct test_out {
 	struct gv_result_test t;
 	char verdict[8];
 	char message[EXEC_CHECKER_MSG_MAX];
-	char *out;
+	char *out, *err_out;
 };
 
 /* Reopens a sandbox that died after a test (its init was killed). It
@@ -262,6 +273,11 @@ static int judged_test(struct exec_session *s, struct job_state *st, const struc
 		to->t.out_len = run.out_len;
 		run.out = NULL;
 	}
+	if (spec->return_output && run.err_out) {
+		to->err_out = run.err_out; /* steal */
+		to->t.err_len = run.err_len;
+		run.err_out = NULL;
+	}
 	if (strcmp(to->verdict, "AC") != 0 && *deciding == SIZE_MAX) {
 		*deciding = i;
 		set_limit_name(sum, &run);
@@ -305,6 +321,7 @@ static json_t *judged_result(struct job_state *st, const struct exec_inline_opts
 		tests[i].t.verdict = tests[i].verdict;
 		tests[i].t.message = tests[i].message;
 		tests[i].t.out = tests[i].out;
+		tests[i].t.err_out = tests[i].err_out;
 		views[i] = tests[i].t;
 	}
 	size_t last = deciding != SIZE_MAX ? deciding : (n ? n - 1 : 0);
@@ -313,6 +330,7 @@ static json_t *judged_result(struct job_state *st, const struct exec_inline_opts
 	res.message = st->message;
 	res.compile_output = st->compile_output;
 	res.compile_output_len = st->compile_output_len;
+	res.compile = st->compile;
 	res.time_ms = sum->max_time_ms;
 	res.memory_kb = sum->max_memory_kb;
 	for (size_t i = 0; i < n; i++)
@@ -373,7 +391,7 @@ static json_t *judged_run(struct exec_engine *e, struct job_state *st, const str
 	exec_session_close(s);
 	json_t *j = judged_result(st, o, tests, views, n, status, verdict, deciding, sum);
 	for (size_t i = 0; i < n; i++)
-		free(tests[i].out);
+		free(tests[i].out), free(tests[i].err_out);
 	free(tests);
 	free(views);
 	return j;

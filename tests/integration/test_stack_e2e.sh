@@ -29,7 +29,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..74"
+echo "1..75"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -378,6 +378,9 @@ req POST "/submissions?wait=true&fields=status_id" "${A[@]}" "${J[@]}" --data-bi
 check "judge0 without stack_limit: the stack may use the memory limit, the recursion is accepted" eq "$last_code $(pj 'd["status_id"]')" "201 3"
 req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" --data-binary "$(jreq language='"python3"' source="$(js "$PY_ARGV")" args='["x"]')"
 check "native args" eq "$last_code $(pj 'd["result"]["stdout"]')" "201 ['x']"
+req POST "/submissions?wait=true&fields=stdout,stderr,status_id" "${A[@]}" "${J[@]}" --data-binary "$(jreq language_id=71 \
+	source_code='"import sys\nprint(1)\nsys.stderr.write(\"warn\\n\")"' expected_output='"1"')"
+check "judge0 with expected_output: the judged test's stdout and stderr" eq "$last_code $(pj 'd["status_id"], repr(d["stdout"]), repr(d["stderr"])')" "201 3 '1\n' 'warn\n'"
 check_alive "the commands group"
 
 # -------------------------------------- (e) 30 submissions in parallel
