@@ -267,17 +267,20 @@ json_t *exec_webhook_judge0_body(const struct exec_webhook_row *row)
 	bool done = res && row->status && !strcmp(row->status, "done");
 	const json_t *test0 = json_array_get(json_object_get(res, "tests"), 0);
 	const json_t *ms = json_object_get(res, "time_ms"), *mem = json_object_get(res, "memory_kb");
+	int sid = gv_judge0_status_id(row->status, row->verdict, res);
+	/* As GET: after a compile error nothing ran, time and memory are null. */
+	bool ran = done && sid != GV_JUDGE0_COMPILATION_ERROR;
 	json_t *time = json_null();
-	if (done && json_is_integer(ms)) {
+	if (ran && json_is_integer(ms)) {
 		char buf[32];
 		snprintf(buf, sizeof(buf), "%.3f", (double)json_integer_value(ms) / 1000.0);
 		time = json_string(buf);
 	}
-	int sid = gv_judge0_status_id(row->status, row->verdict, res);
 	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:i,s:s}}", "token", row->id, "time", time, "memory",
-			 done && json_is_integer(mem) ? json_integer(json_integer_value(mem)) : json_null(),
+			 ran && json_is_integer(mem) ? json_integer(json_integer_value(mem)) : json_null(),
 			 "stdout", j0_text(test0 ? json_object_get(test0, "stdout") : json_object_get(res, "stdout")),
-			 "stderr", j0_text(json_object_get(res, "stderr")), "compile_output",
+			 "stderr", j0_text(test0 ? json_object_get(test0, "stderr") : json_object_get(res, "stderr")),
+			 "compile_output",
 			 j0_text(json_object_get(res, "compile_output")), "message",
 			 j0_text(json_object_get(res, "message")), "status", "id", sid, "description",
 			 gv_judge0_status_description(sid));

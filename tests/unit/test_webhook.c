@@ -262,9 +262,12 @@ static void judge0_body__equals_the_judge0_get_base64_default_fields(void **stat
 	json_t *results[] = {
 		json_pack("{s:s,s:s,s:s,s:s,s:i,s:i}", "kind", "run", "verdict", "AC", "stdout", "42\n", "stderr", "",
 			  "time_ms", 12, "memory_kb", 5120),
-		json_pack("{s:s,s:s,s:i,s:[{s:s,s:s}]}", "kind", "judge", "verdict", "WA", "time_ms", 1500, "tests",
-			  "verdict", "WA", "stdout", "\xc3\xa9 not utf-8 safe? fine"),
-		json_pack("{s:s,s:s,s:s}", "kind", "run", "verdict", "CE", "compile_output", "a.c:1: error"),
+		json_pack("{s:s,s:s,s:i,s:s,s:[{s:s,s:s,s:s}]}", "kind", "judge", "verdict", "WA", "time_ms", 1500,
+			  "stderr", "not the test's", "tests", "verdict", "WA", "stdout", "\xc3\xa9 not utf-8 safe? fine",
+			  "stderr", "the test's own"),
+		/* A compile error ran nothing: Judge0 has null time and memory. */
+		json_pack("{s:s,s:s,s:s,s:s,s:i,s:i}", "kind", "run", "verdict", "CE", "status", "CE", "compile_output",
+			  "a.c:1: error", "time_ms", 0, "memory_kb", 0),
 		json_pack("{s:s,s:s,s:i}", "kind", "run", "verdict", "RE", "signal", 11),
 		NULL,
 	};
