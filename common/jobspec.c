@@ -541,6 +541,8 @@ json_t *gv_result_to_json(const struct gv_result *r)
 	if (r->has_output) {
 		put(o, "stdout", lossy(r->out, r->out_len), &ok);
 		put(o, "stderr", lossy(r->err_out, r->err_len), &ok);
+		if (r->merged)
+			put(o, "output", lossy(r->merged, r->merged_len), &ok);
 	}
 	if (r->kind && strcmp(r->kind, "judge") == 0) {
 		json_t *tests = json_array();

@@ -83,6 +83,9 @@
  *                                        deciding test (first failed, else last)
  *     "stdout", "stderr":               only with return_output (run: the
  *                                        run's; judge: absent)
+ *     "output":                          run with return_output, when both
+ *                                        stdout and stderr have bytes: the
+ *                                        two in the order they arrived
  *     "tests": [{"verdict", "time_ms", "wall_ms", "memory_kb", "exit_code",
  *                "signal", "message", "stdout", "stderr" (both only with
  *                return_output)}],
@@ -214,6 +217,8 @@ struct gv_result {
 	bool has_output;     /* emit stdout/stderr (run with return_output) */
 	const char *out, *err_out;
 	size_t out_len, err_len;
+	const char *merged;  /* stdout and stderr in arrival order; NULL: not known */
+	size_t merged_len;
 	const struct gv_result_test *tests;
 	size_t n_tests;
 	uint32_t time_limit_ms, memory_limit_mb;

@@ -521,6 +521,10 @@ static json_t *run_stage(const json_t *res)
 	json_t *o = stage_new(out ? out : "", err ? err : "");
 	if (!o)
 		return NULL;
+	/* Piston's output is both streams in the order written. */
+	const json_t *merged = json_object_get(res, "output");
+	if (json_is_string(merged))
+		json_object_set_new(o, "output", json_string(json_string_value(merged)));
 	json_int_t code = json_integer_value(json_object_get(res, "exit_code"));
 	json_int_t sig = json_integer_value(json_object_get(res, "signal"));
 	const char *status = json_string_value(json_object_get(res, "status"));

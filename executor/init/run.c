@@ -363,6 +363,52 @@ static void watch_reap(struct init_runner *r, struct watch *w)
 	}
 }
 
+/* Notes that len more kept bytes of stream ('o' or 'e') arrived. */
+static void order_note(struct init_runner *r, char stream, uint64_t len)
+{
+	if (len == 0)
+		return;
+	if (r->nseg > 0 && r->seg[r->nseg - 1].stream == stream) {
+		r->seg[r->nseg - 1].len += len;
+		return;
+	}
+	if (r->nseg == INIT_ORDER_SEGS)
+		return; /* the rest of each stream comes after the segments */
+	r->seg[r->nseg].stream = stream;
+	r->seg[r->nseg].len = len;
+	r->nseg++;
+}
+
+/* Drains the stdout (stream 'o') or stderr ('e') pipe into its capture,
+ * noting the order of what it kept. */
+static int drain_noted(struct init_runner *r, char stream, uint64_t cap, char *scratch, struct gv_err *err)
+{
+	struct init_capture *c = stream == 'o' ? &r->out : &r->err;
+	size_t before = c->len;
+	if (init_capture_drain(stream == 'o' ? r->out_r : r->err_r, c, cap, scratch, err) < 0)
+		return -1;
+	order_note(r, stream, c->len - before);
+	return 0;
+}
+
+/* The segments as the record's `order`, when both streams kept bytes. */
+static void order_format(const struct init_runner *r, struct init_outcome *o)
+{
+	o->order[0] = '\0';
+	if (r->out.len == 0 || r->err.len == 0)
+		return;
+	size_t used = 0;
+	for (size_t i = 0; i < r->nseg; i++) {
+		int n = snprintf(o->order + used, sizeof(o->order) - used, "%s%c%llu", i ? "," : "", r->seg[i].stream,
+				 (unsigned long long)r->seg[i].len);
+		if (n < 0 || (size_t)n >= sizeof(o->order) - used) {
+			o->order[0] = '\0'; /* cannot happen: INIT_ORDER_SEGS is sized for it */
+			return;
+		}
+		used += (size_t)n;
+	}
+}
+
 /* Waits until the next sample or the deadline for output, the stream or
  * SIGCHLD, and moves what came: output into its capture (or the stream),
  * over the output cap ends the run. */
@@ -387,12 +433,12 @@ static int watch_io(struct init_runner *r, const struct init_run_spec *spec, str
 		return -1;
 	if (pr <= 0)
 		return 0;
-	if ((pf[1].revents & POLLIN) && !strm && init_capture_drain(r->out_r, &r->out, w->out_cap, scratch, err) < 0)
+	if ((pf[1].revents & POLLIN) && !strm && drain_noted(r, 'o', w->out_cap, scratch, err) < 0)
 		return -1;
 	if ((pf[1].revents & POLLIN) && strm &&
 	    init_capture_stream_drain(r->out_r, &r->out, strm, 0, scratch, err) < 0)
 		return -1;
-	if ((pf[2].revents & POLLIN) && init_capture_drain(r->err_r, &r->err, w->err_cap, scratch, err) < 0)
+	if ((pf[2].revents & POLLIN) && drain_noted(r, 'e', w->err_cap, scratch, err) < 0)
 		return -1;
 	uint64_t over = spec->combined_cap ? r->out.total + r->err.total : r->out.total;
 	if (!w->killed && over > w->out_cap)
@@ -443,9 +489,10 @@ static int finish_run(struct init_runner *r, const struct init_run_spec *spec, c
 		return -1;
 	/* Everything that could write is dead: take what is left in the pipes. */
 	if ((strm ? init_capture_stream_drain(r->out_r, &r->out, strm, 1, scratch, err)
-		  : init_capture_drain(r->out_r, &r->out, w->out_cap, scratch, err)) < 0 ||
-	    init_capture_drain(r->err_r, &r->err, w->err_cap, scratch, err) < 0)
+		  : drain_noted(r, 'o', w->out_cap, scratch, err)) < 0 ||
+	    drain_noted(r, 'e', w->err_cap, scratch, err) < 0)
 		return -1;
+	order_format(r, o);
 	uint64_t over = spec->combined_cap ? r->out.total + r->err.total : r->out.total;
 	if (over > w->out_cap)
 		o->killed_output = 1;
@@ -475,6 +522,7 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 	memset(o, 0, sizeof(*o));
 	r->out.len = r->err.len = 0;
 	r->out.total = r->err.total = 0;
+	r->nseg = 0;
 	if (prepare_child(r, spec, &args, o, err) < 0)
 		return -1;
 	struct watch w;

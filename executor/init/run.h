@@ -19,6 +19,8 @@ struct init_capture {
 	uint64_t total;   /* bytes read, kept or not */
 };
 
+#define INIT_ORDER_SEGS 40 /* 40 segments of at most 11 characters and a comma fit EXEC_RECORD_ORDER_MAX */
+
 /* State kept across runs so that a trivial test costs few syscalls. */
 struct init_runner {
 	int out_r, out_w;        /* stdout pipe, reused */
@@ -26,6 +28,13 @@ struct init_runner {
 	int sigfd;               /* SIGCHLD */
 	int in_rw, in_ro;        /* stdin: a memfd and a read-only reopening of it */
 	struct init_capture out, err;
+	/* The arrival order of the kept bytes of out and err this run, as
+	 * segments; only the first INIT_ORDER_SEGS are told apart. */
+	struct {
+		char stream; /* 'o' or 'e' */
+		uint64_t len;
+	} seg[INIT_ORDER_SEGS];
+	size_t nseg;
 	uint64_t reaped_us;      /* CPU time (rusage, us) of every process init reaped since the run began */
 };
 

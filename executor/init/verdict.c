@@ -66,6 +66,7 @@ void init_decide(const struct init_outcome *o, const struct init_limits *lim,
 		rec->memory_kb = o->tree_rss_kb;
 	rec->stdout_bytes = o->stdout_bytes;
 	rec->stderr_bytes = o->stderr_bytes;
+	memcpy(rec->order, o->order, sizeof(rec->order));
 	rec->present &= ~(unsigned)(EXEC_REC_EXIT_CODE | EXEC_REC_SIGNAL);
 	rec->exit_code = 0;
 	rec->signal = 0;

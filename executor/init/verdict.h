@@ -23,6 +23,7 @@ struct init_outcome {
 	uint64_t vmpeak_kb;    /* largest VmPeak sampled from /proc (0: none) */
 	uint64_t stdout_bytes;
 	uint64_t stderr_bytes;
+	char order[EXEC_RECORD_ORDER_MAX]; /* the record's `order`; "" when one stream kept nothing */
 	int killed_output;     /* we killed it: output cap */
 	int killed_memory;     /* we killed it: sampled VmHWM >= limit */
 	int killed_wall;       /* we killed it: wall clock */

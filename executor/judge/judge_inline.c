@@ -147,6 +147,40 @@ static void set_limit_name(struct exec_inline_summary *sum, const struct exec_ph
 		snprintf(sum->limit, sizeof(sum->limit), "%s", r->limit);
 }
 
+/* stdout and stderr interleaved as init saw them arrive (the record's
+ * `order`); NULL when there is no order or it does not fit the captures
+ * (it comes from inside the sandbox). */
+static char *merged_output(const struct exec_phase_result *r, size_t *len)
+{
+	if (!r->order[0] || !r->out || !r->err_out)
+		return NULL;
+	char *m = malloc(r->out_len + r->err_len + 1);
+	if (!m)
+		return NULL;
+	size_t at = 0, o = 0, e = 0;
+	for (const char *p = r->order; *p;) {
+		char stream = *p++;
+		char *end;
+		unsigned long long n = strtoull(p, &end, 10);
+		size_t *pos = stream == 'o' ? &o : &e;
+		size_t have = stream == 'o' ? r->out_len : r->err_len;
+		if (end == p || n > have - *pos) {
+			free(m);
+			return NULL;
+		}
+		memcpy(m + at, (stream == 'o' ? r->out : r->err_out) + *pos, (size_t)n);
+		at += (size_t)n, *pos += (size_t)n;
+		p = *end == ',' ? end + 1 : end;
+	}
+	memcpy(m + at, r->out + o, r->out_len - o);
+	at += r->out_len - o;
+	memcpy(m + at, r->err_out + e, r->err_len - e);
+	at += r->err_len - e;
+	m[at] = '\0';
+	*len = at;
+	return m;
+}
+
 /* Plain run: compile, one run on stdin. */
 static json_t *plain_run(struct exec_engine *e, struct job_state *st, const struct gv_jobspec *spec,
 			 const struct exec_inline_opts *o, struct exec_inline_summary *sum)
@@ -193,6 +227,8 @@ static json_t *plain_run(struct exec_engine *e, struct job_state *st, const stru
 	res.out_len = run.out_len;
 	res.err_out = run.err_out;
 	res.err_len = run.err_len;
+	char *merged = spec->return_output ? merged_output(&run, &res.merged_len) : NULL;
+	res.merged = merged;
 	res.time_limit_ms = (uint32_t)st->lj.job.run_limits.cpu_ms;
 	res.memory_limit_mb = (uint32_t)(st->lj.job.run_limits.memory_kb / 1024);
 	res.sandboxes = st->sandboxes;
@@ -202,6 +238,7 @@ static json_t *plain_run(struct exec_engine *e, struct job_state *st, const stru
 	sum->max_memory_kb = run.memory_kb;
 	sum->sandboxes = st->sandboxes;
 	json_t *j = gv_result_to_json(&res);
+	free(merged);
 	exec_phase_result_free(&run);
 	exec_session_close(s);
 	return j;

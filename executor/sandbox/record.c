@@ -169,6 +169,12 @@ static int parse_field(const struct exec_record_field *f, struct exec_record *ou
 			return gv_err_set(err, GV_EPROTO, "signal 0");
 		out->signal = (int)v;
 		out->present |= EXEC_REC_SIGNAL;
+	} else if (exec_record_key_is(f, "order")) {
+		if (!exec_record_order_ok(f->value, f->value_len) || f->value_len >= sizeof(out->order))
+			return gv_err_set(err, GV_EPROTO, "bad order");
+		memcpy(out->order, f->value, f->value_len);
+		out->order[f->value_len] = '\0';
+		out->present |= EXEC_REC_ORDER;
 	} else if (exec_record_key_is(f, "message")) {
 		size_t n = f->value_len < sizeof(out->message) - 1 ? f->value_len : sizeof(out->message) - 1;
 		memcpy(out->message, f->value, n);
@@ -187,6 +193,23 @@ static int parse_field(const struct exec_record_field *f, struct exec_record *ou
 		/* unknown key: ignored (forward compatible) */
 	}
 	return 0;
+}
+
+bool exec_record_order_ok(const char *s, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		if ((s[i] != 'o' && s[i] != 'e') || i + 1 >= len || s[i + 1] < '1' || s[i + 1] > '9')
+			return false;
+		size_t digits = 0;
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			digits++;
+		if (digits > 10 || (i < len && (s[i] != ',' || i + 1 == len)))
+			return false;
+		if (i < len)
+			i++;
+	}
+	return len > 0;
 }
 
 int exec_record_parse(const char *buf, size_t len, struct exec_record *out, struct gv_err *err)
@@ -284,6 +307,8 @@ int exec_record_format(const struct exec_record *r, char *buf, size_t bufsz, str
 		msg[n] = '\0';
 		put_kv(&o, "message", msg);
 	}
+	if (r->order[0] && exec_record_order_ok(r->order, strlen(r->order)))
+		put_kv(&o, "order", r->order);
 	if (o.overflow)
 		return gv_err_set(err, GV_ELIMIT, "result record does not fit in %zu bytes", bufsz);
 	return (int)o.used;

@@ -8,6 +8,7 @@
  * tests/fuzz/fuzz_record.c. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,7 @@
 
 #define EXEC_RECORD_KEY_MAX 32        /* longest accepted key */
 #define EXEC_RECORD_MESSAGE_MAX 256   /* message buffer, NUL included */
+#define EXEC_RECORD_ORDER_MAX 512     /* order buffer, NUL included */
 #define EXEC_RECORD_MAX_BYTES 65536   /* longest accepted result record */
 
 /* One "key:value" line. Both slices borrow the parsed buffer; value is not
@@ -88,6 +90,7 @@ enum {
 	EXEC_REC_LIMIT = 1u << 10,
 	EXEC_REC_MESSAGE = 1u << 11,
 	EXEC_REC_WALL_US = 1u << 12,
+	EXEC_REC_ORDER = 1u << 13,
 };
 
 /* A result record, typed. Absent numbers are 0; `present` says which keys
@@ -106,8 +109,15 @@ struct exec_record {
 	uint64_t stderr_bytes;
 	enum exec_limit limit;
 	char message[EXEC_RECORD_MESSAGE_MAX]; /* NUL-terminated; truncated if longer */
+	/* The order in which the kept stdout and stderr bytes arrived:
+	 * "o12,e5,o3" (segments of the captures, in order; the bytes past
+	 * the last segment of each come after all segments). "" when absent. */
+	char order[EXEC_RECORD_ORDER_MAX];
 	unsigned present;
 };
+
+/* Is s[0..len) an order value: segments [oe][1-9][0-9]{0,9} joined by ','? */
+bool exec_record_order_ok(const char *s, size_t len);
 
 /* Parses a result record. Required: phase, status; index (>= 1) when the
  * phase is test; exit_code when status is RE; signal when status is SG.

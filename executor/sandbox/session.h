@@ -110,6 +110,7 @@ struct exec_phase_result {
 	uint64_t guest_time_ms, host_cpu_us;
 	char limit[16];   /* "cpu","wall","memory","output","none" */
 	char message[256];
+	char order[512];  /* arrival order of out and err_out (record.h `order`); "" unknown */
 	char *out;        /* captured stdout (owned; NUL-terminated), out_len bytes */
 	size_t out_len;
 	char *err_out;    /* captured stderr (owned; NUL-terminated) */

@@ -127,6 +127,7 @@ void exec_result_fill(struct exec_phase_result *r, const struct exec_record *rec
 	snprintf(r->limit, sizeof(r->limit), "%s",
 		 rec->limit == EXEC_LIMIT_UNSET ? "none" : exec_limit_name(rec->limit));
 	snprintf(r->message, sizeof(r->message), "%s", rec->message);
+	snprintf(r->order, sizeof(r->order), "%s", rec->order);
 	r->exit_code = rec->exit_code;
 	r->signal = rec->signal;
 	r->time_ms = rec->time_ms;

@@ -29,7 +29,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..75"
+echo "1..76"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -381,6 +381,12 @@ check "native args" eq "$last_code $(pj 'd["result"]["stdout"]')" "201 ['x']"
 req POST "/submissions?wait=true&fields=stdout,stderr,status_id" "${A[@]}" "${J[@]}" --data-binary "$(jreq language_id=71 \
 	source_code='"import sys\nprint(1)\nsys.stderr.write(\"warn\\n\")"' expected_output='"1"')"
 check "judge0 with expected_output: the judged test's stdout and stderr" eq "$last_code $(pj 'd["status_id"], repr(d["stdout"]), repr(d["stderr"])')" "201 3 '1\n' 'warn\n'"
+PY_ORDER='import sys, time
+print("o1", flush=True); time.sleep(0.05)
+sys.stderr.write("e1\n"); sys.stderr.flush(); time.sleep(0.05)
+print("o2", flush=True)'
+req POST /api/v2/execute "${A[@]}" "${J[@]}" --data-binary "$(jreq language='"python"' version='"*"' files="[{\"content\": $(js "$PY_ORDER")}]")"
+check "piston run.output: stdout and stderr in the order written" eq "$last_code $(pj 'repr(d["run"]["output"]), repr(d["run"]["stdout"])')" "200 'o1\ne1\no2\n' 'o1\no2\n'"
 check_alive "the commands group"
 
 # -------------------------------------- (e) 30 submissions in parallel

@@ -116,6 +116,36 @@ static void record__format_then_parse__round_trips(void **state)
 	assert_int_equal(exec_record_format(&a, buf, 10, &err), -1);
 }
 
+/* order: segments [oe]N joined by commas, anything else refused (it comes
+ * from inside the sandbox); kept through format and parse. */
+static void record__order__grammar_and_round_trip(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		bool ok;
+	} cases[] = {
+		{ "o1", true },	       { "o12,e5,o3", true }, { "e1234567890", true }, { "", false },
+		{ "o", false },	       { "o0", false },	      { "o01", false },	       { "x1", false },
+		{ "o1,", false },      { ",o1", false },      { "o1,,e1", false },     { "o12345678901", false },
+		{ "o1 e1", false },    { "o-1", false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (exec_record_order_ok(cases[i].s, strlen(cases[i].s)) != cases[i].ok)
+			fail_msg("case '%s'", cases[i].s);
+	struct exec_record a = { .phase = EXEC_PHASE_TEST, .index = 1, .status = EXEC_STATUS_OK };
+	strcpy(a.order, "o3,e2,o4");
+	char buf[1024];
+	struct gv_err err;
+	int n = exec_record_format(&a, buf, sizeof(buf), &err);
+	assert_true(n > 0);
+	struct exec_record b;
+	assert_int_equal(exec_record_parse(buf, (size_t)n, &b, &err), 0);
+	assert_string_equal(b.order, "o3,e2,o4");
+	static const char bad[] = "phase:test\nindex:1\nstatus:OK\norder:o3;e2\n";
+	assert_int_equal(exec_record_parse(bad, sizeof(bad) - 1, &b, &err), -1);
+}
+
 /* wall_us is optional: written only when set, absent (0) from an older
  * init's record, and kept exactly through format and parse. */
 static void record__wall_us__optional_and_round_trips(void **state)
@@ -426,6 +456,7 @@ int main(void)
 		cmocka_unit_test(record__long_message__is_truncated),
 		cmocka_unit_test(record__format_then_parse__round_trips),
 		cmocka_unit_test(record__wall_us__optional_and_round_trips),
+		cmocka_unit_test(record__order__grammar_and_round_trip),
 		cmocka_unit_test(frame__decoder_table__any_split_gives_same_frames),
 		cmocka_unit_test(frame__after_error__decoder_stays_failed),
 		cmocka_unit_test(frame__header__rejects_bad_kind_and_length),
