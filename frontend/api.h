@@ -176,6 +176,26 @@ json_t *fe_j0_about(void);
 json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *b,
 			  bool enable_wait, const struct tenant_quota *q);
 
+/* GET /workers: one queue, "default", counted in sandbox slots (Judge0's
+ * workers) so that available = idle + working + paused:
+ *   size      submissions waiting for a slot: in the tenants' queues and
+ *             assigned to a node but not started
+ *   available every slot of every registered executor (regular and burst)
+ *   working   slots running a job on executors with a live heartbeat
+ *   paused    slots of registered executors whose heartbeat is too old
+ *             (they take no work until they come back; their jobs are
+ *             re-queued)
+ *   idle      the rest: free slots of live executors
+ *   failed    submissions in flight on a second or later attempt (an
+ *             earlier executor lost them)
+ * Inputs are the Redis figures (frontend/stats.c); negative ones count 0
+ * and working is capped at the live slots. Pure. */
+struct fe_j0_workers {
+	long long size, available, idle, working, paused, failed;
+};
+void fe_j0_workers_count(long long queued, long long assigned, long long live_slots, long long working,
+			 long long stale_slots, long long retried, struct fe_j0_workers *out);
+
 /* ---- Piston v2 ---- */
 
 /* Piston's name for a language ("python" for python3) and its aliases. */

@@ -139,9 +139,9 @@ int fe_j0_number(const json_t *obj, const char *key, double min, double max, dou
 	if (!isfinite(d))
 		return fe_apierr_set(e, 422, "invalid_request", "%s: is not a number", key);
 	if (d < min)
-		return fe_apierr_set(e, 422, "invalid_request", "%s: must be greater than or equal to %g", key, min);
+		return fe_apierr_set(e, 422, "invalid_request", "%s: must be greater than or equal to %.15g", key, min);
 	if (d > max)
-		return fe_apierr_set(e, 422, "invalid_request", "%s: must be less than or equal to %g", key, max);
+		return fe_apierr_set(e, 422, "invalid_request", "%s: must be less than or equal to %.15g", key, max);
 	*out = d;
 	return 0;
 }
@@ -812,4 +812,21 @@ json_t *fe_j0_error_body(int status, const char *msg)
 		snprintf(name, sizeof(name), "base");
 	}
 	return json_pack("{s:[s]}", name, text);
+}
+
+static long long nonneg(long long v)
+{
+	return v < 0 ? 0 : v;
+}
+
+void fe_j0_workers_count(long long queued, long long assigned, long long live_slots, long long working,
+			 long long stale_slots, long long retried, struct fe_j0_workers *out)
+{
+	live_slots = nonneg(live_slots);
+	out->size = nonneg(queued) + nonneg(assigned);
+	out->working = nonneg(working) > live_slots ? live_slots : nonneg(working);
+	out->paused = nonneg(stale_slots);
+	out->idle = live_slots - out->working;
+	out->available = out->idle + out->working + out->paused;
+	out->failed = nonneg(retried);
 }
