@@ -212,6 +212,36 @@ static void judge0__parse__base64_bytes_kept_exactly(void **state)
 	json_decref(b);
 }
 
+/* Rendering: base64 gives the exact bytes of the _b64 forms; plain gives
+ * the text, decoding a stdin stored only as stdin_b64. */
+static void judge0__render__exact_bytes_with_base64(void **state)
+{
+	(void)state;
+	json_t *req = json_loads("{\"language\":\"python3\",\"files\":[{\"name\":\"main.py\",\"content\":\"x\"}],"
+				 "\"stdin_b64\":\"YQBi\"}", 0, NULL);
+	json_t *res = json_loads("{\"kind\":\"run\",\"verdict\":\"AC\",\"stdout\":\"a\\ufffd\",\"stdout_b64\":\"YQA=\","
+				 "\"stderr\":\"e\",\"compile_output\":\"\"}", 0, NULL);
+	assert_non_null(req);
+	assert_non_null(res);
+	struct fe_subrow row = { .id = "tok", .language = "python3", .status = "done", .verdict = "AC",
+				 .request = req, .result = res };
+	uint64_t f = 1ull << FE_J0_STDIN | 1ull << FE_J0_STDOUT | 1ull << FE_J0_STDERR | 1ull << FE_J0_COMPILE_OUTPUT;
+	json_t *b = fe_j0_render(&row, f, true, &cat);
+	assert_string_equal(json_string_value(json_object_get(b, "stdin")), "YQBi");
+	assert_string_equal(json_string_value(json_object_get(b, "stdout")), "YQA=");
+	assert_string_equal(json_string_value(json_object_get(b, "stderr")), "ZQ==");
+	assert_string_equal(json_string_value(json_object_get(b, "compile_output")), "");
+	json_decref(b);
+	json_t *t = fe_j0_render(&row, f, false, &cat);
+	assert_int_equal(json_string_length(json_object_get(t, "stdin")), 3);
+	assert_memory_equal(json_string_value(json_object_get(t, "stdin")), "a\0b", 3);
+	assert_string_equal(json_string_value(json_object_get(t, "stdout")), "a\xef\xbf\xbd");
+	assert_true(json_is_null(json_object_get(t, "compile_output")));
+	json_decref(t);
+	json_decref(req);
+	json_decref(res);
+}
+
 /* A limit above what runs is refused with Rails' message, never lowered;
  * the maximum itself is taken. python3: 30 s CPU, 2048 MB, 1 process. */
 static void judge0__limits__max_taken_above_refused(void **state)
@@ -509,6 +539,7 @@ int main(void)
 		cmocka_unit_test(judge0__numbers__accept_strings_and_nulls),
 		cmocka_unit_test(judge0__parse__maps_fields_base64_and_expected_output),
 		cmocka_unit_test(judge0__parse__base64_bytes_kept_exactly),
+		cmocka_unit_test(judge0__render__exact_bytes_with_base64),
 		cmocka_unit_test(judge0__limits__max_taken_above_refused),
 		cmocka_unit_test(judge0__errors__per_field_shape),
 		cmocka_unit_test(judge0__config_info__follows_quota),
