@@ -515,6 +515,17 @@ int gv_result_put_output(json_t *obj, const char *key, const char *s, size_t len
 	return ok ? 0 : -1;
 }
 
+void gv_result_drop_twins(json_t *result)
+{
+	static const char *const top[] = { "stdout_b64", "stderr_b64", "compile_output_b64", NULL };
+	for (const char *const *k = top; *k; k++)
+		json_object_del(result, *k);
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(result, "tests"), i, t)
+		json_object_del(t, "stdout_b64");
+}
+
 static json_t *text(const char *s)
 {
 	return lossy(s ? s : "", s ? strlen(s) : 0);

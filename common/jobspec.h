@@ -72,7 +72,10 @@
  *                                        when the text form above is not
  *                                        exact (invalid UTF-8 or NUL, each
  *                                        shown as U+FFFD there): the exact
- *                                        bytes in base64, same cap
+ *                                        bytes in base64, same cap; dropped
+ *                                        (gv_result_drop_twins) when the
+ *                                        result is too large to store with
+ *                                        them, never the text
  *     "time_ms", "wall_ms", "memory_kb": run: the run's; judge: the max
  *                                        over the tests that ran
  *     "exit_code": int, "signal": int,  run: the run's; judge: of the
@@ -209,6 +212,11 @@ json_t *gv_result_to_json(const struct gv_result *r);
  * base64. For result builders outside this file (problem results). 0, or
  * -1 when out of memory. */
 int gv_result_put_output(json_t *obj, const char *key, const char *s, size_t len);
+/* Removes the exact-bytes twins (stdout_b64, stderr_b64,
+ * compile_output_b64, each test's stdout_b64) from a result in place: for
+ * a result too large to store with them, which then keeps its text forms
+ * only. */
+void gv_result_drop_twins(json_t *result);
 /* The result of a job that our machinery could not finish: kind from the
  * request when known (NULL: "run"), verdict and status "IE", message. */
 json_t *gv_result_internal_error(const char *kind, const char *message);
