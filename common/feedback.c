@@ -2,7 +2,10 @@
 #include "common/feedback.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "common/jobspec.h"
 
 const char *const gv_feedback_items[GV_FEEDBACK_ITEMS] = { "input", "expected", "output", "diff" };
 
@@ -48,8 +51,22 @@ static long deciding_test(const json_t *tests)
 	return last_run;
 }
 
+/* Drops what the program printed: each output field and its exact-bytes
+ * twin (common/jobspec.h), together, so that neither outlives the other. */
+static void drop_output(json_t *obj, const char *const *keys)
+{
+	for (const char *const *k = keys; *k; k++) {
+		char twin[64];
+		snprintf(twin, sizeof(twin), "%s" GV_RESULT_B64_SUFFIX, *k);
+		json_object_del(obj, *k);
+		json_object_del(obj, twin);
+	}
+}
+
 void gv_feedback_filter(json_t *result, const char *policy)
 {
+	static const char *const test_output[] = { "stdout", NULL };
+	static const char *const run_output[] = { "stdout", "stderr", NULL };
 	if (!json_is_object(result) || !json_object_get(result, "problem"))
 		return;
 	json_t *pol = policy ? json_loads(policy, 0, NULL) : NULL;
@@ -92,6 +109,7 @@ void gv_feedback_filter(json_t *result, const char *policy)
 		if (hide_exit) {
 			json_object_set_new(t, "exit_code", json_null());
 			json_object_set_new(t, "signal", json_null());
+			drop_output(t, test_output);
 		}
 		if ((long)i == decider) {
 			decider_hides_exit = hide_exit;
@@ -105,6 +123,7 @@ void gv_feedback_filter(json_t *result, const char *policy)
 	if (decider_hides_exit) {
 		json_object_set_new(result, "exit_code", json_null());
 		json_object_set_new(result, "signal", json_null());
+		drop_output(result, run_output);
 	}
 	if (decider_hides_message && json_object_get(result, "message"))
 		json_object_set_new(result, "message", json_string(""));

@@ -21,9 +21,12 @@ json_t *gv_feedback_default_policy(void);
  * stored problem result in place. Per test: "feedback" keeps only the
  * granted items; the checker's "message", which may quote the answer,
  * stays only where "expected" or "diff" is granted; "exit_code" and
- * "signal" stay only where "output" is. The result's own "exit_code",
- * "signal" and "message" come from the test that decided the verdict and
- * follow that test's rules. A test not marked a sample is secret. A result
+ * "signal" stay only where "output" is, and so does a test's "stdout"
+ * with its exact-bytes twin "stdout_b64" (problem results carry none
+ * today: this holds should they ever). The result's own "exit_code",
+ * "signal", "stdout", "stderr" (each with its "_b64" twin) and "message"
+ * come from the test that decided the verdict and follow that test's
+ * rules. A test not marked a sample is secret. A result
  * without "problem" (inline tests, which the submitter sent) is left
  * alone. Pure. */
 void gv_feedback_filter(json_t *result, const char *policy);

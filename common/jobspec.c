@@ -4,6 +4,7 @@
 #include "common/jobspec.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,37 @@ static int take_string(const json_t *obj, const char *key, const char *path, uns
 	return 0;
 }
 
+/* Bytes given either as a string (key: UTF-8, no NUL) or as base64
+ * (key_b64: any bytes), never both; the decoded length counts against
+ * *budget exactly as the string's does, and the decoder refuses more than
+ * the budget before it allocates. */
+static int take_bytes(const json_t *obj, const char *key, const char *key_b64, const char *path, unsigned flags,
+		      size_t max, size_t *budget, char **out, size_t *outlen, struct gv_err *err)
+{
+	json_t *b = json_object_get(obj, key_b64);
+	json_t *t = json_object_get(obj, key);
+	if (!b || json_is_null(b))
+		return take_string(obj, key, path, flags, max, budget, "test data", out, outlen, err);
+	if (t && !json_is_null(t))
+		return gv_err_set(err, GV_EINVAL, "field '%s%s%s': give '%s' or '%s', not both", path ? path : "",
+				  path ? "." : "", key, key, key_b64);
+	if (!json_is_string(b))
+		return gv_err_set(err, GV_EINVAL, "field '%s%s%s': expected string, got %s", path ? path : "",
+				  path ? "." : "", key_b64, gv_json_type_name(b));
+	size_t cap = max < *budget ? max : *budget;
+	struct gv_err derr;
+	unsigned char *d = gv_b64_decode(json_string_value(b), json_string_length(b), cap, outlen, &derr);
+	if (!d) {
+		if (derr.code == GV_ELIMIT)
+			return gv_err_set(err, GV_ELIMIT, "test data exceed 16 MiB in total");
+		return gv_err_set(err, GV_EINVAL, "field '%s%s%s': invalid base64", path ? path : "", path ? "." : "",
+				  key_b64);
+	}
+	*budget -= *outlen;
+	*out = (char *)d;
+	return 0;
+}
+
 static int get_u32(const json_t *obj, const char *key, uint32_t max, uint32_t *out, struct gv_err *err)
 {
 	int64_t v = 0;
@@ -174,7 +206,7 @@ static int parse_tests(const json_t *json, struct gv_jobspec *spec, size_t *budg
 	spec->tests = calloc(n, sizeof(*spec->tests));
 	if (!spec->tests)
 		return gv_err_set(err, ENOMEM, "out of memory");
-	static const char *const keys[] = { "input", "expected", NULL };
+	static const char *const keys[] = { "input", "expected", "input_b64", "expected_b64", NULL };
 	for (size_t i = 0; i < n; i++) {
 		json_t *t = json_array_get(tests, i);
 		char path[64];
@@ -188,14 +220,14 @@ static int parse_tests(const json_t *json, struct gv_jobspec *spec, size_t *budg
 		}
 		struct gv_jobspec_test *out = &spec->tests[i];
 		spec->n_tests = i + 1;
-		rc = take_string(t, "input", path, GV_JSON_NULL_OK, GV_JOBSPEC_DATA_MAX, budget, "test data",
-				 &out->input, &out->input_len, err);
+		rc = take_bytes(t, "input", "input_b64", path, GV_JSON_NULL_OK, GV_JOBSPEC_DATA_MAX, budget,
+				&out->input, &out->input_len, err);
 		if (rc < 0)
 			return -1;
 		if (rc == 1 && !(out->input = dup_len("", 0)))
 			return gv_err_set(err, ENOMEM, "out of memory");
-		if (take_string(t, "expected", path, GV_JSON_REQUIRED, GV_JOBSPEC_DATA_MAX, budget, "test data",
-				&out->expected, &out->expected_len, err) < 0)
+		if (take_bytes(t, "expected", "expected_b64", path, GV_JSON_REQUIRED, GV_JOBSPEC_DATA_MAX, budget,
+			       &out->expected, &out->expected_len, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -293,7 +325,7 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 	memset(spec, 0, sizeof(*spec));
 	if (!json_is_object(json))
 		return gv_err_set(err, GV_EINVAL, "request: expected object, got %s", gv_json_type_name(json));
-	static const char *const keys[] = { "language",     "files",    "stdin", "tests",        "checker",
+	static const char *const keys[] = { "language",     "files",    "stdin", "stdin_b64", "tests", "checker",
 					    "limits",       "return_output", "gpus", "callback_url", "problem_id",
 					    "problem_version", "run_all", "samples_only", "args",
 					    "compile_options", "stderr_to_stdout", NULL };
@@ -308,8 +340,8 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 	if (parse_files(json, spec, err) != 0)
 		return -1;
 	size_t budget = GV_JOBSPEC_DATA_MAX;
-	int rc = take_string(json, "stdin", NULL, GV_JSON_NULL_OK, GV_JOBSPEC_DATA_MAX, &budget, "test data",
-			     &spec->stdin_data, &spec->stdin_len, err);
+	int rc = take_bytes(json, "stdin", "stdin_b64", NULL, GV_JSON_NULL_OK, GV_JOBSPEC_DATA_MAX, &budget,
+			    &spec->stdin_data, &spec->stdin_len, err);
 	if (rc < 0)
 		return -1;
 	if (rc == 1 && !(spec->stdin_data = dup_len("", 0)))
@@ -364,6 +396,20 @@ static void put(json_t *obj, const char *key, json_t *v, bool *ok)
 		*ok = false;
 }
 
+/* Bytes under key as a string when they are text, else under key_b64 in
+ * base64 (the form gv_jobspec_from_json takes back). */
+static void put_bytes(json_t *obj, const char *key, const char *key_b64, const char *s, size_t len, bool *ok)
+{
+	if (gv_json_text_ok(s, len)) {
+		put(obj, key, json_stringn(len ? s : "", len), ok);
+		return;
+	}
+	struct gv_err err;
+	char *b = gv_b64_encode(s, len, NULL, &err);
+	put(obj, key_b64, b ? json_string(b) : NULL, ok);
+	free(b);
+}
+
 static json_t *str_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
@@ -404,7 +450,7 @@ json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
 		}
 	}
 	put(o, "files", files, &ok);
-	put(o, "stdin", json_stringn(spec->stdin_data ? spec->stdin_data : "", spec->stdin_len), &ok);
+	put_bytes(o, "stdin", "stdin_b64", spec->stdin_data ? spec->stdin_data : "", spec->stdin_len, &ok);
 	if (spec->has_tests) {
 		json_t *tests = json_array();
 		for (size_t i = 0; tests && i < spec->n_tests; i++) {
@@ -413,8 +459,9 @@ json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
 				ok = false;
 				break;
 			}
-			put(t, "input", json_stringn(spec->tests[i].input, spec->tests[i].input_len), &ok);
-			put(t, "expected", json_stringn(spec->tests[i].expected, spec->tests[i].expected_len), &ok);
+			put_bytes(t, "input", "input_b64", spec->tests[i].input, spec->tests[i].input_len, &ok);
+			put_bytes(t, "expected", "expected_b64", spec->tests[i].expected, spec->tests[i].expected_len,
+				  &ok);
 			if (json_array_append_new(tests, t) != 0)
 				ok = false;
 		}
@@ -511,6 +558,43 @@ static json_t *lossy(const char *s, size_t len)
 	return j;
 }
 
+/* Output bytes under key (lossy text) and, when the text form loses
+ * something (invalid UTF-8, NUL), their exact bytes under "<key>_b64". */
+static void put_output(json_t *obj, const char *key, const char *s, size_t len, bool *ok)
+{
+	if (!s)
+		len = 0;
+	if (len > GV_RESULT_OUTPUT_MAX)
+		len = GV_RESULT_OUTPUT_MAX;
+	put(obj, key, lossy(s, len), ok);
+	if (!len || gv_json_text_ok(s, len))
+		return;
+	char twin[64];
+	snprintf(twin, sizeof(twin), "%s" GV_RESULT_B64_SUFFIX, key);
+	struct gv_err err;
+	char *b = gv_b64_encode(s, len, NULL, &err);
+	put(obj, twin, b ? json_string(b) : NULL, ok);
+	free(b);
+}
+
+int gv_result_put_output(json_t *obj, const char *key, const char *s, size_t len)
+{
+	bool ok = true;
+	put_output(obj, key, s, len, &ok);
+	return ok ? 0 : -1;
+}
+
+void gv_result_drop_twins(json_t *result)
+{
+	static const char *const top[] = { "stdout_b64", "stderr_b64", "compile_output_b64", NULL };
+	for (const char *const *k = top; *k; k++)
+		json_object_del(result, *k);
+	size_t i;
+	json_t *t;
+	json_array_foreach(json_object_get(result, "tests"), i, t)
+		json_object_del(t, "stdout_b64");
+}
+
 static json_t *text(const char *s)
 {
 	return lossy(s ? s : "", s ? strlen(s) : 0);
@@ -526,7 +610,7 @@ json_t *gv_result_to_json(const struct gv_result *r)
 	put(o, "verdict", text(r->verdict ? r->verdict : "IE"), &ok);
 	put(o, "status", text(r->status ? r->status : "IE"), &ok);
 	put(o, "message", text(r->message), &ok);
-	put(o, "compile_output", lossy(r->compile_output, r->compile_output_len), &ok);
+	put_output(o, "compile_output", r->compile_output, r->compile_output_len, &ok);
 	put(o, "compile",
 	    r->compile.ran ? json_pack("{s:I,s:I,s:I,s:i,s:i}", "time_ms", (json_int_t)r->compile.time_ms, "wall_ms",
 				       (json_int_t)r->compile.wall_ms, "memory_kb", (json_int_t)r->compile.memory_kb,
@@ -539,10 +623,10 @@ json_t *gv_result_to_json(const struct gv_result *r)
 	put(o, "exit_code", json_integer(r->exit_code), &ok);
 	put(o, "signal", json_integer(r->signal), &ok);
 	if (r->has_output) {
-		put(o, "stdout", lossy(r->out, r->out_len), &ok);
-		put(o, "stderr", lossy(r->err_out, r->err_len), &ok);
+		put_output(o, "stdout", r->out, r->out_len, &ok);
+		put_output(o, "stderr", r->err_out, r->err_len, &ok);
 		if (r->merged)
-			put(o, "output", lossy(r->merged, r->merged_len), &ok);
+			put_output(o, "output", r->merged, r->merged_len, &ok);
 	}
 	if (r->kind && strcmp(r->kind, "judge") == 0) {
 		json_t *tests = json_array();
@@ -561,9 +645,9 @@ json_t *gv_result_to_json(const struct gv_result *r)
 			put(to, "signal", json_integer(t->signal), &ok);
 			put(to, "message", text(t->message), &ok);
 			if (t->out)
-				put(to, "stdout", lossy(t->out, t->out_len), &ok);
+				put_output(to, "stdout", t->out, t->out_len, &ok);
 			if (t->err_out)
-				put(to, "stderr", lossy(t->err_out, t->err_len), &ok);
+				put_output(to, "stderr", t->err_out, t->err_len, &ok);
 			if (json_array_append_new(tests, to) != 0)
 				ok = false;
 		}

@@ -15,9 +15,14 @@
  *                                        path component of [A-Za-z0-9._-],
  *                                        not "job", unique; content is a
  *                                        UTF-8 string (no NUL)
- *     "stdin": "...",                    plain run only (default "")
+ *     "stdin": "...",                    plain run only (default "");
+ *                                        or "stdin_b64": the same bytes in
+ *                                        base64, for input that is not
+ *                                        UTF-8 or holds NUL (never both)
  *     "tests": [{"input": "...", "expected": "..."}],
  *                                        optional, 1..GV_JOBSPEC_TESTS_MAX;
+ *                                        "input_b64" / "expected_b64" in
+ *                                        place of either, as for stdin;
  *                                        present = judged with the built-in
  *                                        checker; absent = plain run
  *     "checker": {"mode": "tokens"|"exact", "flags": "float_tolerance 1e-6"},
@@ -57,8 +62,10 @@
  *     "run_all": false,                  with problem_id: no early stop
  *     "samples_only": false              with problem_id: data/sample only
  *   }
+ * gv_jobspec_to_json writes each of those as a string when its bytes are
+ * UTF-8 without NUL, else as its "_b64" form.
  * Bounds: all files' content together <= GV_JOBSPEC_SOURCE_MAX (1 MiB);
- * stdin plus every test's input and expected together <= GV_JOBSPEC_DATA_MAX
+ * stdin plus every test's input and expected together (decoded bytes) <= GV_JOBSPEC_DATA_MAX
  * (16 MiB); the JSON text <= GV_JOBSPEC_JSON_MAX.
  *
  * Result (written once by the executor, or by the scheduler for a job that
@@ -77,6 +84,15 @@
  *                                        the (first) compile's figures; null
  *                                        without a compile step or when it
  *                                        did not run
+ *     "<field>_b64": "...",             for compile_output, stdout, stderr
+ *                                        and a test's stdout: present only
+ *                                        when the text form above is not
+ *                                        exact (invalid UTF-8 or NUL, each
+ *                                        shown as U+FFFD there): the exact
+ *                                        bytes in base64, same cap; dropped
+ *                                        (gv_result_drop_twins) when the
+ *                                        result is too large to store with
+ *                                        them, never the text
  *     "time_ms", "wall_ms", "memory_kb": run: the run's; judge: the max
  *                                        over the tests that ran
  *     "exit_code": int, "signal": int,  run: the run's; judge: of the
@@ -226,9 +242,24 @@ struct gv_result {
 	unsigned sandboxes;
 };
 
+/* The suffix of the exact-bytes twin of an output field ("stdout_b64"). */
+#define GV_RESULT_B64_SUFFIX "_b64"
+
 /* A new result object (caller json_decrefs); program output is attacker
- * bytes and goes through gv_json_string_lossy. NULL only when out of memory. */
+ * bytes and goes through gv_json_string_lossy (NUL too becomes U+FFFD);
+ * where that loses bytes, "<field>_b64" carries them exactly. NULL only
+ * when out of memory. */
 json_t *gv_result_to_json(const struct gv_result *r);
+/* Sets obj[key] to the lossy text of s[0..len) (capped at
+ * GV_RESULT_OUTPUT_MAX) and, when that is not exact, obj[key"_b64"] to its
+ * base64. For result builders outside this file (problem results). 0, or
+ * -1 when out of memory. */
+int gv_result_put_output(json_t *obj, const char *key, const char *s, size_t len);
+/* Removes the exact-bytes twins (stdout_b64, stderr_b64,
+ * compile_output_b64, each test's stdout_b64) from a result in place: for
+ * a result too large to store with them, which then keeps its text forms
+ * only. */
+void gv_result_drop_twins(json_t *result);
 /* The result of a job that our machinery could not finish: kind from the
  * request when known (NULL: "run"), verdict and status "IE", message. */
 json_t *gv_result_internal_error(const char *kind, const char *message);

@@ -403,6 +403,18 @@ static size_t utf8_seq_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+bool gv_json_text_ok(const char *buf, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+	for (size_t i = 0; i < len;) {
+		size_t l = s[i] ? utf8_seq_len(s + i, len - i) : 0;
+		if (!l)
+			return false;
+		i += l;
+	}
+	return true;
+}
+
 json_t *gv_json_string_lossy(const char *buf, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)buf;

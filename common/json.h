@@ -87,6 +87,10 @@ char *gv_b64_encode(const void *in, size_t inlen, size_t *outlen, struct gv_err 
 unsigned char *gv_b64_decode(const char *in, size_t inlen, size_t max_out, size_t *outlen,
 			     struct gv_err *err) GV_MUST_CHECK;
 
+/* True when buf[0..len) is valid UTF-8 without a NUL byte: bytes a JSON
+ * string stored as jsonb carries exactly. Pure. */
+bool gv_json_text_ok(const char *buf, size_t len);
+
 /* A JSON string from arbitrary bytes (program output is attacker bytes):
  * valid UTF-8 is kept, every invalid byte becomes U+FFFD, NUL bytes are kept
  * as \u0000. Returns a new reference, NULL only when out of memory. */

@@ -1,7 +1,12 @@
 /* Judge0 status ids and descriptions (common/judge0.h). */
 #include "common/judge0.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/jobspec.h"
+#include "common/json.h"
 
 static const char *const status_desc[] = {
 	NULL,
@@ -64,4 +69,20 @@ int gv_judge0_status_id(const char *status, const char *verdict, const json_t *r
 		}
 	}
 	return 13;
+}
+
+json_t *gv_judge0_b64(const json_t *obj, const char *key)
+{
+	char twin[64];
+	snprintf(twin, sizeof(twin), "%s" GV_RESULT_B64_SUFFIX, key);
+	const json_t *b = json_object_get(obj, twin), *v = json_object_get(obj, key);
+	if (json_is_string(b))
+		return json_string(json_string_value(b));
+	if (!json_is_string(v))
+		return json_null();
+	struct gv_err err;
+	char *e = gv_b64_encode(json_string_value(v), json_string_length(v), NULL, &err);
+	json_t *j = e ? json_string(e) : NULL;
+	free(e);
+	return j;
 }

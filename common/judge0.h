@@ -14,3 +14,8 @@
 int gv_judge0_status_id(const char *status, const char *verdict, const json_t *result);
 /* "Accepted", ... for 1..14; NULL otherwise. Static strings. */
 const char *gv_judge0_status_description(int id);
+/* obj[key] as a Judge0 base64_encoded=true field: the exact bytes of
+ * obj[key"_b64"] where present (a result's output twin, a spec's _b64
+ * input), else the base64 of the string; null when neither is a string.
+ * New reference; NULL only when out of memory. */
+json_t *gv_judge0_b64(const json_t *obj, const char *key);

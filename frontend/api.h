@@ -14,6 +14,7 @@
 #include "common/err.h"
 #include "common/queue.h"
 #include "languages/lang.h"
+#include "tenants/quota.h"
 
 /* An error meant for the client: HTTP status, stable code, message. */
 struct fe_apierr {
@@ -137,12 +138,26 @@ uint64_t fe_j0_default_fields(void);
 int fe_j0_parse_fields(const char *s, uint64_t *mask, struct fe_apierr *e) GV_MUST_CHECK;
 
 /* POST /submissions body -> job; base64 as the query says. Numbers may be
- * strings and any field may be null (= absent). 400 / 413 / 422. */
+ * strings and any field may be null (= absent). 400 / 413 / 422; a limit
+ * above the language's maximum is refused (422 "cpu_time_limit: must be
+ * less than or equal to 10"), never lowered. stdin and expected_output
+ * may be any bytes (base64): they go into the spec's _b64 forms. */
 int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
 		const struct fe_bounds *b, struct fe_job *job, struct fe_apierr *e) GV_MUST_CHECK;
+/* A tenant's per-job ceiling refusal (the quota check's, audited there)
+ * as the Judge0 field it concerns, in Judge0's words and units:
+ * "cpu_time_limit: must be less than or equal to 2.5". */
+void fe_j0_quota_error(const struct tenant_quota_violation *v, struct fe_apierr *e);
+/* The body of an error on a Judge0 route, in Judge0's shape: 422 as
+ * {"field": ["message"]} from a "field: message" text ("base" when no
+ * field is named), any
+ * other status as {"error": "message"}. NULL only when out of memory. */
+json_t *fe_j0_error_body(int status, const char *msg);
 
 /* A row in Judge0's shape with the selected fields. With base64 the text
- * fields are base64; without it, bytes that are not UTF-8 are replaced.
+ * fields are base64 of their exact bytes (the _b64 forms of the request
+ * and the result where present); without it, bytes that are not UTF-8
+ * are replaced.
  * NULL only when out of memory. */
 json_t *fe_j0_render(const struct fe_subrow *row, uint64_t fields, bool base64,
 		     const struct fe_catalog *cat);
@@ -154,8 +169,32 @@ json_t *fe_j0_languages(const struct fe_catalog *cat, const struct fe_probed *p)
 json_t *fe_j0_language(const struct fe_catalog *cat, int id, const struct fe_probed *p); /* NULL: unknown */
 json_t *fe_j0_statuses(void);
 json_t *fe_j0_about(void);
+/* q: the calling tenant (NULL: none presented). The maxima advertised
+ * are the least, over the Judge0 languages q may use, of the lesser of
+ * the language's maximum and q's ceiling: what fe_j0_parse and the quota
+ * check accept for any of them. */
 json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *b,
-			  bool enable_wait);
+			  bool enable_wait, const struct tenant_quota *q);
+
+/* GET /workers: one queue, "default", counted in sandbox slots (Judge0's
+ * workers) so that available = idle + working + paused:
+ *   size      submissions waiting for a slot: in the tenants' queues and
+ *             assigned to a node but not started
+ *   available every slot of every registered executor (regular and burst)
+ *   working   slots running a job on executors with a live heartbeat
+ *   paused    slots of registered executors whose heartbeat is too old
+ *             (they take no work until they come back; their jobs are
+ *             re-queued)
+ *   idle      the rest: free slots of live executors
+ *   failed    submissions in flight on a second or later attempt (an
+ *             earlier executor lost them)
+ * Inputs are the Redis figures (frontend/stats.c); negative ones count 0
+ * and working is capped at the live slots. Pure. */
+struct fe_j0_workers {
+	long long size, available, idle, working, paused, failed;
+};
+void fe_j0_workers_count(long long queued, long long assigned, long long live_slots, long long working,
+			 long long stale_slots, long long retried, struct fe_j0_workers *out);
 
 /* ---- Piston v2 ---- */
 

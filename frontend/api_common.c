@@ -137,6 +137,63 @@ json_t *fe_text(const char *s, size_t len, const char *field, size_t max, struct
 	return j;
 }
 
+int fe_put_bytes(json_t *obj, const char *key, const char *key_b64, const char *s, size_t len, const char *field,
+		 size_t max, struct fe_apierr *e)
+{
+	if (len > max)
+		return fe_apierr_set(e, 413, "too_large", "field '%s': %zu bytes, at most %zu allowed", field, len,
+				     max);
+	json_t *v;
+	if (gv_json_text_ok(s, len)) {
+		v = json_stringn(len ? s : "", len);
+		key_b64 = key;
+	} else {
+		struct gv_err err;
+		char *b = gv_b64_encode(s, len, NULL, &err);
+		v = b ? json_string(b) : NULL;
+		free(b);
+	}
+	if (!v || json_object_set_new(obj, key_b64, v) != 0)
+		return fe_apierr_set(e, 500, "internal", "out of memory");
+	return 0;
+}
+
+int fe_get_bytes(const json_t *obj, const char *key, const char *key_b64, const char *field, size_t max,
+		 char **out, size_t *len, struct fe_apierr *e)
+{
+	*out = NULL;
+	*len = 0;
+	json_t *b = json_object_get(obj, key_b64);
+	if (!b || json_is_null(b)) {
+		const char *s;
+		int r = fe_get_text(obj, key, field, max, false, &s, len, e);
+		if (r != 0)
+			return r;
+		*out = malloc(*len + 1);
+		if (!*out)
+			return fe_apierr_set(e, 500, "internal", "out of memory");
+		memcpy(*out, s, *len + 1);
+		return 0;
+	}
+	json_t *t = json_object_get(obj, key);
+	if (t && !json_is_null(t))
+		return fe_apierr_set(e, 400, "invalid_request", "field '%s': give '%s' or '%s', not both", field, key,
+				     key_b64);
+	if (!json_is_string(b))
+		return fe_apierr_set(e, 400, "invalid_request", "field '%s_b64': expected string, got %s", field,
+				     gv_json_type_name(b));
+	struct gv_err err;
+	/* Bounded: the decoder refuses more than max bytes out. */
+	unsigned char *d = gv_b64_decode(json_string_value(b), json_string_length(b), max, len, &err);
+	if (!d) {
+		if (err.code == GV_ELIMIT)
+			return fe_apierr_set(e, 413, "too_large", "field '%s': more than %zu bytes", field, max);
+		return fe_apierr_set(e, 400, "invalid_request", "field '%s_b64': invalid base64", field);
+	}
+	*out = (char *)d;
+	return 0;
+}
+
 int fe_get_text(const json_t *obj, const char *key, const char *field, size_t max, bool required,
 		const char **out, size_t *len, struct fe_apierr *e)
 {

@@ -13,6 +13,17 @@
 /* A JSON string of s[0..len), refusing more than max bytes (413), NUL
  * bytes and invalid UTF-8 (400). NULL with e filled. */
 json_t *fe_text(const char *s, size_t len, const char *field, size_t max, struct fe_apierr *e);
+/* Sets obj[key] to s[0..len) as a string when those bytes are UTF-8
+ * without NUL, else obj[key_b64] to their base64 (the job spec's exact
+ * form); more than max bytes is 413. 0, or -1 with e. */
+int fe_put_bytes(json_t *obj, const char *key, const char *key_b64, const char *s, size_t len, const char *field,
+		 size_t max, struct fe_apierr *e);
+/* Bytes from obj[key] (a string, no NUL) or obj[key_b64] (base64 of any
+ * bytes; both given is 400), at most max (413). *out is malloc'd with a NUL
+ * after *len bytes: 0 set, 1 neither given, -1 error. field names key in
+ * messages. */
+int fe_get_bytes(const json_t *obj, const char *key, const char *key_b64, const char *field, size_t max,
+		 char **out, size_t *len, struct fe_apierr *e);
 /* String field: 0 set, 1 absent/null (unless required), -1 error. */
 int fe_get_text(const json_t *obj, const char *key, const char *field, size_t max, bool required,
 		const char **out, size_t *len, struct fe_apierr *e);

@@ -10,9 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jobspec.h"
 #include "common/json.h"
 #include "common/judge0.h"
 #include "frontend/api_internal.h"
+
+/* Judge0 accepts cpu_extra_time, but Gavel stops a program at its CPU
+ * limit: none is granted, so none may be asked for. */
+#define J0_MAX_EXTRA_TIME 0.0
+/* One run per submission. */
+#define J0_MAX_RUNS 1.0
 
 const char *fe_j0_status_description(int id)
 {
@@ -128,10 +135,13 @@ int fe_j0_number(const json_t *obj, const char *key, double min, double max, dou
 	} else {
 		return fe_apierr_set(e, 422, "invalid_request", "%s: is not a number", key);
 	}
-	if (!isfinite(d) || d < min || d > max)
-		return fe_apierr_set(e, 422, "invalid_request",
-				     "%s: must be greater than or equal to %g and less than or equal to %g",
-				     key, min, max);
+	/* Rails' numericality messages, one bound at a time. */
+	if (!isfinite(d))
+		return fe_apierr_set(e, 422, "invalid_request", "%s: is not a number", key);
+	if (d < min)
+		return fe_apierr_set(e, 422, "invalid_request", "%s: must be greater than or equal to %.15g", key, min);
+	if (d > max)
+		return fe_apierr_set(e, 422, "invalid_request", "%s: must be less than or equal to %.15g", key, max);
 	*out = d;
 	return 0;
 }
@@ -213,6 +223,17 @@ static const char *const j0_known[] = {
 	"enable_network", "number_of_runs", "additional_files", "callback_url", NULL,
 };
 
+/* May tenant q (NULL: none) use lang? */
+static bool j0_lang_allowed(const struct lang_def *lang, const struct tenant_quota *q)
+{
+	if (!q || q->n_allowed_languages == 0)
+		return true;
+	for (size_t i = 0; i < q->n_allowed_languages; i++)
+		if (!strcmp(q->allowed_languages[i], lang->id))
+			return true;
+	return false;
+}
+
 /* The language of language_id, or NULL with e set. */
 static const struct lang_def *j0_language(const json_t *body, const struct fe_catalog *cat, struct fe_apierr *e)
 {
@@ -246,7 +267,7 @@ static int j0_refuse_unsupported(const json_t *body, struct fe_apierr *e)
 	if (net)
 		return fe_apierr_set(e, 422, "unsupported", "enable_network: not allowed");
 	double runs = 1;
-	if (fe_j0_number(body, "number_of_runs", 1, 20, &runs, e) < 0)
+	if (fe_j0_number(body, "number_of_runs", 1, J0_MAX_RUNS, &runs, e) < 0)
 		return -1;
 	bool dummy;
 	if (j0_bool(body, "enable_per_process_and_thread_time_limit", &dummy, e) < 0 ||
@@ -260,48 +281,67 @@ struct j0_limits {
 	double cpu, extra, wall, mem, stack, procs, fsize;
 };
 
-static int j0_parse_limits(const json_t *body, struct j0_limits *l, struct fe_apierr *e)
+/* The most a Judge0 request may ask for, in Gavel's units: the lesser of
+ * the language's maximum and the tenant's per-job ceiling. What submit
+ * checks and what config_info advertises come from here alone. */
+struct j0_caps {
+	uint32_t time_ms, wall_ms, memory_mb, output_kb, procs;
+};
+
+static uint32_t cap_min(uint32_t lang_max, int64_t quota)
+{
+	return quota > 0 && quota < (int64_t)lang_max ? (uint32_t)quota : lang_max;
+}
+
+static void j0_caps_of(const struct lang_def *l, const struct tenant_quota *q, struct j0_caps *c)
+{
+	c->time_ms = cap_min(l->max.time_ms, q ? q->max_cpu_ms : 0);
+	c->wall_ms = cap_min(l->max.wall_ms, q ? q->max_wall_ms : 0);
+	c->memory_mb = cap_min(l->max.memory_mb, q ? q->max_memory_mb : 0);
+	c->output_kb = cap_min(l->max.output_kb, q ? q->max_output_kb : 0);
+	/* The job spec carries no process count: the default is what runs. */
+	c->procs = l->defaults.procs;
+}
+
+static int j0_parse_limits(const json_t *body, const struct j0_caps *c, struct j0_limits *l, struct fe_apierr *e)
 {
 	*l = (struct j0_limits){ 0 };
-	if (fe_j0_number(body, "cpu_time_limit", 0, 3600, &l->cpu, e) < 0 ||
-	    fe_j0_number(body, "cpu_extra_time", 0, 3600, &l->extra, e) < 0 ||
-	    fe_j0_number(body, "wall_time_limit", 0, 3600, &l->wall, e) < 0 ||
-	    fe_j0_number(body, "memory_limit", 0, 1048576.0 * 1024, &l->mem, e) < 0 ||
+	/* Refused above the cap (Judge0's 422), never lowered to it. */
+	if (fe_j0_number(body, "cpu_time_limit", 0, c->time_ms / 1000.0, &l->cpu, e) < 0 ||
+	    fe_j0_number(body, "cpu_extra_time", 0, J0_MAX_EXTRA_TIME, &l->extra, e) < 0 ||
+	    fe_j0_number(body, "wall_time_limit", 0, c->wall_ms / 1000.0, &l->wall, e) < 0 ||
+	    fe_j0_number(body, "memory_limit", 0, c->memory_mb * 1024.0, &l->mem, e) < 0 ||
 	    fe_j0_number(body, "stack_limit", 0, 1048576.0 * 1024, &l->stack, e) < 0 ||
-	    fe_j0_number(body, "max_processes_and_or_threads", 0, 100000, &l->procs, e) < 0 ||
-	    fe_j0_number(body, "max_file_size", 0, 1048576.0 * 1024, &l->fsize, e) < 0)
+	    fe_j0_number(body, "max_processes_and_or_threads", 0, c->procs, &l->procs, e) < 0 ||
+	    fe_j0_number(body, "max_file_size", 0, c->output_kb, &l->fsize, e) < 0)
 		return -1;
 	return 0;
 }
 
-/* The job's input: plain stdin, or with expected_output one judged test. */
+/* The job's input: plain stdin, or with expected_output one judged test.
+ * Any bytes: text as strings, the rest as the spec's _b64 forms. */
 static int j0_add_input(struct fe_job *job, const char *in, size_t inl, const char *exp, size_t expl,
 			const struct fe_bounds *b, struct fe_apierr *e)
 {
-	json_t *stdin_j = fe_text(in ? in : "", in ? inl : 0, "stdin", b->max_test_size, e);
-	if (!stdin_j)
-		return -1;
-	if (!exp) {
-		json_object_set_new(job->spec, "stdin", stdin_j);
-		return 0;
-	}
+	if (!exp)
+		return fe_put_bytes(job->spec, "stdin", "stdin_b64", in ? in : "", in ? inl : 0, "stdin",
+				    b->max_test_size, e);
 	/* Judge0 compares the output with expected_output: one judged
 	 * test, case- and token-exact (Judge0 strips trailing
 	 * whitespace; the tokens checker is the nearest built-in). */
-	json_t *exp_j = fe_text(exp, expl, "expected_output", b->max_test_size, e);
-	if (!exp_j) {
-		json_decref(stdin_j);
-		return -1;
-	}
-	json_t *tests = json_pack("[{s:o,s:o}]", "input", stdin_j, "expected", exp_j);
+	json_t *test = json_object();
+	json_t *tests = json_pack("[o]", test);
 	json_t *checker = json_pack("{s:s,s:s}", "mode", "tokens", "flags", "case_sensitive");
-	if (!tests || !checker) {
+	if (!test || !tests || !checker) {
 		json_decref(tests);
 		json_decref(checker);
 		return fe_apierr_set(e, 500, "internal", "out of memory");
 	}
 	json_object_set_new(job->spec, "tests", tests);
 	json_object_set_new(job->spec, "checker", checker);
+	if (fe_put_bytes(test, "input", "input_b64", in ? in : "", in ? inl : 0, "stdin", b->max_test_size, e) < 0 ||
+	    fe_put_bytes(test, "expected", "expected_b64", exp, expl, "expected_output", b->max_test_size, e) < 0)
+		return -1;
 	job->judged = true;
 	return 0;
 }
@@ -349,8 +389,13 @@ static int j0_apply_limits(struct fe_job *job, const struct j0_limits *l, struct
 	if (l->stack > FE_J0_MAX_STACK_KB)
 		return fe_apierr_set(e, 422, "limit_exceeded", "stack_limit: must be less than or equal to %d",
 				     FE_J0_MAX_STACK_KB);
-	if (fe_job_limits(job, t_ms, w_ms, m_mb, o_kb, e) < 0)
+	if (fe_job_limits(job, t_ms, w_ms, m_mb, o_kb, e) < 0) {
+		if (w_ms && w_ms < job->time_ms)
+			return fe_apierr_set(e, 422, "invalid_request",
+					     "wall_time_limit: must be greater than or equal to cpu_time_limit (%g)",
+					     job->time_ms / 1000.0);
 		return -1;
+	}
 	/* stack_limit in KB; absent: the memory limit, not Judge0's 64 MB
 	 * (a deep recursion that fits the memory limit is not an error). */
 	if (l->stack > 0 && json_object_set_new(json_object_get(job->spec, "limits"), "stack_kb",
@@ -359,8 +404,8 @@ static int j0_apply_limits(struct fe_job *job, const struct j0_limits *l, struct
 	return 0;
 }
 
-int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
-		const struct fe_bounds *b, struct fe_job *job, struct fe_apierr *e)
+int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat, const struct fe_bounds *b,
+		struct fe_job *job, struct fe_apierr *e)
 {
 	char *src = NULL, *in = NULL, *exp = NULL;
 	size_t srcl, inl, expl;
@@ -373,6 +418,10 @@ int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
 	const struct lang_def *lang = j0_language(body, cat, e);
 	if (!lang)
 		return -1;
+	/* The language's maxima here; the tenant's ceilings are the quota
+	 * check's (audited), worded for Judge0 by fe_j0_quota_error. */
+	struct j0_caps caps;
+	j0_caps_of(lang, NULL, &caps);
 	if (j0_text(body, "source_code", base64, b->max_source, &src, &srcl, e) < 0)
 		goto fail;
 	if (!src || srcl == 0) {
@@ -383,7 +432,7 @@ int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat,
 	    j0_text(body, "expected_output", base64, b->max_test_size, &exp, &expl, e) < 0)
 		goto fail;
 	struct j0_limits l;
-	if (j0_refuse_unsupported(body, e) < 0 || j0_parse_limits(body, &l, e) < 0)
+	if (j0_refuse_unsupported(body, e) < 0 || j0_parse_limits(body, &caps, &l, e) < 0)
 		goto fail;
 	if (fe_spec_base(job, lang, e) < 0)
 		goto fail;
@@ -426,14 +475,30 @@ static json_t *out_text(const char *s, size_t len, bool base64)
 	return gv_json_string_lossy(s, len);
 }
 
-static json_t *out_jtext(const json_t *v, bool base64)
+/* obj[key] for a response: the exact bytes where obj has them in
+ * key"_b64" (the spec's input forms, the result's output twins), else the
+ * string. With base64 those bytes in base64; without, the text (invalid
+ * UTF-8 shown as U+FFFD). Judge0 shows empty text as null unless base64. */
+static json_t *out_jtext(const json_t *obj, const char *key, bool base64)
 {
-	if (!json_is_string(v))
-		return json_null();
-	size_t n = json_string_length(v);
-	if (n == 0 && !base64)
+	if (base64)
+		return gv_judge0_b64(obj, key);
+	char twin[64];
+	snprintf(twin, sizeof(twin), "%s" GV_RESULT_B64_SUFFIX, key);
+	const json_t *v = json_object_get(obj, key), *b = json_object_get(obj, twin);
+	if (!json_is_string(v) && json_is_string(b)) {
+		/* Only the exact form is stored (a spec's stdin_b64): decode it. */
+		struct gv_err err;
+		size_t n = 0;
+		unsigned char *d =
+			gv_b64_decode(json_string_value(b), json_string_length(b), json_string_length(b), &n, &err);
+		json_t *j = d && n ? gv_json_string_lossy((const char *)d, n) : json_null();
+		free(d);
+		return j;
+	}
+	if (!json_is_string(v) || json_string_length(v) == 0)
 		return json_null(); /* Judge0 shows empty output as null */
-	return out_text(json_string_value(v), n, base64);
+	return out_text(json_string_value(v), json_string_length(v), false);
 }
 
 static json_t *seconds(json_t *ms)
@@ -495,8 +560,7 @@ static bool j0_render_request(const struct j0_view *w, enum fe_j0_field f, json_
 	switch (f) {
 	case FE_J0_TOKEN: *v = json_string(w->row->id); return true;
 	case FE_J0_SOURCE_CODE:
-		*v = out_jtext(json_object_get(json_array_get(json_object_get(w->req, "files"), 0), "content"),
-			       w->base64);
+		*v = out_jtext(json_array_get(json_object_get(w->req, "files"), 0), "content", w->base64);
 		return true;
 	case FE_J0_LANGUAGE_ID: *v = w->lid ? json_integer(w->lid) : json_null(); return true;
 	case FE_J0_LANGUAGE: {
@@ -508,10 +572,9 @@ static bool j0_render_request(const struct j0_view *w, enum fe_j0_field f, json_
 		return true;
 	}
 	case FE_J0_STDIN:
-		*v = out_jtext(w->test0 ? json_object_get(w->test0, "input") : json_object_get(w->req, "stdin"),
-			       w->base64);
+		*v = w->test0 ? out_jtext(w->test0, "input", w->base64) : out_jtext(w->req, "stdin", w->base64);
 		return true;
-	case FE_J0_EXPECTED_OUTPUT: *v = out_jtext(json_object_get(w->test0, "expected"), w->base64); return true;
+	case FE_J0_EXPECTED_OUTPUT: *v = out_jtext(w->test0, "expected", w->base64); return true;
 	case FE_J0_CREATED_AT: *v = w->row->created_at ? json_string(w->row->created_at) : json_null(); return true;
 	case FE_J0_FINISHED_AT:
 		*v = w->row->finished_at ? json_string(w->row->finished_at) : json_null();
@@ -531,15 +594,11 @@ static bool j0_render_result(const struct j0_view *w, enum fe_j0_field f, json_t
 	const json_t *res = w->res;
 	switch (f) {
 	case FE_J0_STDOUT:
-		*v = out_jtext(w->rtest0 ? json_object_get(w->rtest0, "stdout") : json_object_get(res, "stdout"),
-			       w->base64);
+		*v = out_jtext(w->rtest0 ? w->rtest0 : res, "stdout", w->base64);
 		return true;
-	case FE_J0_STDERR:
-		*v = out_jtext(w->rtest0 ? json_object_get(w->rtest0, "stderr") : json_object_get(res, "stderr"),
-			       w->base64);
-		return true;
-	case FE_J0_COMPILE_OUTPUT: *v = out_jtext(json_object_get(res, "compile_output"), w->base64); return true;
-	case FE_J0_MESSAGE: *v = out_jtext(json_object_get(res, "message"), w->base64); return true;
+	case FE_J0_STDERR: *v = out_jtext(w->rtest0 ? w->rtest0 : res, "stderr", w->base64); return true;
+	case FE_J0_COMPILE_OUTPUT: *v = out_jtext(res, "compile_output", w->base64); return true;
+	case FE_J0_MESSAGE: *v = out_jtext(res, "message", w->base64); return true;
 	case FE_J0_EXIT_CODE:
 		*v = w->done && json_is_integer(json_object_get(res, "exit_code"))
 			     ? json_integer(json_integer_value(json_object_get(res, "exit_code")))
@@ -693,18 +752,40 @@ json_t *fe_j0_about(void)
 			 "source_code", "https://github.com/gavel", "maintainer", "Gavel (Judge0-compatible API)");
 }
 
-json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *b, bool enable_wait)
+/* Judge0 has one set of limits for the whole server; Gavel's differ per
+ * language and per tenant. config_info advertises, over every Judge0
+ * language the tenant may use (q NULL: every one), the least maximum (so
+ * that a request at the advertised maximum is accepted whatever the
+ * language) and the defaults of the first such language, each clamped to
+ * that maximum and to the tenant's ceiling as submit clamps it. */
+json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *b, bool enable_wait,
+			  const struct tenant_quota *q)
 {
-	/* Defaults of the first Judge0 language stand for the server's. */
-	const struct lang_def *l = NULL;
-	for (size_t i = 0; i < cat->n && !l; i++)
-		if (cat->judge0_id[i])
-			l = cat->lang[i];
 	struct lang_limits d = { 0 }, m = { 0 };
-	if (l) {
-		d = l->defaults;
-		m = l->max;
+	bool any = false;
+	for (size_t i = 0; i < cat->n; i++) {
+		if (!cat->judge0_id[i] || !j0_lang_allowed(cat->lang[i], q))
+			continue;
+		struct j0_caps c;
+		j0_caps_of(cat->lang[i], q, &c);
+		if (!any) {
+			d = cat->lang[i]->defaults;
+			m = (struct lang_limits){ .time_ms = c.time_ms, .wall_ms = c.wall_ms, .memory_mb = c.memory_mb,
+						  .output_kb = c.output_kb, .procs = c.procs };
+			any = true;
+			continue;
+		}
+		m.time_ms = c.time_ms < m.time_ms ? c.time_ms : m.time_ms;
+		m.wall_ms = c.wall_ms < m.wall_ms ? c.wall_ms : m.wall_ms;
+		m.memory_mb = c.memory_mb < m.memory_mb ? c.memory_mb : m.memory_mb;
+		m.output_kb = c.output_kb < m.output_kb ? c.output_kb : m.output_kb;
+		m.procs = c.procs < m.procs ? c.procs : m.procs;
 	}
+	d.time_ms = d.time_ms < m.time_ms ? d.time_ms : m.time_ms;
+	d.wall_ms = d.wall_ms < m.wall_ms ? d.wall_ms : m.wall_ms;
+	d.memory_mb = d.memory_mb < m.memory_mb ? d.memory_mb : m.memory_mb;
+	d.output_kb = d.output_kb < m.output_kb ? d.output_kb : m.output_kb;
+	d.procs = d.procs < m.procs ? d.procs : m.procs;
 	json_t *o = json_pack("{s:b,s:b,s:b,s:[],s:b,s:b,s:b,s:i,s:f,s:b}", "maintenance_mode", 0,
 			      "enable_wait_result", enable_wait, "enable_compiler_options", 1,
 			      "allowed_languages_for_compile_options", "enable_command_line_arguments", 1,
@@ -719,7 +800,7 @@ json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *
 	json_object_update_new(
 		o, json_pack("{s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:i,s:i,s:i,s:i}", "max_queue_size", 1000,
 			     "cpu_time_limit", d.time_ms / 1000.0, "max_cpu_time_limit", m.time_ms / 1000.0,
-			     "cpu_extra_time", 0.0, "max_cpu_extra_time", 0.0, "wall_time_limit",
+			     "cpu_extra_time", 0.0, "max_cpu_extra_time", J0_MAX_EXTRA_TIME, "wall_time_limit",
 			     d.wall_ms / 1000.0, "max_wall_time_limit", m.wall_ms / 1000.0, "memory_limit",
 			     (int)d.memory_mb * 1024, "max_memory_limit", (int)m.memory_mb * 1024,
 			     "stack_limit", 64000, "max_stack_limit", FE_J0_MAX_STACK_KB, "max_processes_and_or_threads",
@@ -731,9 +812,67 @@ json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *
 			     "enable_per_process_and_thread_memory_limit", 0,
 			     "allow_enable_per_process_and_thread_memory_limit", 0, "max_file_size",
 			     (int)d.output_kb, "max_max_file_size", (int)m.output_kb, "number_of_runs", 1,
-			     "max_number_of_runs", 1, "redirect_stderr_to_stdout", 0, "max_extract_size", 0,
+			     "max_number_of_runs", (int)J0_MAX_RUNS, "redirect_stderr_to_stdout", 0, "max_extract_size", 0,
 			     "enable_batched_submissions", 1, "max_submission_batch_size", (int)b->max_batch,
 			     "submission_cache_duration", 0.0, "use_docs_as_homepage", 0,
 			     "allow_enable_network", 0, "enable_network", 0));
 	return o;
+}
+
+void fe_j0_quota_error(const struct tenant_quota_violation *v, struct fe_apierr *e)
+{
+	const char *lim = v->limit ? v->limit : "";
+	if (!strcmp(lim, "max_cpu_ms"))
+		fe_apierr_set(e, 422, "quota_exceeded", "cpu_time_limit: must be less than or equal to %g",
+			      (double)v->allowed / 1000.0);
+	else if (!strcmp(lim, "max_wall_ms"))
+		fe_apierr_set(e, 422, "quota_exceeded", "wall_time_limit: must be less than or equal to %g",
+			      (double)v->allowed / 1000.0);
+	else if (!strcmp(lim, "max_memory_mb"))
+		fe_apierr_set(e, 422, "quota_exceeded", "memory_limit: must be less than or equal to %lld",
+			      (long long)v->allowed * 1024);
+	else if (!strcmp(lim, "max_output_kb"))
+		fe_apierr_set(e, 422, "quota_exceeded", "max_file_size: must be less than or equal to %lld",
+			      (long long)v->allowed);
+	else if (!strcmp(lim, "allowed_languages"))
+		fe_apierr_set(e, 422, "quota_exceeded", "language_id: language is not allowed for this tenant");
+	else
+		fe_apierr_set(e, 422, "quota_exceeded", "%s", v->message);
+}
+
+json_t *fe_j0_error_body(int status, const char *msg)
+{
+	if (status != 422)
+		return json_pack("{s:s}", "error", msg);
+	/* "field: message" as every 422 of the Judge0 parser and
+	 * fe_j0_quota_error word it; anything else is about the whole submission,
+	 * which Rails files under "base". */
+	char name[48];
+	size_t n = strspn(msg, "abcdefghijklmnopqrstuvwxyz_");
+	const char *text = msg;
+	if (n > 0 && n < sizeof(name) && msg[n] == ':' && msg[n + 1] == ' ') {
+		memcpy(name, msg, n);
+		name[n] = '\0';
+		text = msg + n + 2;
+	} else {
+		snprintf(name, sizeof(name), "base");
+	}
+	return json_pack("{s:[s]}", name, text);
+}
+
+static long long nonneg(long long v)
+{
+	return v < 0 ? 0 : v;
+}
+
+void fe_j0_workers_count(long long queued, long long assigned, long long live_slots, long long working,
+			 long long stale_slots, long long retried, struct fe_j0_workers *out)
+{
+	live_slots = nonneg(live_slots);
+	out->size = nonneg(queued) + nonneg(assigned);
+	out->working = nonneg(working) > live_slots ? live_slots : nonneg(working);
+	out->paused = nonneg(stale_slots);
+	out->idle = live_slots - out->working;
+	out->available = out->idle + out->working + out->paused;
+	out->failed = nonneg(retried);
 }

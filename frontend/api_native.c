@@ -10,7 +10,7 @@
 #include "common/jobspec.h"
 #include "frontend/api_internal.h"
 
-static const char *const native_keys[] = { "language", "source", "files", "stdin", "tests",
+static const char *const native_keys[] = { "language", "source", "files", "stdin", "stdin_b64", "tests",
 					   "checker", "limits", "return_output", "callback_url",
 					   "gpus", "problem_id", "version", "run_all", "samples_only", "args",
 					   "compile_options", "stderr_to_stdout", NULL };
@@ -85,26 +85,40 @@ static int parse_tests(const json_t *body, struct fe_job *job, const struct fe_b
 		snprintf(field, sizeof(field), "tests[%zu]", i);
 		if (!json_is_object(t))
 			return fe_apierr_set(e, 400, "invalid_request", "field '%s': expected object", field);
-		static const char *const keys[] = { "input", "expected", NULL };
+		static const char *const keys[] = { "input", "expected", "input_b64", "expected_b64", NULL };
 		const char *key;
 		json_t *v;
 		json_object_foreach(t, key, v) {
 			(void)v;
-			if (strcmp(key, keys[0]) && strcmp(key, keys[1]))
+			bool known = false;
+			for (const char *const *k = keys; *k; k++)
+				known |= !strcmp(key, *k);
+			if (!known)
 				return fe_apierr_set(e, 400, "invalid_request", "field '%s.%.40s': unknown",
 						     field, key);
 		}
-		const char *in = "", *exp = "";
+		char *in = NULL, *exp = NULL;
 		size_t inl = 0, expl = 0;
 		char f_in[64], f_exp[64];
 		snprintf(f_in, sizeof(f_in), "%s.input", field);
 		snprintf(f_exp, sizeof(f_exp), "%s.expected", field);
-		if (fe_get_text(t, "input", f_in, b->max_test_size, false, &in, &inl, e) < 0 ||
-		    fe_get_text(t, "expected", f_exp, b->max_test_size, true, &exp, &expl, e) < 0)
-			return -1;
-		json_t *o = json_pack("{s:s%,s:s%}", "input", in, inl, "expected", exp, expl);
+		json_t *o = json_object();
 		if (!o || json_array_append_new(out, o) != 0)
 			return fe_apierr_set(e, 500, "internal", "out of memory");
+		int rc = fe_get_bytes(t, "input", "input_b64", f_in, b->max_test_size, &in, &inl, e);
+		if (rc >= 0) {
+			rc = fe_get_bytes(t, "expected", "expected_b64", f_exp, b->max_test_size, &exp, &expl, e);
+			if (rc == 1)
+				rc = fe_apierr_set(e, 400, "invalid_request", "field '%s': required", f_exp);
+		}
+		if (rc >= 0)
+			rc = fe_put_bytes(o, "input", "input_b64", in ? in : "", inl, f_in, b->max_test_size, e);
+		if (rc >= 0)
+			rc = fe_put_bytes(o, "expected", "expected_b64", exp, expl, f_exp, b->max_test_size, e);
+		free(in);
+		free(exp);
+		if (rc < 0)
+			return -1;
 	}
 	job->judged = true;
 	return 0;
@@ -235,8 +249,9 @@ static int parse_problem(const json_t *body, struct fe_job *job, struct fe_apier
 	if (plen < 16 || strspn(pid, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != plen)
 		return fe_apierr_set(e, 404, "not_found", "no such problem");
 	json_t *t = json_object_get(body, "tests"), *c = json_object_get(body, "checker");
-	json_t *in = json_object_get(body, "stdin");
-	if ((t && !json_is_null(t)) || (c && !json_is_null(c)) || (in && !json_is_null(in)))
+	json_t *in = json_object_get(body, "stdin"), *in64 = json_object_get(body, "stdin_b64");
+	if ((t && !json_is_null(t)) || (c && !json_is_null(c)) || (in && !json_is_null(in)) ||
+	    (in64 && !json_is_null(in64)))
 		return fe_apierr_set(e, 400, "invalid_request",
 				     "'tests', 'stdin' and 'checker' come from the problem with 'problem_id'");
 	if (json_integer_value(json_object_get(job->spec, "gpus")) > 0)
@@ -290,17 +305,21 @@ int fe_native_parse(const json_t *body, const struct fe_catalog *cat, const stru
 	    parse_checker(body, job, e) < 0 || parse_limits(body, job, e) < 0 ||
 	    parse_commands(body, job, e) < 0)
 		goto fail;
-	const char *in;
+	char *in;
 	size_t inl;
-	int r = fe_get_text(body, "stdin", "stdin", b->max_test_size, false, &in, &inl, e);
+	int r = fe_get_bytes(body, "stdin", "stdin_b64", "stdin", b->max_test_size, &in, &inl, e);
 	if (r < 0)
 		goto fail;
 	if (r == 0) {
 		if (job->judged) {
+			free(in);
 			fe_apierr_set(e, 400, "invalid_request", "give 'stdin' for a run or 'tests', not both");
 			goto fail;
 		}
-		json_object_set_new(job->spec, "stdin", json_stringn(in, inl));
+		r = fe_put_bytes(job->spec, "stdin", "stdin_b64", in, inl, "stdin", b->max_test_size, e);
+		free(in);
+		if (r < 0)
+			goto fail;
 	}
 	json_t *ro = json_object_get(body, "return_output");
 	if (ro && !json_is_null(ro)) {

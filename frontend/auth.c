@@ -212,6 +212,13 @@ static const char *presented_key(struct fe_req *r)
 	return r->key_in_query ? k : NULL;
 }
 
+bool fe_auth_presented(struct fe_req *r)
+{
+	struct evkeyvalq *h = evhttp_request_get_input_headers(r->req);
+	const char *k = evhttp_find_header(h, "X-Auth-Token"), *a = evhttp_find_header(h, "Authorization");
+	return (k && *k) || (a && !strncasecmp(a, "Bearer ", 7));
+}
+
 void fe_authenticate(struct fe_req *r)
 {
 	struct fe_worker *w = r->w;

@@ -81,7 +81,8 @@ void fe_handle(struct fe_req *r)
 	case FE_ROUTE_J0_STATUSES: fe_reply_json(r, 200, fe_j0_statuses()); return;
 	case FE_ROUTE_J0_ABOUT: fe_reply_json(r, 200, fe_j0_about()); return;
 	case FE_ROUTE_J0_CONFIG_INFO:
-		fe_reply_json(r, 200, fe_j0_config_info(&app->cat, &app->bounds, true));
+		fe_reply_json(r, 200,
+			      fe_j0_config_info(&app->cat, &app->bounds, true, r->tenant_id[0] ? &r->quota : NULL));
 		return;
 	default: fe_reply_error(r, 404, "not_found", "no such route"); return;
 	}

@@ -195,7 +195,9 @@ void fe_reply_error(struct fe_req *r, int status, const char *code, const char *
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
+	/* Judge0's routes answer in Judge0's error shapes. */
+	json_t *j = r->api == FE_API_JUDGE0 ? fe_j0_error_body(status, msg)
+					    : json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
 	/* Piston clients read a top-level "message". */
 	if (j && r->api == FE_API_PISTON)
 		json_object_set_new(j, "message", json_string(msg));
@@ -372,7 +374,13 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 	case FE_ROUTE_J0_GET:
 	case FE_ROUTE_J0_DELETE:
 	case FE_ROUTE_J0_BATCH_CREATE:
-	case FE_ROUTE_J0_BATCH_GET: r->api = FE_API_JUDGE0; break;
+	case FE_ROUTE_J0_BATCH_GET:
+	case FE_ROUTE_J0_LANGUAGES:
+	case FE_ROUTE_J0_LANGUAGE:
+	case FE_ROUTE_J0_STATUSES:
+	case FE_ROUTE_J0_ABOUT:
+	case FE_ROUTE_J0_CONFIG_INFO:
+	case FE_ROUTE_J0_WORKERS: r->api = FE_API_JUDGE0; break;
 	default: r->api = FE_API_NATIVE;
 	}
 	if (r->m.route->id == FE_ROUTE_METRICS && !metrics_listener && !metrics_token_ok(r)) {
@@ -387,7 +395,9 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 		}
 		return;
 	}
-	if (r->m.route->auth)
+	/* config_info describes the limits of the tenant whose key comes
+	 * with it, and the server's without one. */
+	if (r->m.route->auth || (r->m.route->id == FE_ROUTE_J0_CONFIG_INFO && fe_auth_presented(r)))
 		fe_authenticate(r);
 	else
 		fe_dispatch(r);

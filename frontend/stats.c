@@ -11,23 +11,37 @@
 #include <stdlib.h>
 
 #include "common/queue.h"
+#include "frontend/api.h"
 #include "frontend/metrics.h"
 
 /* Statistics of the queues and executors, read atomically by one script:
- * {nodes, alive, capacity, running, queued_total, burst, tid1, len1, tid2,
- * ...}. capacity and burst are the regular and burst slots (common/queue.h)
- * of the alive executors. ARGV[1]: heartbeat timeout in ms. */
+ * {nodes, alive, capacity, running, queued_total, burst, assigned,
+ * working, stale_slots, retried, tid1, len1, tid2, ...}. capacity and
+ * burst are the regular and burst slots (common/queue.h) of the alive
+ * executors, running the jobs they last said they run; assigned the jobs
+ * waiting in the nodes' queues (gavel:nq:*, not started), working the
+ * running jobs of each alive executor capped at its slots, stale_slots
+ * the slots of registered executors whose heartbeat is too old, retried
+ * the jobs in flight on a second or later assignment (gavel:attempts
+ * above 1: an earlier attempt was lost). ARGV[1]: heartbeat timeout in
+ * ms. */
 static const char STATS_LUA[] =
 	GV_QUEUE_LUA_NOW
 	"local nodes = redis.call('SMEMBERS', '" GV_QUEUE_EXECUTORS "') "
-	"local alive, cap, run, burst = 0, 0, 0, 0 "
+	"local alive, cap, run, burst, assigned, working, stale = 0, 0, 0, 0, 0, 0, 0 "
 	"for _, n in ipairs(nodes) do "
 	"  local h = " GV_QUEUE_LUA_EXEC_HMGET("'capacity', 'running', 'burst'") " "
+	"  local c, r, b = tonumber(h[2]) or 0, tonumber(h[3]) or 0, tonumber(h[4]) or 0 "
+	"  assigned = assigned + redis.call('LLEN', '" GV_QUEUE_NQ_PREFIX "' .. n) "
 	"  if " GV_QUEUE_LUA_ALIVE " then "
-	"    alive = alive + 1; cap = cap + (tonumber(h[2]) or 0); run = run + (tonumber(h[3]) or 0) "
-	"    burst = burst + (tonumber(h[4]) or 0) end "
+	"    alive = alive + 1; cap = cap + c; run = run + r; burst = burst + b "
+	"    working = working + math.max(0, math.min(r, c + b)) "
+	"  else stale = stale + c + b end "
 	"end "
-	"local out = {#nodes, alive, cap, run, 0, burst} "
+	"local retried = 0 "
+	"for _, a in ipairs(redis.call('HVALS', '" GV_QUEUE_ATTEMPTS "')) do "
+	"  if (tonumber(a) or 0) > 1 then retried = retried + 1 end end "
+	"local out = {#nodes, alive, cap, run, 0, burst, assigned, working, stale, retried} "
 	"local total = 0 "
 	"for _, tid in ipairs(redis.call('SMEMBERS', '" GV_QUEUE_BACKLOG "')) do "
 	"  local l = redis.call('LLEN', '" GV_QUEUE_TQ_PREFIX "' .. tid) "
@@ -35,9 +49,12 @@ static const char STATS_LUA[] =
 	"out[5] = total "
 	"return out";
 
+#define STATS_FIXED 10 /* numbers before the tenant pairs */
+
 struct fe_stats {
 	bool redis_ok;
 	long long nodes, alive, capacity, burst, running, queued;
+	long long assigned, working, stale_slots, retried;
 	json_t *tenants; /* {tid: depth} */
 	bool pg_ok;
 	int pending;
@@ -49,7 +66,7 @@ static void on_stats(void *arg, redisReply *reply)
 {
 	struct fe_req *r = arg;
 	struct fe_stats *st = r->stats;
-	if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements >= 6) {
+	if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements >= STATS_FIXED) {
 		st->redis_ok = true;
 		st->nodes = reply->element[0]->integer;
 		st->alive = reply->element[1]->integer;
@@ -57,7 +74,11 @@ static void on_stats(void *arg, redisReply *reply)
 		st->running = reply->element[3]->integer;
 		st->queued = reply->element[4]->integer;
 		st->burst = reply->element[5]->integer;
-		for (size_t i = 6; i + 1 < reply->elements; i += 2)
+		st->assigned = reply->element[6]->integer;
+		st->working = reply->element[7]->integer;
+		st->stale_slots = reply->element[8]->integer;
+		st->retried = reply->element[9]->integer;
+		for (size_t i = STATS_FIXED; i + 1 < reply->elements; i += 2)
 			if (reply->element[i]->type == REDIS_REPLY_STRING)
 				json_object_set_new(st->tenants, reply->element[i]->str,
 						    json_integer(reply->element[i + 1]->integer));
@@ -124,12 +145,18 @@ static void stats_done(struct fe_req *r, struct fe_stats *st)
 		break;
 	}
 	case FE_ROUTE_J0_WORKERS: {
-		long long idle = st->capacity - st->running;
+		if (!st->redis_ok) {
+			fe_reply_error(r, 503, "unavailable", "the queues (Redis) cannot be read");
+			break;
+		}
+		struct fe_j0_workers w;
+		fe_j0_workers_count(st->queued, st->assigned, st->capacity + st->burst, st->working, st->stale_slots,
+				    st->retried, &w);
 		fe_reply_json(r, 200,
-			      json_pack("[{s:s,s:I,s:I,s:I,s:I,s:i,s:i}]", "queue", "default", "size",
-					(json_int_t)st->queued, "available", (json_int_t)st->alive, "idle",
-					(json_int_t)(idle < 0 ? 0 : idle), "working", (json_int_t)st->running,
-					"paused", 0, "failed", 0));
+			      json_pack("[{s:s,s:I,s:I,s:I,s:I,s:I,s:I}]", "queue", "default", "size", (json_int_t)w.size,
+					"available", (json_int_t)w.available, "idle", (json_int_t)w.idle, "working",
+					(json_int_t)w.working, "paused", (json_int_t)w.paused, "failed",
+					(json_int_t)w.failed));
 		break;
 	}
 	default: {

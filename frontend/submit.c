@@ -225,6 +225,10 @@ static int check_quota(struct fe_req *r, struct fe_job *job, struct fe_apierr *e
 	struct tenant_quota_violation v;
 	if (tenant_quota_check_job(&r->quota, &q, &v) != 0) {
 		fe_audit_refusal(r, v.limit, 422, v.requested, v.allowed);
+		if (r->api == FE_API_JUDGE0) {
+			fe_j0_quota_error(&v, e);
+			return -1;
+		}
 		return fe_apierr_set(e, 422, "quota_exceeded", "%s", v.message);
 	}
 	struct gv_jobspec spec;
@@ -429,8 +433,8 @@ void fe_handle_batch_create(struct fe_req *r)
 		    check_quota(r, &job, &e) < 0) {
 			if (job.spec)
 				fe_job_clear(&job);
-			json_array_append_new(r->batch_result,
-					      json_pack("{s:{s:s,s:s}}", "error", "code", e.code, "message", e.msg));
+			/* Judge0 lists an invalid item's errors in its place. */
+			json_array_append_new(r->batch_result, fe_j0_error_body(e.status, e.msg));
 			continue;
 		}
 		char sid[FE_SID_BUF];

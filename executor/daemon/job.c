@@ -356,6 +356,12 @@ static int job_run_spec(struct worker *w, struct job *j, struct gv_err *err)
 static char *job_result_text(struct job *j, struct gv_err *err)
 {
 	char *text = j->result ? gv_json_dump(j->result, JSON_COMPACT, DAEMON_RESULT_MAX, NULL, err) : NULL;
+	if (!text && j->result && err->code == GV_ELIMIT) {
+		/* The exact-bytes twins are what a result holds beyond its text
+		 * forms: without them it may still fit, as the text alone. */
+		gv_result_drop_twins(j->result);
+		text = gv_json_dump(j->result, JSON_COMPACT, DAEMON_RESULT_MAX, NULL, err);
+	}
 	json_decref(j->result);
 	j->result = NULL;
 	if (!text) {

@@ -248,19 +248,6 @@ json_t *exec_webhook_body(const struct exec_webhook_row *row)
 	return o;
 }
 
-/* A text field of a Judge0 body with base64_encoded=true: the string's
- * bytes in base64 ("" stays ""), null when absent or not a string. */
-static json_t *j0_text(const json_t *v)
-{
-	if (!json_is_string(v))
-		return json_null();
-	struct gv_err err;
-	char *b = gv_b64_encode(json_string_value(v), json_string_length(v), NULL, &err);
-	json_t *j = b ? json_string(b) : NULL;
-	free(b);
-	return j;
-}
-
 json_t *exec_webhook_judge0_body(const struct exec_webhook_row *row)
 {
 	const json_t *res = row->result;
@@ -278,11 +265,10 @@ json_t *exec_webhook_judge0_body(const struct exec_webhook_row *row)
 	}
 	return json_pack("{s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:i,s:s}}", "token", row->id, "time", time, "memory",
 			 ran && json_is_integer(mem) ? json_integer(json_integer_value(mem)) : json_null(),
-			 "stdout", j0_text(test0 ? json_object_get(test0, "stdout") : json_object_get(res, "stdout")),
-			 "stderr", j0_text(test0 ? json_object_get(test0, "stderr") : json_object_get(res, "stderr")),
-			 "compile_output",
-			 j0_text(json_object_get(res, "compile_output")), "message",
-			 j0_text(json_object_get(res, "message")), "status", "id", sid, "description",
+			 "stdout", gv_judge0_b64(test0 ? test0 : res, "stdout"),
+			 "stderr", gv_judge0_b64(test0 ? test0 : res, "stderr"), "compile_output",
+			 gv_judge0_b64(res, "compile_output"), "message", gv_judge0_b64(res, "message"), "status", "id",
+			 sid, "description",
 			 gv_judge0_status_description(sid));
 }
 

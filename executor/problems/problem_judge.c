@@ -267,6 +267,12 @@ static json_t *build(const struct exec_problem *p, const struct exec_judgement *
 			      "groups", groups, "time_limit_ms", (int)j->time_limit_ms, "memory_limit_mb",
 			      (int)j->memory_limit_mb, "node", o->node ? json_string(o->node) : json_null(), "sandboxes",
 			      (int)j->sandboxes, "samples_only", spec->samples_only, "run_all", spec->run_all);
+	/* The compiler's exact bytes too, where the text above is lossy. */
+	if (r && gv_result_put_output(r, "compile_output", j->compile_output,
+				      j->compile_output ? j->compile_output_len : 0) < 0) {
+		json_decref(r);
+		r = NULL;
+	}
 	if (!r)
 		return NULL;
 	json_object_set_new(r, "problem",

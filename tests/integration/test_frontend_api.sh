@@ -18,7 +18,7 @@ check() { # name condition-command...
 	local name=$1; shift
 	if "$@"; then ok "$name"; else notok "$name" "got: ${last_code:-} ${last_body:0:300}"; fi
 }
-echo "1..54"
+echo "1..65"
 tmp=$(mktemp -d /tmp/gavel-fe-test.XXXXXX)
 pid=
 cleanup() {
@@ -177,11 +177,85 @@ check "judge0 base64 in -> 201" code_is 201
 T2=$(jq_ 'd["token"]')
 req GET "/submissions/$T2?fields=source_code" "${A[@]}"
 check "judge0 base64 decoded on the way in" [ "$(jq_ 'd["source_code"]')" = "print(1)" ]
+# Any bytes in (NUL, 0xff): kept exactly, in the spec's _b64 forms.
+req POST "/submissions?base64_encoded=true" "${A[@]}" -d '{"language_id":71,"source_code":"cHJpbnQoMSk=","stdin":"AP8KAA==","expected_output":"/wA="}'
+check "judge0 base64 stdin and expected_output with NUL and 0xff -> 201" code_is 201
+TBY=$(jq_ 'd["token"]')
+req GET "/submissions/$TBY?base64_encoded=true&fields=stdin,expected_output" "${A[@]}"
+check "judge0 the same bytes back, exactly" [ "$(jq_ 'd["stdin"], d["expected_output"]')" = "AP8KAA== /wA=" ]
+req POST /v1/submissions "${A[@]}" -d '{"language":"python3","source":"x","stdin_b64":"AP8K"}'
+check "native stdin_b64 -> 201, stored as stdin_b64" \
+	[ "$last_code $(psql "$GAVEL_DATABASE_URL" -XAtc "SELECT request->>'stdin_b64' FROM submissions WHERE id = '$(jq_ 'd["id"]')'")" = "201 AP8K" ]
+req POST /v1/submissions "${A[@]}" -d '{"language":"python3","source":"x","stdin":"a","stdin_b64":"AP8K"}'
+check "native stdin and stdin_b64 together -> 400" err_is 400 invalid_request
 req POST /submissions "${A[@]}" -d '{"language_id":9999,"source_code":"x"}'
-check "judge0 unknown language_id -> 422" code_is 422
+check "judge0 unknown language_id -> 422 in Judge0's per-field shape" \
+	[ "$last_code $(jq_ 'list(d), d["language_id"]')" = "422 ['language_id'] [\"language with id 9999 doesn't exist\"]" ]
+req GET /submissions/AAAAAAAAAAAAAAAAAAAAAA "${A[@]}"
+check "judge0 unknown token -> 404 {\"error\": ...} as Judge0" [ "$last_code $(jq_ 'list(d), isinstance(d["error"], str)')" = "404 ['error'] True" ]
+req GET /submissions/AAAAAAAAAAAAAAAAAAAAAA
+check "judge0 without a key -> 401 {\"error\": ...}" [ "$last_code $(jq_ 'list(d), isinstance(d["error"], str)')" = "401 ['error'] True" ]
 req POST /submissions/batch "${A[@]}" -d '{"submissions":[{"language_id":71,"source_code":"print(1)"},{"language_id":9999,"source_code":"x"}]}'
-check "judge0 batch create: token and per-item error" [ "$(jq_ '"token" in d[0], "error" in d[1]')" = "True True" ]
+check "judge0 batch create: token, and the invalid item's errors per field in its place" [ "$(jq_ '"token" in d[0], list(d[1])')" = "True ['language_id']" ]
 TB=$(jq_ 'd[0]["token"]')
+# config_info advertises what submit takes: without a key the least
+# language maximum, with one the tenant's ceilings too (the defaults: 10 s
+# CPU, 20 s wall, 512 MB, 1024 KB output).
+req GET /config_info
+check "judge0 config_info without a key: the languages' least maxima" \
+	[ "$(jq_ 'd["max_cpu_time_limit"], d["max_wall_time_limit"], d["max_memory_limit"], d["max_max_file_size"]')" = "20.0 60.0 2097152 262144" ]
+req GET /config_info "${A[@]}"
+check "judge0 config_info with a key: the tenant's ceilings" \
+	[ "$(jq_ 'd["max_cpu_time_limit"], d["max_wall_time_limit"], d["max_memory_limit"], d["max_max_file_size"]')" = "10.0 20.0 524288 1024" ]
+cfg=$last_body
+j0_limits_body() { # config_info JSON, field to raise ("" none), step
+	python3 - "$@" <<-'PY'
+		import json, sys
+		c, field, step = json.loads(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+		b = {"language_id": 71, "source_code": "print(1)"}
+		for f, m in (("cpu_time_limit", "max_cpu_time_limit"), ("wall_time_limit", "max_wall_time_limit"),
+		             ("memory_limit", "max_memory_limit"), ("max_file_size", "max_max_file_size"),
+		             ("max_processes_and_or_threads", "max_max_processes_and_or_threads"),
+		             ("cpu_extra_time", "max_cpu_extra_time"), ("number_of_runs", "max_number_of_runs")):
+		    b[f] = c[m] + (step if f == field else 0)
+		    if isinstance(c[m], int) and f == field:
+		        b[f] = int(b[f])
+		print(json.dumps(b))
+	PY
+}
+req POST /submissions "${A[@]}" -d "$(j0_limits_body "$cfg" "" 0)"
+check "judge0 every config_info maximum at once -> 201" code_is 201
+bad_limits=
+for fs in cpu_time_limit:0.001 wall_time_limit:0.001 memory_limit:1 max_file_size:1 max_processes_and_or_threads:1 \
+	cpu_extra_time:0.001 number_of_runs:1; do
+	f=${fs%%:*}
+	req POST /submissions "${A[@]}" -d "$(j0_limits_body "$cfg" "$f" "${fs#*:}")"
+	[ "$last_code $(jq_ 'list(d), d[list(d)[0]][0].startswith("must be less than or equal to ")')" = "422 ['$f'] True" ] ||
+		bad_limits="$bad_limits $f:$last_code:${last_body:0:120}"
+done
+check "judge0 each maximum + one step -> 422 naming that field, never lowered${bad_limits:+ (got$bad_limits)}" [ -z "$bad_limits" ]
+# /workers in sandbox slots: available = idle + working + paused, from the
+# executors' heartbeats (a live node and one whose heartbeat is an hour old).
+now=$(redis_cli "$GAVEL_REDIS_URL" TIME | head -n1)
+req GET /workers
+w0=$last_body
+redis_cli "$GAVEL_REDIS_URL" SADD gavel:executors "fe-live-$sfx" "fe-stale-$sfx" >/dev/null
+redis_cli "$GAVEL_REDIS_URL" HSET "gavel:exec:fe-live-$sfx" capacity 3 burst 1 running 2 heartbeat_ms "${now}000" >/dev/null
+redis_cli "$GAVEL_REDIS_URL" HSET "gavel:exec:fe-stale-$sfx" capacity 4 burst 1 running 1 heartbeat_ms "$((now - 3600))000" >/dev/null
+req GET /workers
+redis_cli "$GAVEL_REDIS_URL" SREM gavel:executors "fe-live-$sfx" "fe-stale-$sfx" >/dev/null
+redis_cli "$GAVEL_REDIS_URL" DEL "gavel:exec:fe-live-$sfx" "gavel:exec:fe-stale-$sfx" >/dev/null
+w_sums=$(python3 - "$w0" "$last_body" <<-'PY'
+	import json, sys
+	a, b = (json.loads(x)[0] for x in sys.argv[1:3])
+	keys = ["queue", "size", "available", "idle", "working", "paused", "failed"]
+	adds = all(w["available"] == w["idle"] + w["working"] + w["paused"] for w in (a, b))
+	delta = [b[k] - a[k] for k in ("available", "idle", "working", "paused")]
+	print(sorted(b) == sorted(keys), adds, b["size"] >= 1, delta)
+	PY
+)
+check "judge0 /workers adds up: available = idle + working + paused (+4 live slots, 2 working, +5 paused)" \
+	[ "$w_sums" = "True True True [9, 2, 2, 5]" ]
 req GET "/submissions/batch?tokens=$TB,$T1,AAAAAAAAAAAAAAAAAAAAAA&fields=token" "${A[@]}"
 check "judge0 batch get in order, null for missing" [ "$(jq_ '[s and s["token"] for s in d["submissions"]]')" = "['$TB', '$T1', None]" ]
 req GET "/submissions/batch?tokens=$TB&fields=token" "${Bk[@]}"

@@ -29,7 +29,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..76"
+echo "1..78"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -302,8 +302,29 @@ req POST "/submissions?base64_encoded=false&wait=true" "${A[@]}" "${J[@]}" --dat
 TOKB=$(pj 'd["token"]')
 check "judge0 wait=true, output with NUL and invalid UTF-8, plain -> 201 Accepted" eq "$last_code $(pj 'd["status"]["id"]')" "201 3"
 req GET "/submissions/$TOKB?base64_encoded=true&fields=*" "${A[@]}"
-# jsonb cannot hold NUL: NUL and invalid UTF-8 come back as U+FFFD.
-check "judge0 the same with base64 and fields=*: the bytes, NUL and invalid UTF-8 as U+FFFD" eq "$last_code $(pj 'base64.b64decode(d["stdout"]) == "a\ufffdb\ufffd\ufffd\nline2\r\n\x1b[0m".encode(), len(d) > 30')" "200 True True"
+# jsonb cannot hold NUL: the result keeps the exact bytes in base64 twins
+# (stdout_b64), which base64_encoded=true returns.
+check "judge0 the same with base64 and fields=*: the exact bytes, NUL and invalid UTF-8 included" eq "$last_code $(pj 'base64.b64decode(d["stdout"]) == b"a\x00b\xff\xfe\nline2\r\n\x1b[0m", base64.b64decode(d["stderr"]) == b"\xc3", len(d) > 30')" "200 True True True"
+# Bytes in, bytes out: stdin and expected_output with NUL and 0xff, echoed.
+ECHO_PY='import sys
+d = sys.stdin.buffer.read()
+sys.stdout.buffer.write(d)
+sys.stderr.buffer.write(d[::-1])'
+RAW_B64=$(printf '\000\377\376 A\000\n' | base64 -w0)
+REV_B64=$(printf '\n\000A \376\377\000' | base64 -w0)
+req POST "/submissions?base64_encoded=true&wait=true&fields=status_id,stdout,stderr" "${A[@]}" "${J[@]}" \
+	-d "{\"language_id\":71,\"source_code\":\"$(b64 "$ECHO_PY")\",\"stdin\":\"$RAW_B64\"}"
+j0_run="$last_code $(pj 'd["status_id"], d["stdout"], d["stderr"]')"
+# A judged one (expected_output) carries no stderr yet: the tests' stderr
+# is not kept in the result.
+req POST "/submissions?base64_encoded=true&wait=true&fields=status_id,stdout" "${A[@]}" "${J[@]}" \
+	-d "{\"language_id\":71,\"source_code\":\"$(b64 "$ECHO_PY")\",\"stdin\":\"$RAW_B64\",\"expected_output\":\"$RAW_B64\"}"
+check "judge0 base64 stdin (and expected_output) with NUL and 0xff: stdout and stderr byte for byte, Accepted when compared" \
+	eq "$j0_run|$last_code $(pj 'd["status_id"], d["stdout"]')" "201 3 $RAW_B64 $REV_B64|201 3 $RAW_B64"
+req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" \
+	--data-binary "$(python3 -c 'import json,sys; print(json.dumps({"language":"python3","source":sys.argv[1],"stdin_b64":sys.argv[2]}))' "$ECHO_PY" "$RAW_B64")"
+check "native stdin_b64 with NUL and 0xff: result stdout_b64 and stderr_b64 byte for byte" \
+	eq "$last_code $(pj 'd["verdict"], d["result"]["stdout_b64"], d["result"]["stderr_b64"]')" "201 AC $RAW_B64 $REV_B64"
 req GET /statuses
 check "judge0 /statuses: 14 ids with Judge0's descriptions" eq "$(pj '[s["id"] for s in d] == list(range(1, 15)), d[4]["description"], d[12]["description"]')" "True Time Limit Exceeded Internal Error"
 req DELETE "/submissions/$TOK" "${A[@]}"
@@ -604,5 +625,5 @@ check "and still judges: one more AC" eq "$last_code $(pj 'd["verdict"]')" "201 
 say "frontend log (warnings and errors):"
 grep -E ' (warn|error|ERROR)' "$TMP/frontend.log" | head -n 10 | sed 's/^/#   /'
 say "total $(($(date +%s) - T_START)) s"
-[ $n -eq 64 ] || say "planned 64, ran $n"
+[ $n -eq 69 ] || say "planned 69, ran $n"
 [ $fails -eq 0 ]

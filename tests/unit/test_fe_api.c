@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/jobspec.h"
@@ -188,6 +190,182 @@ static void judge0__parse__maps_fields_base64_and_expected_output(void **state)
 		assert_int_equal(fe_j0_parse(j, bad[i].base64, &cat, &bounds, &job, &e), -1);
 		assert_int_equal(e.status, bad[i].status);
 		json_decref(j);
+	}
+}
+
+/* Any bytes through base64: NUL and 0xff in stdin and expected_output go
+ * into the spec's exact _b64 forms; text stays a string. */
+static void judge0__parse__base64_bytes_kept_exactly(void **state)
+{
+	(void)state;
+	struct fe_job job;
+	struct fe_apierr e;
+	json_t *b = json_loads("{\"language_id\":71,\"source_code\":\"eA==\",\"stdin\":\"AP8K\"}", 0, NULL);
+	assert_int_equal(fe_j0_parse(b, true, &cat, &bounds, &job, &e), 0);
+	assert_null(json_object_get(job.spec, "stdin"));
+	assert_string_equal(json_string_value(json_object_get(job.spec, "stdin_b64")), "AP8K");
+	fe_job_clear(&job);
+	json_decref(b);
+	b = json_loads("{\"language_id\":71,\"source_code\":\"eA==\",\"stdin\":\"aGk=\",\"expected_output\":\"AAE=\"}",
+		       0, NULL);
+	assert_int_equal(fe_j0_parse(b, true, &cat, &bounds, &job, &e), 0);
+	json_t *t0 = json_array_get(json_object_get(job.spec, "tests"), 0);
+	assert_string_equal(json_string_value(json_object_get(t0, "input")), "hi");
+	assert_string_equal(json_string_value(json_object_get(t0, "expected_b64")), "AAE=");
+	assert_null(json_object_get(t0, "expected"));
+	fe_job_clear(&job);
+	json_decref(b);
+}
+
+/* Rendering: base64 gives the exact bytes of the _b64 forms; plain gives
+ * the text, decoding a stdin stored only as stdin_b64. */
+static void judge0__render__exact_bytes_with_base64(void **state)
+{
+	(void)state;
+	json_t *req = json_loads("{\"language\":\"python3\",\"files\":[{\"name\":\"main.py\",\"content\":\"x\"}],"
+				 "\"stdin_b64\":\"YQBi\"}", 0, NULL);
+	json_t *res = json_loads("{\"kind\":\"run\",\"verdict\":\"AC\",\"stdout\":\"a\\ufffd\",\"stdout_b64\":\"YQA=\","
+				 "\"stderr\":\"e\",\"compile_output\":\"\"}", 0, NULL);
+	assert_non_null(req);
+	assert_non_null(res);
+	struct fe_subrow row = { .id = "tok", .language = "python3", .status = "done", .verdict = "AC",
+				 .request = req, .result = res };
+	uint64_t f = 1ull << FE_J0_STDIN | 1ull << FE_J0_STDOUT | 1ull << FE_J0_STDERR | 1ull << FE_J0_COMPILE_OUTPUT;
+	json_t *b = fe_j0_render(&row, f, true, &cat);
+	assert_string_equal(json_string_value(json_object_get(b, "stdin")), "YQBi");
+	assert_string_equal(json_string_value(json_object_get(b, "stdout")), "YQA=");
+	assert_string_equal(json_string_value(json_object_get(b, "stderr")), "ZQ==");
+	assert_string_equal(json_string_value(json_object_get(b, "compile_output")), "");
+	json_decref(b);
+	json_t *t = fe_j0_render(&row, f, false, &cat);
+	assert_int_equal(json_string_length(json_object_get(t, "stdin")), 3);
+	assert_memory_equal(json_string_value(json_object_get(t, "stdin")), "a\0b", 3);
+	assert_string_equal(json_string_value(json_object_get(t, "stdout")), "a\xef\xbf\xbd");
+	assert_true(json_is_null(json_object_get(t, "compile_output")));
+	json_decref(t);
+	json_decref(req);
+	json_decref(res);
+}
+
+/* A limit above what runs is refused with Rails' message, never lowered;
+ * the maximum itself is taken. python3: 30 s CPU, 2048 MB, 1 process. */
+static void judge0__limits__max_taken_above_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *field, *value;
+		int status; /* 0: accepted */
+		const char *msg;
+	} cases[] = {
+		{ "cpu_time_limit", "30", 0, NULL },
+		{ "cpu_time_limit", "30.001", 422, "cpu_time_limit: must be less than or equal to 30" },
+		{ "cpu_time_limit", "-1", 422, "cpu_time_limit: must be greater than or equal to 0" },
+		{ "memory_limit", "2097152", 0, NULL },
+		{ "memory_limit", "2097153", 422, "memory_limit: must be less than or equal to 2097152" },
+		{ "wall_time_limit", "90.5", 422, "wall_time_limit: must be less than or equal to 90" },
+		{ "max_processes_and_or_threads", "1", 0, NULL },
+		{ "max_processes_and_or_threads", "60", 422, "max_processes_and_or_threads: must be less than or equal to 1" },
+		{ "cpu_extra_time", "0.5", 422, "cpu_extra_time: must be less than or equal to 0" },
+		{ "number_of_runs", "2", 422, "number_of_runs: must be less than or equal to 1" },
+		{ "max_file_size", "262145", 422, "max_file_size: must be less than or equal to 262144" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char body[256];
+		snprintf(body, sizeof(body), "{\"language_id\":71,\"source_code\":\"x\",\"%s\":\"%s\"}", cases[i].field,
+			 cases[i].value);
+		json_t *j = json_loads(body, 0, NULL);
+		struct fe_job job;
+		struct fe_apierr e;
+		int rc = fe_j0_parse(j, false, &cat, &bounds, &job, &e);
+		json_decref(j);
+		if (cases[i].status == 0) {
+			if (rc != 0)
+				fail_msg("case %zu refused: %s", i, e.msg);
+			fe_job_clear(&job);
+			continue;
+		}
+		assert_int_equal(rc, -1);
+		assert_int_equal(e.status, cases[i].status);
+		assert_string_equal(e.msg, cases[i].msg);
+	}
+}
+
+/* Judge0's error shapes: 422 per field, anything else {"error": ...}. */
+static void judge0__errors__per_field_shape(void **state)
+{
+	(void)state;
+	json_t *j = fe_j0_error_body(422, "language_id: language with id 999 doesn't exist");
+	char *t = json_dumps(j, JSON_COMPACT);
+	assert_string_equal(t, "{\"language_id\":[\"language with id 999 doesn't exist\"]}");
+	free(t);
+	json_decref(j);
+	j = fe_j0_error_body(422, "something about it all");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "base"), 0)), "something about it all");
+	json_decref(j);
+	j = fe_j0_error_body(404, "no such submission");
+	t = json_dumps(j, JSON_COMPACT);
+	assert_string_equal(t, "{\"error\":\"no such submission\"}");
+	free(t);
+	json_decref(j);
+	struct tenant_quota_violation v = { .limit = "max_cpu_ms", .requested = 3000, .allowed = 2500 };
+	struct fe_apierr e;
+	fe_j0_quota_error(&v, &e);
+	assert_int_equal(e.status, 422);
+	assert_string_equal(e.msg, "cpu_time_limit: must be less than or equal to 2.5");
+	v = (struct tenant_quota_violation){ .limit = "max_memory_mb", .requested = 300, .allowed = 256 };
+	fe_j0_quota_error(&v, &e);
+	assert_string_equal(e.msg, "memory_limit: must be less than or equal to 262144");
+}
+
+/* config_info advertises what submit takes: the least language maximum,
+ * lowered by the tenant's ceilings, over the languages it may use. */
+static void judge0__config_info__follows_quota(void **state)
+{
+	(void)state;
+	json_t *c = fe_j0_config_info(&cat, &bounds, true, NULL);
+	assert_true(json_real_value(json_object_get(c, "max_cpu_time_limit")) == 20.0);
+	assert_true(json_real_value(json_object_get(c, "max_cpu_extra_time")) == 0.0);
+	assert_int_equal(json_integer_value(json_object_get(c, "max_memory_limit")), 2048 * 1024);
+	json_decref(c);
+	struct tenant_quota q;
+	tenant_quota_defaults(&q);
+	q.max_cpu_ms = 2500;
+	q.max_memory_mb = 100;
+	c = fe_j0_config_info(&cat, &bounds, true, &q);
+	assert_true(json_real_value(json_object_get(c, "max_cpu_time_limit")) == 2.5);
+	assert_int_equal(json_integer_value(json_object_get(c, "max_memory_limit")), 100 * 1024);
+	assert_true(json_real_value(json_object_get(c, "cpu_time_limit")) <= 2.5);
+	assert_true(json_integer_value(json_object_get(c, "memory_limit")) <= 100 * 1024);
+	json_decref(c);
+	/* Only python3 (30 s maximum): its own ceiling shows. */
+	tenant_quota_defaults(&q);
+	q.max_cpu_ms = 60000;
+	q.n_allowed_languages = 1;
+	strcpy(q.allowed_languages[0], "python3");
+	c = fe_j0_config_info(&cat, &bounds, true, &q);
+	assert_true(json_real_value(json_object_get(c, "max_cpu_time_limit")) == 30.0);
+	json_decref(c);
+}
+
+/* /workers adds up: available = idle + working + paused. */
+static void judge0__workers__add_up(void **state)
+{
+	(void)state;
+	static const struct {
+		long long queued, assigned, live, working, stale, retried;
+		struct fe_j0_workers want;
+	} cases[] = {
+		{ 0, 0, 0, 0, 0, 0, { 0, 0, 0, 0, 0, 0 } },
+		{ 3, 1, 8, 2, 4, 1, { 4, 12, 6, 2, 4, 1 } },
+		{ 0, 0, 4, 9, 0, 0, { 0, 4, 0, 4, 0, 0 } },
+		{ -1, -1, -2, -3, -4, -5, { 0, 0, 0, 0, 0, 0 } },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fe_j0_workers w;
+		fe_j0_workers_count(cases[i].queued, cases[i].assigned, cases[i].live, cases[i].working, cases[i].stale,
+				    cases[i].retried, &w);
+		assert_true(w.available == w.idle + w.working + w.paused);
+		assert_memory_equal(&w, &cases[i].want, sizeof(w));
 	}
 }
 
@@ -478,6 +656,12 @@ int main(void)
 		cmocka_unit_test(judge0__fields__default_star_and_unknown),
 		cmocka_unit_test(judge0__numbers__accept_strings_and_nulls),
 		cmocka_unit_test(judge0__parse__maps_fields_base64_and_expected_output),
+		cmocka_unit_test(judge0__parse__base64_bytes_kept_exactly),
+		cmocka_unit_test(judge0__render__exact_bytes_with_base64),
+		cmocka_unit_test(judge0__limits__max_taken_above_refused),
+		cmocka_unit_test(judge0__errors__per_field_shape),
+		cmocka_unit_test(judge0__config_info__follows_quota),
+		cmocka_unit_test(judge0__workers__add_up),
 		cmocka_unit_test(native__validation__table),
 		cmocka_unit_test(native__source_over_limit__is_413),
 		cmocka_unit_test(words__split__as_a_shell_would),

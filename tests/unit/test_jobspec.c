@@ -52,6 +52,17 @@ static void jobspec__refused__names_the_field(void **state)
 		  "stderr_to_stdout" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"problem_id\":\"p\",\"args\":[\"1\"]}",
 		  "problem_id" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"stdin\":\"\",\"stdin_b64\":\"AA==\"}",
+		  "not both" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"stdin_b64\":\"A!==\"}",
+		  "stdin_b64" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"stdin_b64\":7}", "stdin_b64" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],"
+		  "\"tests\":[{\"input_b64\":\"AA==\"}]}",
+		  "expected" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],"
+		  "\"tests\":[{\"expected\":\"1\",\"expected_b64\":\"MQ==\"}]}",
+		  "tests[0].expected" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct gv_jobspec s;
@@ -188,6 +199,55 @@ static void jobspec__sizes__bounded(void **state)
 	free(data);
 }
 
+/* Any bytes in stdin, inputs and answers: taken from the _b64 forms,
+ * written back as strings where they are text and as _b64 where not, and
+ * the decoded size counts against the same 16 MiB. */
+static void jobspec__b64_bytes__round_trip_exactly(void **state)
+{
+	(void)state;
+	static const char req[] = "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"x\"}],"
+				  "\"stdin_b64\":\"AP8KYQ==\",\"tests\":[{\"input_b64\":\"aGk=\",\"expected_b64\":\"AP/+\"},"
+				  "{\"input\":\"t\",\"expected\":\"u\"}]}";
+	struct gv_jobspec s;
+	struct gv_err err;
+	assert_int_equal(gv_jobspec_parse(req, strlen(req), &s, &err), 0);
+	assert_int_equal(s.stdin_len, 4);
+	assert_memory_equal(s.stdin_data, "\0\xff\na", 4);
+	assert_int_equal(s.tests[0].input_len, 2);
+	assert_string_equal(s.tests[0].input, "hi");
+	assert_int_equal(s.tests[0].expected_len, 3);
+	assert_memory_equal(s.tests[0].expected, "\0\xff\xfe", 3);
+	json_t *j = gv_jobspec_to_json(&s);
+	assert_non_null(j);
+	assert_null(json_object_get(j, "stdin"));
+	assert_string_equal(json_string_value(json_object_get(j, "stdin_b64")), "AP8KYQ==");
+	json_t *t0 = json_array_get(json_object_get(j, "tests"), 0);
+	assert_string_equal(json_string_value(json_object_get(t0, "input")), "hi");
+	assert_null(json_object_get(t0, "input_b64"));
+	assert_string_equal(json_string_value(json_object_get(t0, "expected_b64")), "AP/+");
+	struct gv_jobspec back;
+	assert_int_equal(gv_jobspec_from_json(j, &back, &err), 0);
+	assert_int_equal(back.stdin_len, 4);
+	assert_memory_equal(back.stdin_data, s.stdin_data, 4);
+	assert_memory_equal(back.tests[0].expected, s.tests[0].expected, 3);
+	assert_string_equal(back.tests[1].expected, "u");
+	gv_jobspec_free(&back);
+	json_decref(j);
+	gv_jobspec_free(&s);
+
+	/* 16 MiB + 1 decoded bytes: refused like the string form. */
+	size_t n = GV_JOBSPEC_DATA_MAX + 1, enc = (n + 2) / 3 * 4;
+	char *big = malloc(enc + 200);
+	assert_non_null(big);
+	int k = snprintf(big, 200, "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"x\"}],\"stdin_b64\":\"");
+	memset(big + k, 'A', enc);
+	strcpy(big + k + enc, "\"}");
+	assert_int_equal(gv_jobspec_parse(big, strlen(big), &s, &err), -1);
+	assert_int_equal(err.code, GV_ELIMIT);
+	gv_jobspec_free(&s);
+	free(big);
+}
+
 static void result__judge__has_tests_and_lossy_output(void **state)
 {
 	(void)state;
@@ -203,6 +263,9 @@ static void result__judge__has_tests_and_lossy_output(void **state)
 	assert_int_equal(json_array_size(tests), 2);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(tests, 1), "stdout")), "\xef\xbf\xbd");
 	assert_null(json_object_get(j, "stdout"));
+	/* Text output has no twin; invalid UTF-8 has one. */
+	assert_null(json_object_get(json_array_get(tests, 0), "stdout_b64"));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(tests, 1), "stdout_b64")), "/w==");
 	json_decref(j);
 
 	/* NUL bytes in output: jsonb refuses \u0000, so they never reach the
@@ -222,6 +285,19 @@ static void result__judge__has_tests_and_lossy_output(void **state)
 	assert_non_null(text);
 	assert_null(strstr(text, "\\u0000"));
 	free(text);
+	/* ... but their exact bytes are kept in the _b64 twins. */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "tests"), 0), "stdout_b64")),
+			    "YQBiAA==");
+	assert_string_equal(json_string_value(json_object_get(j, "stdout_b64")), "AHj/");
+	assert_string_equal(json_string_value(json_object_get(j, "stderr_b64")), "AA==");
+	assert_string_equal(json_string_value(json_object_get(j, "compile_output_b64")), "dwA=");
+	/* Too large to store with them: the twins go, the text stays. */
+	gv_result_drop_twins(j);
+	assert_null(json_object_get(j, "stdout_b64"));
+	assert_null(json_object_get(j, "stderr_b64"));
+	assert_null(json_object_get(j, "compile_output_b64"));
+	assert_null(json_object_get(json_array_get(json_object_get(j, "tests"), 0), "stdout_b64"));
+	assert_string_equal(json_string_value(json_object_get(j, "stderr")), "\xef\xbf\xbd");
 	json_decref(j);
 
 	j = gv_result_internal_error(NULL, "boom");
@@ -242,6 +318,7 @@ int main(void)
 		cmocka_unit_test(jobspec__plain_run__no_tests),
 		cmocka_unit_test(jobspec__commands__round_trip),
 		cmocka_unit_test(jobspec__sizes__bounded),
+		cmocka_unit_test(jobspec__b64_bytes__round_trip_exactly),
 		cmocka_unit_test(result__judge__has_tests_and_lossy_output),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

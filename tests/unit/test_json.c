@@ -332,6 +332,24 @@ static void b64_decode__table__lenient_whitespace_strict_alphabet(void **state)
 	}
 }
 
+/* Text a jsonb string carries exactly: UTF-8, no NUL. */
+static void text_ok__table__utf8_without_nul(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		size_t len;
+		bool ok;
+	} cases[] = {
+		{ "", 0, true },           { "abc\n", 4, true },        { "\xc3\xa9", 2, true },
+		{ "a\0b", 3, false },       { "\xff", 1, false },        { "\xc3", 1, false },
+		{ "\xed\xa0\x80", 3, false }, { "\xc0\xaf", 2, false },    { "\xf0\x9f\x98\x80", 4, true },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (gv_json_text_ok(cases[i].s, cases[i].len) != cases[i].ok)
+			fail_msg("case %zu: want %d", i, cases[i].ok);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +361,7 @@ int main(void)
 		cmocka_unit_test(json_dump__caps__enforced),
 		cmocka_unit_test(b64__rfc4648_vectors__round_trip),
 		cmocka_unit_test(b64_decode__table__lenient_whitespace_strict_alphabet),
+		cmocka_unit_test(text_ok__table__utf8_without_nul),
 	};
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);
 }

@@ -296,6 +296,33 @@ static void feedback__secret_exit_code__hidden_everywhere(void **state)
 	json_decref(r);
 }
 
+/* A test's output and its exact-bytes twin go together: hidden for a
+ * secret test, shown for a sample (the default policy). */
+static void feedback__output_twins__follow_their_text(void **state)
+{
+	(void)state;
+	json_t *r = exit_fixture("WA");
+	json_t *tests = json_object_get(r, "tests");
+	for (size_t i = 0; i < 2; i++) {
+		json_object_set_new(json_array_get(tests, i), "stdout", json_string("\xef\xbf\xbd"));
+		json_object_set_new(json_array_get(tests, i), "stdout_b64", json_string("/w=="));
+	}
+	json_object_set_new(r, "stdout", json_string("x"));
+	json_object_set_new(r, "stdout_b64", json_string("AA=="));
+	json_object_set_new(r, "stderr_b64", json_string("AA=="));
+	gv_feedback_filter(r, NULL);
+	json_t *t0 = json_array_get(tests, 0), *t1 = json_array_get(tests, 1);
+	assert_string_equal(json_string_value(json_object_get(t0, "stdout_b64")), "/w==");
+	assert_non_null(json_object_get(t0, "stdout"));
+	assert_null(json_object_get(t1, "stdout"));
+	assert_null(json_object_get(t1, "stdout_b64"));
+	/* The secret test decided: the result's own output goes too. */
+	assert_null(json_object_get(r, "stdout"));
+	assert_null(json_object_get(r, "stdout_b64"));
+	assert_null(json_object_get(r, "stderr_b64"));
+	json_decref(r);
+}
+
 int main(void)
 {
 	if (sodium_init() < 0)
@@ -309,6 +336,7 @@ int main(void)
 		cmocka_unit_test(feedback__policy_from_query__applied),
 		cmocka_unit_test(feedback__not_a_problem_result__untouched),
 		cmocka_unit_test(feedback__secret_exit_code__hidden_everywhere),
+		cmocka_unit_test(feedback__output_twins__follow_their_text),
 	};
 	return cmocka_run_group_tests_name("problems", tests, cache_setup, cache_teardown);
 }

@@ -269,10 +269,14 @@ static void judge0_body__equals_the_judge0_get_base64_default_fields(void **stat
 		json_pack("{s:s,s:s,s:s,s:s,s:i,s:i}", "kind", "run", "verdict", "CE", "status", "CE", "compile_output",
 			  "a.c:1: error", "time_ms", 0, "memory_kb", 0),
 		json_pack("{s:s,s:s,s:i}", "kind", "run", "verdict", "RE", "signal", 11),
+		/* Output that is not text: the exact bytes of the _b64 twins. */
+		json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "kind", "run", "verdict", "AC", "stdout", "a\xef\xbf\xbd",
+			  "stdout_b64", "YQA=", "stderr", "\xef\xbf\xbd", "stderr_b64", "/w==", "compile_output", "w",
+			  "compile_output_b64", "dwA="),
 		NULL,
 	};
-	const char *verdicts[] = { "AC", "WA", "CE", "RE", NULL };
-	const char *statuses[] = { "done", "done", "done", "done", "done" };
+	const char *verdicts[] = { "AC", "WA", "CE", "RE", "AC", NULL };
+	const char *statuses[] = { "done", "done", "done", "done", "done", "done" };
 	for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++) {
 		struct exec_webhook_row row = {
 			.id = "abcdefghijklmnop",
@@ -303,6 +307,8 @@ static void judge0_body__equals_the_judge0_get_base64_default_fields(void **stat
 			free(b);
 			fail();
 		}
+		if (i == 4)
+			assert_string_equal(json_string_value(json_object_get(ours, "stdout")), "YQA=");
 		json_decref(ours);
 		json_decref(theirs);
 		json_decref(results[i]);
