@@ -332,7 +332,8 @@ upd "$PN" 'cors_origins=*' || bail "tenant update failed"
 
 # ------------------------------------------------ (i) piston-client, unchanged
 node tests/js/piston_client_run.mjs "$B$PG" >"$TMP/piston.out" 2>"$TMP/piston.err"
-say "piston-client: $(head -c 600 "$TMP/piston.out" | tr '\n' ' ')"
+while read -r line; do say "piston-client: ${line:0:300}"; done <"$TMP/piston.out"
+[ -s "$TMP/piston.err" ] && say "piston-client stderr: $(head -c 300 "$TMP/piston.err")"
 pcall() { python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     d = json.loads(l)
