@@ -7,3 +7,11 @@
 /* Authenticates r by its API key, applies its tenant's rate limit, then
  * hands it to fe_dispatch; or replies 401/403/429/503 itself. */
 void fe_authenticate(struct fe_req *r);
+
+/* Sends a token-bucket command for r (a: tenant_ratelimit_args or
+ * tenant_playground_ratelimit_args; borrowed for the call): EVALSHA when
+ * the worker knows the script's hash and eval is false, else EVAL, which
+ * loads it too (after a NOSCRIPT reply, call again with eval true). cb gets
+ * the reply with a reference taken on r here. 0: sent; -1: not sent, no
+ * reference held. */
+int fe_ratelimit_send(struct fe_req *r, struct tenant_ratelimit_args *a, bool eval, fe_redis_cb cb);

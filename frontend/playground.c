@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "frontend/api_tenant.h"
+#include "frontend/auth.h"
 #include "frontend/cors.h"
 #include "frontend/metrics.h"
 
@@ -172,22 +173,10 @@ void fe_playground_resolve(struct fe_req *r)
 
 static void on_bucket(void *arg, redisReply *reply);
 
-static void on_script_loaded(void *arg, redisReply *reply)
-{
-	struct fe_worker *w = arg;
-	w->rl_sha_loading = false;
-	if (reply && reply->type == REDIS_REPLY_STRING && reply->len == 40) {
-		memcpy(w->rl_sha, reply->str, 40);
-		w->rl_sha[40] = '\0';
-	}
-}
-
-/* Sends the current bucket's command (the client's, then the tenant's),
- * EVALSHA when the script's hash is known and eval is false. 0: sent,
- * on_bucket runs with a reference taken here. */
+/* Sends the current bucket's command (the client's, then the tenant's).
+ * 0: sent, on_bucket runs with a reference taken. */
 static int send_bucket(struct fe_req *r, bool eval)
 {
-	struct fe_worker *w = r->w;
 	struct tenant_ratelimit_args a;
 	struct gv_err err;
 	int rc = r->pg_rl_tenant ? tenant_playground_ratelimit_args(r->tenant_id, NULL, r->pg_tenant_rps,
@@ -198,21 +187,7 @@ static int send_bucket(struct fe_req *r, bool eval)
 		gv_error(NULL, "playground rate limit: %s", err.msg);
 		return -1;
 	}
-	if (!eval && w->rl_sha[0]) {
-		a.argv[0] = "EVALSHA";
-		a.argvlen[0] = 7;
-		a.argv[1] = w->rl_sha;
-		a.argvlen[1] = 40;
-	} else if (!w->rl_sha_loading && !w->rl_sha[0]) {
-		const char *load[] = { "SCRIPT", "LOAD", TENANT_RATELIMIT_SCRIPT };
-		if (fe_redis_command(w->redis, on_script_loaded, w, 3, load, NULL, &err) == 0)
-			w->rl_sha_loading = true;
-	}
-	fe_req_ref(r);
-	if (fe_redis_command(w->redis, on_bucket, r, a.argc, a.argv, a.argvlen, &err) == 0)
-		return 0;
-	fe_req_unref(r);
-	return -1;
+	return fe_ratelimit_send(r, &a, eval, on_bucket);
 }
 
 static void unavailable(struct fe_req *r)
