@@ -254,6 +254,12 @@ void fe_playground_admit(struct fe_req *r)
 {
 	if (!fe_cors_admit(r))
 		return;
+	/* The page and its static files are served from memory: they do not
+	 * spend the budget the page's own API calls need. */
+	if (r->m.route->id == FE_ROUTE_PLAYGROUND_PAGE) {
+		fe_dispatch(r);
+		return;
+	}
 	r->pg_rl_tenant = false;
 	if (send_bucket(r, false) < 0)
 		unavailable(r);

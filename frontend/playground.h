@@ -63,7 +63,8 @@ void fe_playground_resolve(struct fe_req *r);
 
 /* An anonymous request past CORS preflight and method checks
  * (fe_route_matched): the tenant's origin check, the client's then the
- * tenant's anonymous token bucket, then fe_dispatch; or a 403/429/503. */
+ * tenant's anonymous token bucket (not for the page and its static
+ * files), then fe_dispatch; or a 403/429/503. */
 void fe_playground_admit(struct fe_req *r);
 
 /* The client address sa as the bucket's name (bucket: "4:a.b.c.d" or
