@@ -80,9 +80,14 @@ const char *fe_api_name(const struct fe_req *r)
 	}
 }
 
+/* Who made the request: its API key, or the client address of a
+ * playground's anonymous request. */
 static void actor_of(const struct fe_req *r, char *buf, size_t size)
 {
-	snprintf(buf, size, "key:%s", r->key_id);
+	if (r->anonymous)
+		snprintf(buf, size, "anonymous:%s", r->client);
+	else
+		snprintf(buf, size, "key:%s", r->key_id);
 }
 
 static const char *val(const PGresult *res, int i, int c)
@@ -275,7 +280,7 @@ int fe_audit_created_stmt(struct fe_req *const *reqs, size_t n, char **text, str
 	json_t *items = json_array();
 	for (size_t i = 0; items && i < n; i++) {
 		struct fe_req *r = reqs[i];
-		char actor[8 + TENANT_UUID_BUF + 32];
+		char actor[FE_ACTOR_BUF];
 		actor_of(r, actor, sizeof(actor));
 		json_t *ids = json_array();
 		for (size_t k = 0; ids && k < r->batch_n; k++)
@@ -359,7 +364,7 @@ void fe_audit_refusal(struct fe_req *r, const char *limit, int status, int64_t r
 	snprintf(key, sizeof(key), "%s/%.30s", r->tenant_id, limit);
 	if (!refusal_take(key, fe_now_ms() / 1000, &refused))
 		return;
-	char details[320], actor[8 + TENANT_UUID_BUF];
+	char details[320], actor[FE_ACTOR_BUF];
 	int len = snprintf(details, sizeof(details),
 			   "{\"api\":\"%s\",\"limit\":\"%.30s\",\"status\":%d,\"requested\":%" PRId64
 			   ",\"allowed\":%" PRId64 ",\"refused\":%" PRIu64 "}",

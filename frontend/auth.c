@@ -32,33 +32,37 @@ static void on_script_loaded(void *arg, redisReply *reply)
 	}
 }
 
-static void on_ratelimit(void *arg, redisReply *reply);
-
-/* Sends r's token-bucket command: EVALSHA when the script's hash is known
- * (and eval is false), else EVAL (which also loads it). 0 sent: on_ratelimit
- * will run with a reference taken here. */
-static int send_ratelimit(struct fe_req *r, bool eval)
+int fe_ratelimit_send(struct fe_req *r, struct tenant_ratelimit_args *a, bool eval, fe_redis_cb cb)
 {
 	struct fe_worker *w = r->w;
-	struct tenant_ratelimit_args a;
 	struct gv_err err;
-	if (tenant_ratelimit_args(r->tenant_id, &r->quota, 1, &a, &err) < 0)
-		return -1;
 	if (!eval && w->rl_sha[0]) {
-		a.argv[0] = "EVALSHA";
-		a.argvlen[0] = 7;
-		a.argv[1] = w->rl_sha;
-		a.argvlen[1] = 40;
+		a->argv[0] = "EVALSHA";
+		a->argvlen[0] = 7;
+		a->argv[1] = w->rl_sha;
+		a->argvlen[1] = 40;
 	} else if (!w->rl_sha_loading && !w->rl_sha[0]) {
 		const char *load[] = { "SCRIPT", "LOAD", TENANT_RATELIMIT_SCRIPT };
 		if (fe_redis_command(w->redis, on_script_loaded, w, 3, load, NULL, &err) == 0)
 			w->rl_sha_loading = true;
 	}
 	fe_req_ref(r);
-	if (fe_redis_command(w->redis, on_ratelimit, r, a.argc, a.argv, a.argvlen, &err) == 0)
+	if (fe_redis_command(w->redis, cb, r, a->argc, a->argv, a->argvlen, &err) == 0)
 		return 0;
 	fe_req_unref(r);
 	return -1;
+}
+
+static void on_ratelimit(void *arg, redisReply *reply);
+
+/* Sends r's tenant's token-bucket command (fe_ratelimit_send). */
+static int send_ratelimit(struct fe_req *r, bool eval)
+{
+	struct tenant_ratelimit_args a;
+	struct gv_err err;
+	if (tenant_ratelimit_args(r->tenant_id, &r->quota, 1, &a, &err) < 0)
+		return -1;
+	return fe_ratelimit_send(r, &a, eval, on_ratelimit);
 }
 
 static void on_ratelimit(void *arg, redisReply *reply)

@@ -10,3 +10,11 @@ void fe_authenticate(struct fe_req *r);
 /* Does r carry an API key in a header (X-Auth-Token, Authorization:
  * Bearer)? For routes that serve anyone but answer a tenant for itself. */
 bool fe_auth_presented(struct fe_req *r);
+
+/* Sends a token-bucket command for r (a: tenant_ratelimit_args or
+ * tenant_playground_ratelimit_args; borrowed for the call): EVALSHA when
+ * the worker knows the script's hash and eval is false, else EVAL, which
+ * loads it too (after a NOSCRIPT reply, call again with eval true). cb gets
+ * the reply with a reference taken on r here. 0: sent; -1: not sent, no
+ * reference held. */
+int fe_ratelimit_send(struct fe_req *r, struct tenant_ratelimit_args *a, bool eval, fe_redis_cb cb);

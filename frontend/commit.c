@@ -20,7 +20,8 @@
  * Redis enqueue. Should the transaction fail, every submission in it is
  * retried alone, so one bad statement cannot fail its neighbours.
  * Only worker 0's thread reads a request while it is handed over, and
- * only fields set before the hand-over (tenant, ids, quota, key, API). */
+ * only fields set before the hand-over (tenant, ids, quota, key, API,
+ * anonymous and client). */
 #include "frontend/commit.h"
 
 #include <pthread.h>
@@ -32,15 +33,17 @@
 #include "frontend/api_tenant.h"
 
 /* Inserts every element of $2 (a JSON array of {id, language, request})
- * for tenant $1, made through API $4, unless that would take the tenant's
+ * for tenant $1, made through API $4 (anonymously through the tenant's
+ * playground when $5), unless that would take the tenant's
  * queued submissions over $3 (the max_queued quota): then nothing is
  * inserted. The queued count is the one triggers keep (migration 0008):
  * counting the rows would cost a visit of every queued row per POST. */
 static const char SQL_INSERT[] =
-	"INSERT INTO submissions (id, tenant_id, language, source, request, api, problem_id, problem_version) "
+	"INSERT INTO submissions (id, tenant_id, language, source, request, api, problem_id, problem_version, "
+	"playground) "
 	"SELECT e->>'id', $1::uuid, e->>'language', "
 	"convert_to(e->'request'->'files'->0->>'content', 'UTF8'), e->'request', $4, "
-	"e->'request'->>'problem_id', (e->'request'->>'problem_version')::int "
+	"e->'request'->>'problem_id', (e->'request'->>'problem_version')::int, $5::boolean "
 	"FROM jsonb_array_elements($2::jsonb) e "
 	"WHERE coalesce((SELECT queued FROM tenant_queue_counts WHERE tenant_id = $1::uuid), 0) "
 	"+ jsonb_array_length($2::jsonb) <= $3::int RETURNING id";
@@ -93,7 +96,8 @@ struct fe_store *fe_store_new(struct fe_req *r, char *text, fe_store_done_fn don
 	snprintf(it->maxq, sizeof(it->maxq), "%d", r->quota.max_queued);
 	/* The INSERT and its audit records (submission.created, or
 	 * quota.refused for max_queued; store_send) commit together. */
-	fe_db_stmt_text(&it->insert, SQL_INSERT, 4, r->tenant_id, it->text, it->maxq, fe_api_name(r));
+	fe_db_stmt_text(&it->insert, SQL_INSERT, 5, r->tenant_id, it->text, it->maxq, fe_api_name(r),
+			r->anonymous ? "true" : "false");
 	return it;
 }
 

@@ -37,6 +37,12 @@ void fe_handler_cleanup(struct fe_req *r)
 void fe_handle(struct fe_req *r)
 {
 	struct fe_app *app = r->w->app;
+	/* Anonymous requests reach only the allowlist of their tenant's
+	 * settings; checked once more here, whatever admitted them. */
+	if (r->anonymous && !fe_playground_route_allowed(r->m.route->id, r->pg_access)) {
+		fe_reply_error(r, 404, "not_found", "no such route");
+		return;
+	}
 	switch (r->m.route->id) {
 	case FE_ROUTE_ROOT:
 		fe_reply_json(r, 200, json_pack("{s:s,s:s,s:[sss]}", "service", "gavel", "openapi",
@@ -84,6 +90,9 @@ void fe_handle(struct fe_req *r)
 		fe_reply_json(r, 200,
 			      fe_j0_config_info(&app->cat, &app->bounds, true, r->tenant_id[0] ? &r->quota : NULL));
 		return;
+	/* The playground page (frontend/playground_page.h, another change):
+	 * until it lands, 404. Its one line: fe_playground_page(r, r->pg_rest). */
+	case FE_ROUTE_PLAYGROUND_PAGE: fe_reply_error(r, 404, "not_found", "no such route"); return;
 	default: fe_reply_error(r, 404, "not_found", "no such route"); return;
 	}
 }

@@ -37,6 +37,10 @@ const struct fe_route fe_routes[] = {
 	{ FE_M_GET, "/workers", FE_ROUTE_J0_WORKERS, false, "j0_workers" },
 	{ FE_M_GET, "/api/v2/runtimes", FE_ROUTE_PISTON_RUNTIMES, false, "piston_runtimes" },
 	{ FE_M_POST, "/api/v2/execute", FE_ROUTE_PISTON_EXECUTE, true, "piston_execute" },
+	/* Only through fe_playground_match (serve() sends every path under
+	 * the prefix there). */
+	{ FE_M_GET, "/playground/{tenant}", FE_ROUTE_PLAYGROUND_PAGE, false, "playground_page" },
+	{ FE_M_GET, "/playground/{tenant}/static/{file}", FE_ROUTE_PLAYGROUND_PAGE, false, "playground_page" },
 };
 
 const size_t fe_routes_len = sizeof(fe_routes) / sizeof(fe_routes[0]);
@@ -149,4 +153,99 @@ void fe_methods_list(unsigned mask, char *buf, size_t size)
 bool fe_route_takes_query_key(enum fe_route_id id)
 {
 	return id == FE_ROUTE_V1_EVENTS;
+}
+
+/* ------------------------------------------------- public playgrounds */
+
+bool fe_playground_prefixed(const char *path)
+{
+	static const size_t plen = sizeof(FE_PLAYGROUND_PREFIX) - 1;
+	return path && (!strncmp(path, FE_PLAYGROUND_PREFIX, plen) || !strcmp(path, "/playground"));
+}
+
+bool fe_playground_route_allowed(enum fe_route_id id, unsigned access)
+{
+	switch (id) {
+	case FE_ROUTE_J0_GET:
+	case FE_ROUTE_V1_SUBMISSION:
+	case FE_ROUTE_V1_EVENTS: return (access & (FE_PG_PLAYGROUND | FE_PG_TOKEN)) != 0;
+	case FE_ROUTE_PISTON_RUNTIMES:
+	case FE_ROUTE_PISTON_EXECUTE:
+	case FE_ROUTE_J0_CREATE:
+	case FE_ROUTE_J0_LANGUAGES:
+	case FE_ROUTE_J0_LANGUAGE:
+	case FE_ROUTE_J0_STATUSES:
+	case FE_ROUTE_J0_ABOUT:
+	case FE_ROUTE_J0_CONFIG_INFO:
+	case FE_ROUTE_V1_SUBMIT:
+	case FE_ROUTE_V1_LANGUAGES:
+	case FE_ROUTE_PLAYGROUND_PAGE: return (access & FE_PG_PLAYGROUND) != 0;
+	default: return false;
+	}
+}
+
+/* The allowlisted methods of path (a root path), as an FE_M_* mask. */
+static unsigned allowed_methods(const char *path)
+{
+	static const enum fe_method methods[] = { FE_M_GET, FE_M_POST, FE_M_PUT, FE_M_PATCH, FE_M_DELETE };
+	unsigned mask = 0;
+	struct fe_match m;
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (fe_route_match(methods[i], path, &m) == FE_MATCH_OK &&
+		    fe_playground_route_allowed(m.route->id, FE_PG_PLAYGROUND | FE_PG_TOKEN))
+			mask |= methods[i] == FE_M_GET ? (FE_M_GET | FE_M_HEAD) : methods[i];
+	return mask;
+}
+
+enum fe_match_result fe_playground_match(enum fe_method method, const char *path, struct fe_match *m,
+					 char tenant[FE_ROUTE_PARAM_MAX], char *rest, size_t rest_size)
+{
+	static const size_t plen = sizeof(FE_PLAYGROUND_PREFIX) - 1;
+	memset(m, 0, sizeof(*m));
+	tenant[0] = '\0';
+	if (rest_size)
+		rest[0] = '\0';
+	if (!path || strncmp(path, FE_PLAYGROUND_PREFIX, plen) != 0)
+		return FE_MATCH_NOT_FOUND;
+	const char *seg = path + plen, *end = strchr(seg, '/');
+	size_t slen = end ? (size_t)(end - seg) : strlen(seg);
+	if (slen == 0 || slen >= FE_ROUTE_PARAM_MAX)
+		return FE_MATCH_NOT_FOUND;
+	for (size_t i = 0; i < slen; i++)
+		if (!param_char(seg[i]))
+			return FE_MATCH_NOT_FOUND;
+	const char *sub = end && end[1] ? end : "/"; /* "/playground/t" and "/playground/t/": the page */
+	size_t sublen = strlen(sub);
+	if (sublen >= rest_size)
+		return FE_MATCH_NOT_FOUND;
+	/* The page: its own entries of the table, matched on the whole path. */
+	struct fe_match tmp;
+	enum fe_match_result mr = fe_route_match(method, path, &tmp);
+	if (mr != FE_MATCH_NOT_FOUND && (mr == FE_MATCH_BAD_METHOD || tmp.route->id == FE_ROUTE_PLAYGROUND_PAGE)) {
+		if (mr == FE_MATCH_BAD_METHOD && method != FE_M_OPTIONS)
+			return FE_MATCH_NOT_FOUND;
+		*m = tmp;
+		if (mr == FE_MATCH_BAD_METHOD)
+			m->allowed = FE_M_GET | FE_M_HEAD;
+	} else {
+		if (!strcmp(sub, "/"))
+			return FE_MATCH_NOT_FOUND;
+		mr = fe_route_match(method, sub, &tmp);
+		if (mr == FE_MATCH_OK && fe_playground_route_allowed(tmp.route->id, FE_PG_PLAYGROUND | FE_PG_TOKEN) &&
+		    tmp.route->id != FE_ROUTE_PLAYGROUND_PAGE) {
+			*m = tmp;
+		} else if (method == FE_M_OPTIONS && (tmp.allowed = allowed_methods(sub)) != 0) {
+			memset(&tmp.params, 0, sizeof(tmp.params));
+			tmp.nparams = 0;
+			tmp.route = NULL;
+			*m = tmp;
+			mr = FE_MATCH_BAD_METHOD;
+		} else {
+			return FE_MATCH_NOT_FOUND;
+		}
+	}
+	memcpy(tenant, seg, slen);
+	tenant[slen] = '\0';
+	memcpy(rest, sub, sublen + 1);
+	return mr;
 }

@@ -53,6 +53,8 @@ enum fe_route_id {
 	FE_ROUTE_V1_PROBLEM,
 	FE_ROUTE_V1_PROBLEM_PUT,
 	FE_ROUTE_V1_PROBLEM_DELETE,
+	/* a tenant's public playground page and its static files (issue 17) */
+	FE_ROUTE_PLAYGROUND_PAGE,
 	FE_ROUTE_COUNT_
 };
 
@@ -92,6 +94,46 @@ struct fe_match {
  * HEAD matches GET routes. A parameter segment matches 1..127 bytes of
  * [A-Za-z0-9_.-]; anything else does not match (404). Pure. */
 enum fe_match_result fe_route_match(enum fe_method method, const char *path, struct fe_match *m);
+
+/* ------------------------------------------------ public playgrounds
+ *
+ * /playground/{tenant}/REST: a tenant's routes without a key, for a tenant
+ * whose playground (or token_capability) setting is on
+ * (frontend/playground.h has the policy). {tenant} is the tenant's name or
+ * uuid, one path parameter. */
+#define FE_PLAYGROUND_PREFIX "/playground/"
+
+/* What a tenant's settings open under the prefix. */
+enum fe_playground_access {
+	FE_PG_PLAYGROUND = 1 << 0, /* the playground setting */
+	FE_PG_TOKEN = 1 << 1,      /* the token_capability setting */
+};
+
+/* Whether path is "/playground" or under "/playground/": such a path is
+ * matched only by fe_playground_match, never as a keyed route. Pure. */
+bool fe_playground_prefixed(const char *path);
+
+/* Whether route id may be reached under the prefix with access (a mask of
+ * enum fe_playground_access). The allowlist: with FE_PG_PLAYGROUND, Piston's
+ * runtimes and execute, Judge0's create, GET of one submission, languages,
+ * one language, statuses, about and config_info, the native submit, GET of
+ * one submission, its events and the languages, and the page; with
+ * FE_PG_TOKEN, GET of one submission (Judge0, native) and its events.
+ * Nothing else, ever. Pure. */
+bool fe_playground_route_allowed(enum fe_route_id id, unsigned access);
+
+/* Matches a path under the prefix: "/playground/{tenant}" and
+ * "/playground/{tenant}/static/{file}" are FE_ROUTE_PLAYGROUND_PAGE
+ * (m->params: the tenant, the file); "/playground/{tenant}/REST" is the
+ * route REST matches at the root (m->params: REST's), when the allowlist
+ * holds it for some access. The tenant segment goes to tenant (the
+ * parameter grammar: 1..127 bytes of [A-Za-z0-9_.-]) and REST ("/" for the
+ * page itself) to rest. Under the prefix only OPTIONS answers
+ * FE_MATCH_BAD_METHOD (m->allowed: the allowlisted methods of the path);
+ * any other method that the allowlist does not hold on the path is
+ * FE_MATCH_NOT_FOUND, as is a path not under the prefix. Pure. */
+enum fe_match_result fe_playground_match(enum fe_method method, const char *path, struct fe_match *m,
+					 char tenant[FE_ROUTE_PARAM_MAX], char *rest, size_t rest_size);
 
 /* "GET", "POST", ...; "OTHER" for the rest. */
 const char *fe_method_name(enum fe_method m);

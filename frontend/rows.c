@@ -19,11 +19,11 @@
 #define PROBLEM_POLICY                                                                           \
 	"(SELECT p.feedback::text FROM problems p WHERE p.tenant_id = submissions.tenant_id "   \
 	"AND p.id = submissions.problem_id)"
-static const char SQL_GET[] =
-	"SELECT " FE_ROW_COLS ", NULL, NULL, " PROBLEM_POLICY " FROM submissions WHERE tenant_id = $1::uuid AND id = $2";
-static const char SQL_GET_REQ[] =
-	"SELECT " FE_ROW_COLS ", request::text, NULL, " PROBLEM_POLICY
-	" FROM submissions WHERE tenant_id = $1::uuid AND id = $2";
+/* $3: only a submission made through the playground (an anonymous read
+ * of a tenant without token_capability, frontend/playground.h). */
+#define ROW_SCOPE " FROM submissions WHERE tenant_id = $1::uuid AND id = $2 AND (NOT $3::boolean OR playground)"
+static const char SQL_GET[] = "SELECT " FE_ROW_COLS ", NULL, NULL, " PROBLEM_POLICY ROW_SCOPE;
+static const char SQL_GET_REQ[] = "SELECT " FE_ROW_COLS ", request::text, NULL, " PROBLEM_POLICY ROW_SCOPE;
 
 static const char *val(const PGresult *res, int i, int c)
 {
@@ -104,7 +104,8 @@ void fe_row_fetch(struct fe_req *r, bool with_request, fe_row_cb cb)
 	c->r = r;
 	c->cb = cb;
 	struct fe_db_stmt s;
-	fe_db_stmt_text(&s, with_request ? SQL_GET_REQ : SQL_GET, 2, r->tenant_id, r->sid);
+	fe_db_stmt_text(&s, with_request ? SQL_GET_REQ : SQL_GET, 3, r->tenant_id, r->sid,
+			r->anonymous && r->pg_rows_only ? "true" : "false");
 	fe_req_ref(r);
 	r->fetching = true;
 	if (fe_db_txn(r->w->db, r->tenant_id, &s, 1, on_fetch, c, &err) < 0) {

@@ -39,6 +39,7 @@
 #include "frontend/conn.h"
 #include "frontend/cors.h"
 #include "frontend/metrics.h"
+#include "frontend/playground.h"
 #include "frontend/server_internal.h"
 #include "frontend/waiters.h"
 
@@ -348,11 +349,29 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 	}
 	if (evcon && !r->guarded)
 		evhttp_connection_set_closecb(evcon, on_conn_close, r);
-	enum fe_match_result mr = fe_route_match(r->method, path ? path : "", &r->m);
+	enum fe_match_result mr;
+	if (fe_playground_prefixed(path)) {
+		/* Never a keyed route: the tenant's anonymous routes, if any. */
+		r->playground = true;
+		mr = fe_playground_match(r->method, path, &r->m, r->pg_tenant, r->pg_rest, sizeof(r->pg_rest));
+	} else {
+		mr = fe_route_match(r->method, path ? path : "", &r->m);
+	}
 	if (metrics_listener && (mr != FE_MATCH_OK || r->m.route->id != FE_ROUTE_METRICS)) {
 		fe_reply_error(r, 404, "not_found", "this port serves GET /metrics only");
 		return;
 	}
+	if (r->playground && mr != FE_MATCH_NOT_FOUND) {
+		r->pg_mr = mr;
+		fe_playground_resolve(r);
+		return;
+	}
+	fe_route_matched(r, mr);
+}
+
+void fe_route_matched(struct fe_req *r, enum fe_match_result mr)
+{
+	struct evhttp_request *req = r->req;
 	if (mr == FE_MATCH_NOT_FOUND) {
 		fe_reply_error(r, 404, "not_found", "no such route");
 		return;
@@ -383,7 +402,7 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 	case FE_ROUTE_J0_WORKERS: r->api = FE_API_JUDGE0; break;
 	default: r->api = FE_API_NATIVE;
 	}
-	if (r->m.route->id == FE_ROUTE_METRICS && !metrics_listener && !metrics_token_ok(r)) {
+	if (r->m.route->id == FE_ROUTE_METRICS && !r->metrics_listener && !metrics_token_ok(r)) {
 		/* Tenant ids and their queue depths are not for anyone who can
 		 * reach the API. */
 		if (r->w->app->cfg->metrics_token && r->w->app->cfg->metrics_token[0]) {
@@ -395,9 +414,13 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 		}
 		return;
 	}
+	if (r->anonymous)
+		fe_playground_admit(r);
+	else if (r->playground)
+		fe_reply_error(r, 404, "not_found", "no such route"); /* never reached: resolved first */
 	/* config_info describes the limits of the tenant whose key comes
 	 * with it, and the server's without one. */
-	if (r->m.route->auth || (r->m.route->id == FE_ROUTE_J0_CONFIG_INFO && fe_auth_presented(r)))
+	else if (r->m.route->auth || (r->m.route->id == FE_ROUTE_J0_CONFIG_INFO && fe_auth_presented(r)))
 		fe_authenticate(r);
 	else
 		fe_dispatch(r);
@@ -469,6 +492,7 @@ static void worker_free(struct fe_worker *w)
 	if (w->base)
 		event_base_free(w->base);
 	free(w->auth_cache);
+	free(w->pg_cache);
 	free(w);
 }
 
@@ -511,8 +535,9 @@ static struct fe_worker *worker_new(struct fe_app *app, int index, struct gv_err
 	w->index = index;
 	w->listen_fd = -1;
 	w->auth_cache = calloc(FE_AUTH_CACHE_SLOTS, sizeof(*w->auth_cache));
+	w->pg_cache = calloc(FE_PG_CACHE_SLOTS, sizeof(*w->pg_cache));
 	w->base = event_base_new();
-	if (!w->base || !w->auth_cache) {
+	if (!w->base || !w->auth_cache || !w->pg_cache) {
 		gv_err_set(err, ENOMEM, "event_base_new failed");
 		goto fail;
 	}

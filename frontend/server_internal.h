@@ -18,6 +18,9 @@
 
 #define FE_AUTH_CACHE_SLOTS 256
 #define FE_SID_BUF 65
+#define FE_CLIENT_BUF 46   /* INET6_ADDRSTRLEN */
+#define FE_PG_REST_MAX 256 /* the path after /playground/{tenant} */
+#define FE_ACTOR_BUF 80    /* "key:<uuid>", "anonymous:<address>" */
 
 struct fe_auth_entry {
 	bool used;
@@ -28,6 +31,7 @@ struct fe_auth_entry {
 };
 
 struct fe_req;
+struct fe_pg_entry;
 
 struct fe_worker {
 	struct fe_app *app;
@@ -40,6 +44,7 @@ struct fe_worker {
 	pthread_t thread;
 	struct fe_req *waiters; /* requests waiting for gavel:done */
 	struct fe_auth_entry *auth_cache;
+	struct fe_pg_entry *pg_cache; /* playground tenants by name (playground.c) */
 	/* SHA1 of the rate-limit script once SCRIPT LOAD answered: the bucket
 	 * is then taken with EVALSHA (a few dozen bytes) instead of sending
 	 * and hashing the whole script on every request. */
@@ -88,6 +93,22 @@ struct fe_req {
 	 * whether the tenant refused it */
 	char origin[TENANT_ORIGIN_MAX + 1];
 	bool cors_refused;
+	/* A public playground's request (playground.h): the path is under
+	 * /playground/; anonymous once admitted as the tenant's principal
+	 * (no key: key_id empty), with the settings' access and, unless
+	 * token_capability is on, reads limited to the playground's own
+	 * submissions. client: the peer address, as the audit shows it. */
+	bool playground;
+	bool anonymous;
+	bool pg_rows_only;
+	unsigned pg_access;
+	enum fe_match_result pg_mr;
+	char pg_tenant[FE_ROUTE_PARAM_MAX];
+	char pg_rest[FE_PG_REST_MAX];
+	char pg_bucket[48];
+	int pg_tenant_rps, pg_tenant_burst; /* the tenant's own rate limit */
+	bool pg_rl_tenant;                  /* the tenant-wide bucket's turn */
+	char client[FE_CLIENT_BUF];
 	/* extra response headers (rate limit) */
 	char rl_limit[24], rl_remaining[24], rl_reset[24];
 	/* waiting for a submission to finish (wait=true, SSE, Piston) */
@@ -143,6 +164,11 @@ const char *fe_query(struct fe_req *r, const char *name);
 bool fe_query_bool(struct fe_req *r, const char *name);
 
 /* Waiters: waiters.h. Group commit: commit.h. */
+
+/* The rest of the pipeline once r's route is matched (server.c): 404,
+ * CORS preflight, 405, then authentication, the playground's admission or
+ * the handler. */
+void fe_route_matched(struct fe_req *r, enum fe_match_result mr);
 
 /* Route handlers (handlers.c); called after authentication when needed. */
 void fe_handle(struct fe_req *r);

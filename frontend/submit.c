@@ -361,6 +361,16 @@ void fe_handle_create(struct fe_req *r)
 		rc = fe_native_parse(body, &app->cat, &app->bounds, &job, &e);
 	}
 	json_decref(body);
+	/* A playground's anonymous submission calls nobody back (a callback
+	 * would let anyone make the service send requests) and judges against
+	 * none of the tenant's stored problems. */
+	if (rc == 0 && r->anonymous &&
+	    (json_object_get(job.spec, "callback_url") || json_object_get(job.spec, "problem_id"))) {
+		rc = -1;
+		fe_apierr_set(&e, 403, "forbidden", "%s is not accepted from anonymous (playground) requests",
+			      json_object_get(job.spec, "callback_url") ? "callback_url" : "problem_id");
+		fe_job_clear(&job);
+	}
 	if (rc < 0 || check_quota(r, &job, &e) < 0) {
 		if (rc == 0)
 			fe_job_clear(&job);

@@ -115,7 +115,9 @@ void tenant_key_hash_param(const unsigned char hash[TENANT_KEY_HASH_LEN],
 	"SELECT tenant_id, tenant_disabled, key_id, expires_at_s, revoked_at_s, "   \
 	"requests_per_second, burst, max_queued, max_running, max_cpu_ms, "          \
 	"max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, max_gpus, "   \
-	"egress_policy, retention_days, weight, allow_query_key, cors_origins "      \
+	"egress_policy, retention_days, weight, allow_query_key, cors_origins, "     \
+	"playground, token_capability, playground_rps, playground_burst, "          \
+	"playground_max_queued "                                                     \
 	"FROM gavel_key_lookup($1::bytea)"
 #define TENANT_AUTH_QUOTA_COL1 5
 

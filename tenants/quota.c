@@ -42,6 +42,11 @@ static const struct field FIELDS[TENANT_QUOTA_NCOLS] = {
 	FIELD(weight, F_INT, 1, 10000),
 	FIELD(allow_query_key, F_BOOL, 0, 1),
 	FIELD(cors_origins, F_ORIGINS, 0, 0),
+	FIELD(playground, F_BOOL, 0, 1),
+	FIELD(token_capability, F_BOOL, 0, 1),
+	FIELD(playground_rps, F_INT, 1, 1000000),
+	FIELD(playground_burst, F_INT, 1, 10000000),
+	FIELD(playground_max_queued, F_INT, 0, 10000000),
 };
 
 static int64_t get_num(const struct tenant_quota *q, const struct field *f)
@@ -86,6 +91,9 @@ void tenant_quota_defaults(struct tenant_quota *q)
 	snprintf(q->egress_policy, sizeof(q->egress_policy), "{\"mode\": \"none\"}");
 	q->retention_days = 30;
 	q->weight = 1;
+	q->playground_rps = 2;
+	q->playground_burst = 10;
+	q->playground_max_queued = 10;
 }
 
 static int lang_id_ok(const char *s, size_t len)
@@ -192,7 +200,15 @@ int tenant_quota_validate(const struct tenant_quota *q, struct gv_err *err)
 	if (strcmp(origins, q->cors_origins) != 0)
 		return gv_err_set(err, GV_EINVAL, "cors_origins: not in normal form");
 	bool grants;
-	return egress_validate(q->egress_policy, &grants, err);
+	if (egress_validate(q->egress_policy, &grants, err) != 0)
+		return -1;
+	/* Anonymous code never gets the network: the executor applies the
+	 * tenant's policy to every job of the tenant. */
+	if (q->playground && grants)
+		return gv_err_set(err, GV_EINVAL,
+				  "playground: a tenant whose egress_policy grants network access cannot have a "
+				  "public playground");
+	return 0;
 }
 
 static const struct field *field_find(const char *name)
@@ -212,7 +228,9 @@ int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 		return gv_err_set(err, GV_EINVAL,
 				  "unknown quota '%s' (known: requests_per_second, burst, max_queued, max_running, "
 				  "max_cpu_ms, max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, "
-				  "max_gpus, egress_policy, retention_days, weight, allow_query_key, cors_origins)",
+				  "max_gpus, egress_policy, retention_days, weight, allow_query_key, cors_origins, "
+				  "playground, token_capability, playground_rps, playground_burst, "
+				  "playground_max_queued)",
 				  shown);
 	}
 	struct tenant_quota next = *q;
@@ -388,9 +406,10 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 	static const char sql[] =
 		"INSERT INTO tenant_quotas (tenant_id, requests_per_second, burst, max_queued, max_running, "
 		"max_cpu_ms, max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, max_gpus, "
-		"egress_policy, retention_days, weight, allow_query_key, cors_origins) VALUES ($1::uuid, $2, $3, "
+		"egress_policy, retention_days, weight, allow_query_key, cors_origins, playground, token_capability, "
+		"playground_rps, playground_burst, playground_max_queued) VALUES ($1::uuid, $2, $3, "
 		"$4, $5, $6, $7, $8, $9, string_to_array($10, ','), $11, $12::jsonb, $13, $14, $15::boolean, "
-		"string_to_array($16, ',')) "
+		"string_to_array($16, ','), $17::boolean, $18::boolean, $19, $20, $21) "
 		"ON CONFLICT (tenant_id) DO UPDATE SET "
 		"requests_per_second = EXCLUDED.requests_per_second, burst = EXCLUDED.burst, "
 		"max_queued = EXCLUDED.max_queued, max_running = EXCLUDED.max_running, "
@@ -399,7 +418,10 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 		"allowed_languages = EXCLUDED.allowed_languages, max_gpus = EXCLUDED.max_gpus, "
 		"egress_policy = EXCLUDED.egress_policy, retention_days = EXCLUDED.retention_days, "
 		"weight = EXCLUDED.weight, allow_query_key = EXCLUDED.allow_query_key, "
-		"cors_origins = EXCLUDED.cors_origins, updated_at = now()";
+		"cors_origins = EXCLUDED.cors_origins, playground = EXCLUDED.playground, "
+		"token_capability = EXCLUDED.token_capability, playground_rps = EXCLUDED.playground_rps, "
+		"playground_burst = EXCLUDED.playground_burst, playground_max_queued = EXCLUDED.playground_max_queued, "
+		"updated_at = now()";
 	if (gv_pg_exec(conn, sql, TENANT_QUOTA_NCOLS + 1, params, err) != 0) {
 		gv_err_prefix(err, "save quota");
 		return -1;

@@ -64,6 +64,24 @@ struct tenant_quota {
 	 * default, "*" = any origin. Credentials (cookies) are never allowed:
 	 * a key travels in a header the page sets itself. */
 	char cors_origins[TENANT_ORIGINS_BUF];
+	/* A public playground: anonymous access, under /playground/<tenant>/,
+	 * to the routes that run code and read their own result
+	 * (frontend/playground.h). Off by default. A tenant whose
+	 * egress_policy grants network access cannot turn it on: anonymous
+	 * code never gets the network. */
+	bool playground;
+	/* A submission's id is a capability for reading that one submission
+	 * (Judge0's own model): GET of it under /playground/<tenant>/ works
+	 * without a key, for every submission of the tenant. Off by default:
+	 * then only the playground's own (anonymous) submissions are readable
+	 * there. Ids are 128 random bits (fe_new_id). */
+	bool token_capability;
+	/* Anonymous budgets, each never above the tenant's own: requests per
+	 * second and burst of each client address (IPv4 address, IPv6 /64),
+	 * and the queued submissions below which an anonymous one is taken. */
+	int playground_rps;
+	int playground_burst;
+	int playground_max_queued;
 };
 
 /* Column list of tenant_quotas, in the order tenant_quota_from_pg reads
@@ -72,8 +90,9 @@ struct tenant_quota {
 	"requests_per_second, burst, max_queued, max_running, max_cpu_ms, "           \
 	"max_wall_ms, max_memory_mb, max_output_kb, array_to_string(allowed_languages, ','), " \
 	"max_gpus, egress_policy::text, retention_days, weight, allow_query_key, "   \
-	"array_to_string(cors_origins, ',')"
-#define TENANT_QUOTA_NCOLS 15
+	"array_to_string(cors_origins, ','), playground, token_capability, playground_rps, " \
+	"playground_burst, playground_max_queued"
+#define TENANT_QUOTA_NCOLS 20
 
 /* The quota row of tenant $1 (uuid): TENANT_QUOTA_COLUMNS, one row when the
  * tenant exists (0002 creates the row with the tenant). */
@@ -82,7 +101,8 @@ struct tenant_quota {
 /* The defaults of a new tenant (the column defaults of 0002):
  * 20 rps, burst 40, 1000 queued, 4 running, 10 s CPU, 20 s wall, 512 MB,
  * 1024 KB output, all languages, 0 GPUs, {"mode":"none"}, 30 days, weight 1,
- * no query-string keys. */
+ * no query-string keys, no playground (2 rps, burst 10, 10 queued when on),
+ * no token capability. */
 void tenant_quota_defaults(struct tenant_quota *q);
 
 /* Reads TENANT_QUOTA_NCOLS columns of row `row` starting at first_col
@@ -98,7 +118,8 @@ int tenant_quota_validate(const struct tenant_quota *q, struct gv_err *err) GV_M
  * above; allowed_languages takes a comma-separated list ("" or "*" = all);
  * egress_policy takes JSON; allow_query_key true or false; cors_origins a
  * comma-separated list of origins ("" = the frontend's default, "*" = any;
- * tenants/origin.h). Validates the result. Pure. */
+ * tenants/origin.h); playground and token_capability true or false.
+ * Validates the result. Pure. */
 int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 		     struct gv_err *err) GV_MUST_CHECK;
 
@@ -169,7 +190,7 @@ struct tenant_ratelimit_args {
 	int argc;                                 /* TENANT_RATELIMIT_ARGC */
 	const char *argv[TENANT_RATELIMIT_ARGC];  /* point into this struct / the script */
 	size_t argvlen[TENANT_RATELIMIT_ARGC];
-	char key[sizeof(TENANT_RATELIMIT_KEY_PREFIX) + 64];
+	char key[sizeof(TENANT_RATELIMIT_KEY_PREFIX) + 96];
 	char rate[24], burst[24], cost[24];
 };
 

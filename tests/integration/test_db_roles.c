@@ -151,6 +151,9 @@ static void audit__operator_actor__refused_for_every_daemon_role(void **state)
 		"SELECT gavel_audit_append($1::uuid, 'Operator:root', 'quota.changed', NULL, NULL, NULL, NULL)",
 		"SELECT gavel_audit_append($1::uuid, ' operator:root', 'quota.changed', NULL, NULL, NULL, NULL)",
 		"SELECT gavel_audit_append($1::uuid, 'root', 'tenant.changed', NULL, NULL, NULL, NULL)",
+		/* The playground's actor is "anonymous:" exactly (0015). */
+		"SELECT gavel_audit_append($1::uuid, 'Anonymous:192.0.2.1', 'quota.changed', NULL, NULL, NULL, NULL)",
+		"SELECT gavel_audit_append($1::uuid, 'anonymous', 'quota.changed', NULL, NULL, NULL, NULL)",
 		/* One good record does not carry a forged one through. */
 		"SELECT gavel_audit_append_many($1::uuid, ARRAY['key:x', 'operator:root'], ARRAY['a.b', 'tenant.changed'], "
 		"NULL, NULL, NULL, NULL)",
@@ -302,8 +305,8 @@ static void ddl_and_role_changes__refused(void **state)
 }
 
 /* Each role's privileges in the schema (tables, columns, functions, the
- * schema itself), read from the catalog: exactly what 0012 grants, no
- * more. A grant added later shows here and must be added on purpose. */
+ * schema itself), read from the catalog: exactly what 0012 grants (and
+ * 0015, for public playgrounds), no more. A grant added later shows here and must be added on purpose. */
 static const char SQL_GRANTS[] =
 	"SELECT coalesce(string_agg(x, ' ' ORDER BY x), '') FROM ("
 	"SELECT c.relname || ':' || a.privilege_type AS x FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a "
@@ -324,7 +327,7 @@ static void catalog__each_role__granted_exactly_its_list(void **state)
 	} want[] = {
 		{ "gavel_frontend",
 		  "audit_log:SELECT gavel_audit_append():EXECUTE gavel_audit_append_many():EXECUTE "
-		  "gavel_key_lookup():EXECUTE "
+		  "gavel_key_lookup():EXECUTE gavel_playground_lookup():EXECUTE "
 		  "problem_versions.archive:INSERT problem_versions.archive_bytes:INSERT "
 		  "problem_versions.archive_sha256:INSERT problem_versions.problem_id:INSERT "
 		  "problem_versions.tenant_id:INSERT problem_versions.version:INSERT problem_versions:SELECT "
@@ -332,7 +335,7 @@ static void catalog__each_role__granted_exactly_its_list(void **state)
 		  "problems.latest_version:INSERT problems.latest_version:UPDATE problems.tenant_id:INSERT "
 		  "problems.updated_at:UPDATE problems:SELECT schema:USAGE "
 		  "submissions.api:INSERT submissions.id:INSERT submissions.language:INSERT "
-		  "submissions.problem_id:INSERT submissions.problem_version:INSERT submissions.request:INSERT "
+		  "submissions.playground:INSERT submissions.problem_id:INSERT submissions.problem_version:INSERT submissions.request:INSERT "
 		  "submissions.source:INSERT submissions.tenant_id:INSERT submissions:DELETE submissions:SELECT "
 		  "tenant_queue_counts:SELECT usage_daily:SELECT" },
 		{ "gavel_scheduler",
