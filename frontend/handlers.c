@@ -1,8 +1,9 @@
 /* The routing glue: fe_handle sends each route to the file of its concern
  * (submit.c, lookup.c, sse.c, stats.c, languages.c, api_problems.c,
- * api_tenant.c) and answers the static routes itself; fe_handler_cleanup
+ * api_tenant.c, playground_page.c) and answers the static routes itself; fe_handler_cleanup
  * frees whatever handler state a request still holds when it ends. */
 #include <event2/buffer.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "frontend/api_tenant.h"
 #include "frontend/languages.h"
 #include "frontend/lookup.h"
+#include "frontend/playground_page.h"
 #include "frontend/server_internal.h"
 #include "frontend/sse.h"
 #include "frontend/stats.h"
@@ -80,6 +82,14 @@ void fe_handle(struct fe_req *r)
 	case FE_ROUTE_J0_BATCH_GET: fe_handle_batch_get(r); return;
 	case FE_ROUTE_J0_STATUSES: fe_reply_json(r, 200, fe_j0_statuses()); return;
 	case FE_ROUTE_J0_ABOUT: fe_reply_json(r, 200, fe_j0_about()); return;
+	case FE_ROUTE_PLAYGROUND_PAGE: {
+		/* "static/" and a file name of at most FE_ROUTE_PARAM_MAX - 1 bytes */
+		char rest[FE_ROUTE_PARAM_MAX + 8];
+		snprintf(rest, sizeof(rest), "%s%s", r->m.nparams > 1 ? "static/" : "",
+			 r->m.nparams > 1 ? r->m.params[1] : "");
+		fe_playground_page(r, rest);
+		return;
+	}
 	case FE_ROUTE_J0_CONFIG_INFO:
 		fe_reply_json(r, 200, fe_j0_config_info(&app->cat, &app->bounds, true));
 		return;

@@ -37,6 +37,8 @@ const struct fe_route fe_routes[] = {
 	{ FE_M_GET, "/workers", FE_ROUTE_J0_WORKERS, false, "j0_workers" },
 	{ FE_M_GET, "/api/v2/runtimes", FE_ROUTE_PISTON_RUNTIMES, false, "piston_runtimes" },
 	{ FE_M_POST, "/api/v2/execute", FE_ROUTE_PISTON_EXECUTE, true, "piston_execute" },
+	{ FE_M_GET, "/playground/{tenant}", FE_ROUTE_PLAYGROUND_PAGE, false, "playground_page" },
+	{ FE_M_GET, "/playground/{tenant}/static/{file}", FE_ROUTE_PLAYGROUND_PAGE, false, "playground_page" },
 };
 
 const size_t fe_routes_len = sizeof(fe_routes) / sizeof(fe_routes[0]);

@@ -53,6 +53,8 @@ enum fe_route_id {
 	FE_ROUTE_V1_PROBLEM,
 	FE_ROUTE_V1_PROBLEM_PUT,
 	FE_ROUTE_V1_PROBLEM_DELETE,
+	/* the playground page (frontend/playground_page.h) */
+	FE_ROUTE_PLAYGROUND_PAGE,
 	FE_ROUTE_COUNT_
 };
 

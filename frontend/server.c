@@ -303,6 +303,32 @@ static bool conflicting_lengths(struct evkeyvalq *h)
 	return false;
 }
 
+/* The native API under a playground path, which the playground page's
+ * relative URLs reach: "/playground/{tenant}/v1/..." writes "/v1/..." into
+ * out. The request is then that native route, with the caller's key (the
+ * key names the tenant). */
+static bool playground_api_path(const char *path, char *out, size_t size)
+{
+	static const char prefix[] = "/playground/";
+	if (!path || strncmp(path, prefix, sizeof(prefix) - 1) != 0)
+		return false;
+	const char *seg = path + sizeof(prefix) - 1, *p = seg;
+	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+	       *p == '-' || *p == '.')
+		p++;
+	if (p == seg || (size_t)(p - seg) >= FE_ROUTE_PARAM_MAX || strncmp(p, "/v1/", 4) != 0)
+		return false;
+	int n = snprintf(out, size, "%s", p);
+	return n > 0 && (size_t)n < size;
+}
+
+/* The native routes a playground path offers: what the page calls. */
+static bool playground_api_route(enum fe_route_id id)
+{
+	return id == FE_ROUTE_V1_SUBMIT || id == FE_ROUTE_V1_SUBMISSION || id == FE_ROUTE_V1_EVENTS ||
+	       id == FE_ROUTE_V1_LANGUAGES;
+}
+
 static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_listener)
 {
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
@@ -348,7 +374,11 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 	}
 	if (evcon && !r->guarded)
 		evhttp_connection_set_closecb(evcon, on_conn_close, r);
-	enum fe_match_result mr = fe_route_match(r->method, path ? path : "", &r->m);
+	char api_path[512];
+	bool playground = playground_api_path(path, api_path, sizeof(api_path));
+	enum fe_match_result mr = fe_route_match(r->method, playground ? api_path : path ? path : "", &r->m);
+	if (playground && mr == FE_MATCH_OK && !playground_api_route(r->m.route->id))
+		mr = FE_MATCH_NOT_FOUND;
 	if (metrics_listener && (mr != FE_MATCH_OK || r->m.route->id != FE_ROUTE_METRICS)) {
 		fe_reply_error(r, 404, "not_found", "this port serves GET /metrics only");
 		return;
