@@ -419,10 +419,11 @@
 			if (!isAbort(e))
 				showError(e);
 		} finally {
-			if (current === ctl) {
+			if (current === ctl)
 				current = null;
-				ui.run.disabled = !ui.language.value;
-			}
+			// Disabled only while the POST was in flight, however it ended
+			// (a permalink opened meanwhile aborts it).
+			ui.run.disabled = !ui.language.value;
 		}
 	}
 
@@ -433,8 +434,17 @@
 
 	async function openFromHash() {
 		const id = idFromHash();
-		if (!id || id === shownId)
+		if (id === shownId)
 			return;
+		if (!id) { // back to the page without a run
+			if (current)
+				current.abort();
+			current = null;
+			shownId = '';
+			clearResult();
+			setStatus('idle', 'Nothing run yet.');
+			return;
+		}
 		const ctl = begin();
 		clearResult();
 		showPermalink(id);

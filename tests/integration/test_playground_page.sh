@@ -147,13 +147,18 @@ print(" ".join(sorted(l["id"] for l in json.load(sys.stdin) if l.get("available"
 done
 grep -qw c <<<"$avail" && grep -qw python3 <<<"$avail" || bail "C and Python 3 not available: '$avail'"
 
-rm -f "$SHOT"
-node tests/js/playground_page.mjs "$PAGE" $((n + 1)) "$SHOT" "$KEY" 2>"$TMP/node.err"
-rc=$?
-n=$((n + NODE_CHECKS))
-if [ $rc -ne 0 ]; then
-	fails=$((fails + 1))
-	sed 's/^/# /' "$TMP/node.err" | tail -n 20
-	tail -n 20 "$TMP/frontend.log" | sed 's/^/# frontend: /'
-fi
+# browse PAGE_URL SCREENSHOT [KEY]: the NODE_CHECKS browser checks, with
+# the key typed into the page's key field when one is given.
+browse() {
+	rm -f "$2"
+	node tests/js/playground_page.mjs "$1" $((n + 1)) "$2" "${3:-}" 2>"$TMP/node.err"
+	local rc=$?
+	n=$((n + NODE_CHECKS))
+	if [ $rc -ne 0 ]; then
+		fails=$((fails + 1))
+		sed 's/^/# /' "$TMP/node.err" | tail -n 20
+		tail -n 20 "$TMP/frontend.log" | sed 's/^/# frontend: /'
+	fi
+}
+browse "$PAGE" "$SHOT" "$KEY"
 [ "$fails" -eq 0 ]
