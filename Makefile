@@ -146,6 +146,9 @@ $(BUILD)/tests/unit/test_cli_local_stack: $(BUILD)/obj/tests/unit/test_cli_local
 
 # The OpenAPI document is embedded by frontend/openapi.c (.incbin).
 $(BUILD)/obj/frontend/openapi.o: frontend/openapi.json
+# So is the playground page, by frontend/playground_page.c.
+$(BUILD)/obj/frontend/playground_page.o: frontend/playground/index.html frontend/playground/app.js \
+	frontend/playground/style.css
 
 $(BUILD)/obj/%.o: %.c | pkgs-found
 	@mkdir -p $(@D)

@@ -1,8 +1,9 @@
 /* The routing glue: fe_handle sends each route to the file of its concern
  * (submit.c, lookup.c, sse.c, stats.c, languages.c, api_problems.c,
- * api_tenant.c) and answers the static routes itself; fe_handler_cleanup
+ * api_tenant.c, playground_page.c) and answers the static routes itself; fe_handler_cleanup
  * frees whatever handler state a request still holds when it ends. */
 #include <event2/buffer.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "frontend/api_tenant.h"
 #include "frontend/languages.h"
 #include "frontend/lookup.h"
+#include "frontend/playground_page.h"
 #include "frontend/server_internal.h"
 #include "frontend/sse.h"
 #include "frontend/stats.h"
@@ -90,9 +92,8 @@ void fe_handle(struct fe_req *r)
 		fe_reply_json(r, 200,
 			      fe_j0_config_info(&app->cat, &app->bounds, true, r->tenant_id[0] ? &r->quota : NULL));
 		return;
-	/* The playground page (frontend/playground_page.h, another change):
-	 * until it lands, 404. Its one line: fe_playground_page(r, r->pg_rest). */
-	case FE_ROUTE_PLAYGROUND_PAGE: fe_reply_error(r, 404, "not_found", "no such route"); return;
+	/* pg_rest is "/" or "/static/{file}" (fe_playground_match) */
+	case FE_ROUTE_PLAYGROUND_PAGE: fe_playground_page(r, r->pg_rest[0] == '/' ? r->pg_rest + 1 : r->pg_rest); return;
 	default: fe_reply_error(r, 404, "not_found", "no such route"); return;
 	}
 }
