@@ -49,15 +49,6 @@ int tenant_playground_ratelimit_args(const char *tenant_id, const char *client, 
 	snprintf(out->rate, sizeof(out->rate), "%d", rate);
 	snprintf(out->burst, sizeof(out->burst), "%d", burst);
 	snprintf(out->cost, sizeof(out->cost), "1");
-	out->argc = TENANT_RATELIMIT_ARGC;
-	out->argv[0] = "EVAL";
-	out->argv[1] = TENANT_RATELIMIT_SCRIPT;
-	out->argv[2] = "1";
-	out->argv[3] = out->key;
-	out->argv[4] = out->rate;
-	out->argv[5] = out->burst;
-	out->argv[6] = out->cost;
-	for (int i = 0; i < TENANT_RATELIMIT_ARGC; i++)
-		out->argvlen[i] = strlen(out->argv[i]);
+	tenant_ratelimit_args_argv(out);
 	return 0;
 }

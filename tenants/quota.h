@@ -199,6 +199,9 @@ struct tenant_ratelimit_args {
  * arguments into its output buffer during the call, so a stack struct is
  * fine). GV_EINVAL when the quota has no rate limit (requests_per_second
  * 0: do not call Redis at all) or cost < 1. */
+/* The command's argv over out's key, rate, burst and cost (already
+ * written): EVAL of the bucket script. */
+void tenant_ratelimit_args_argv(struct tenant_ratelimit_args *out);
 int tenant_ratelimit_args(const char *tenant_id, const struct tenant_quota *q, int cost,
 			  struct tenant_ratelimit_args *out, struct gv_err *err) GV_MUST_CHECK;
 

@@ -45,6 +45,20 @@ const char TENANT_RATELIMIT_SCRIPT[] =
 	"local reset_ms = math.ceil((burst - tokens) * 1000 / rate)\n"
 	"return {allowed, math.floor(tokens), math.ceil(reset_ms / 1000), math.ceil(retry_ms / 1000), retry_ms}\n";
 
+void tenant_ratelimit_args_argv(struct tenant_ratelimit_args *out)
+{
+	out->argc = TENANT_RATELIMIT_ARGC;
+	out->argv[0] = "EVAL";
+	out->argv[1] = TENANT_RATELIMIT_SCRIPT;
+	out->argv[2] = "1";
+	out->argv[3] = out->key;
+	out->argv[4] = out->rate;
+	out->argv[5] = out->burst;
+	out->argv[6] = out->cost;
+	for (int i = 0; i < TENANT_RATELIMIT_ARGC; i++)
+		out->argvlen[i] = strlen(out->argv[i]);
+}
+
 int tenant_ratelimit_args(const char *tenant_id, const struct tenant_quota *q, int cost,
 			  struct tenant_ratelimit_args *out, struct gv_err *err)
 {
@@ -59,16 +73,7 @@ int tenant_ratelimit_args(const char *tenant_id, const struct tenant_quota *q, i
 	snprintf(out->rate, sizeof(out->rate), "%d", q->requests_per_second);
 	snprintf(out->burst, sizeof(out->burst), "%d", q->burst);
 	snprintf(out->cost, sizeof(out->cost), "%d", cost);
-	out->argc = TENANT_RATELIMIT_ARGC;
-	out->argv[0] = "EVAL";
-	out->argv[1] = TENANT_RATELIMIT_SCRIPT;
-	out->argv[2] = "1";
-	out->argv[3] = out->key;
-	out->argv[4] = out->rate;
-	out->argv[5] = out->burst;
-	out->argv[6] = out->cost;
-	for (int i = 0; i < TENANT_RATELIMIT_ARGC; i++)
-		out->argvlen[i] = strlen(out->argv[i]);
+	tenant_ratelimit_args_argv(out);
 	return 0;
 }
 
