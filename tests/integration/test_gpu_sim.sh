@@ -155,7 +155,9 @@ check "its audit records carry the same id ($AUD)" \
 
 # ---- 3. quota 2: three concurrent 1-GPU jobs, then one without GPUs ----
 G=()
-for _ in 1 2 3; do G+=("$(post "$KG" 1 3)"); done
+# 6 s each: the job without GPUs must be posted, scheduled and started
+# before the first of them ends (with 3 s a loaded CI machine once missed).
+for _ in 1 2 3; do G+=("$(post "$KG" 1 6)"); done
 PLAIN=$(post "$KG" 0 0)
 wait_done 180 "${G[@]}" "$PLAIN" || bail "the quota jobs did not finish: $(tail -n 5 "$TMP/scheduler.log")"
 ids=$(printf "'%s'," "${G[@]}")
