@@ -29,7 +29,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..78"
+echo "1..79"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
