@@ -197,7 +197,7 @@ static int cmd_extract(char **argv, bool had_tz, const char *tz)
 		return UNPACK_FAILED;
 	}
 	/* Modes exactly 0644 / 0755 for what mkdirat and openat create. */
-	umask(022);
+	mode_t old_umask = umask(022);
 	struct unpack_summary sum;
 	char reason[512];
 	enum unpack_outcome o = unpack_extract(archive, len, dirfd, &lim, &sum, reason, sizeof(reason));
@@ -209,8 +209,9 @@ static int cmd_extract(char **argv, bool had_tz, const char *tz)
 	}
 	if (!prog[0])
 		return UNPACK_OK;
-	/* The compiler gets the environment gavel-init gave us, as if
-	 * gavel-init had started it. */
+	/* The compiler gets the environment and umask gavel-init gave us, as
+	 * if gavel-init had started it. */
+	umask(old_umask);
 	if ((had_tz ? setenv("TZ", tz, 1) : unsetenv("TZ")) != 0)
 		return UNPACK_FAILED;
 	execv(prog[0], prog);
