@@ -45,6 +45,7 @@ void gv_jobspec_free(struct gv_jobspec *spec)
 	for (size_t i = 0; i < spec->n_compile_options; i++)
 		free(spec->compile_options[i]);
 	free(spec->compile_options);
+	free(spec->additional_files);
 	memset(spec, 0, sizeof(*spec));
 }
 
@@ -62,13 +63,14 @@ static bool language_ok(const char *s)
 	return true;
 }
 
-/* One path component of [A-Za-z0-9._-], not ".", "..", or "job" (the
- * engine's job record). */
+/* One path component of [A-Za-z0-9._-], not ".", "..", "job" (the
+ * engine's job record) nor ".gavel..." (the engine's own job files, e.g.
+ * gavel-unpack and the additional files' archive). */
 static bool file_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 	if (n == 0 || n > GV_JOBSPEC_FILE_NAME_MAX || strcmp(s, ".") == 0 || strcmp(s, "..") == 0 ||
-	    strcmp(s, "job") == 0)
+	    strcmp(s, "job") == 0 || strncmp(s, ".gavel", 6) == 0)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
@@ -138,6 +140,40 @@ static int take_bytes(const json_t *obj, const char *key, const char *key_b64, c
 	return 0;
 }
 
+/* "additional_files_b64": the archive's bytes, decoded within its own cap
+ * and the data budget before anything is allocated. Never opened here (it
+ * is attacker bytes for libarchive; only gavel-unpack in a sandbox reads
+ * it). "" is the same as absent. */
+static int parse_additional_files(const json_t *json, struct gv_jobspec *spec, size_t *budget, struct gv_err *err)
+{
+	json_t *b = json_object_get(json, "additional_files_b64");
+	if (!b || json_is_null(b))
+		return 0;
+	if (!json_is_string(b))
+		return gv_err_set(err, GV_EINVAL, "field 'additional_files_b64': expected string, got %s",
+				  gv_json_type_name(b));
+	bool own_cap = GV_JOBSPEC_ADDITIONAL_FILES_MAX <= *budget;
+	size_t cap = own_cap ? GV_JOBSPEC_ADDITIONAL_FILES_MAX : *budget, len = 0;
+	struct gv_err derr;
+	unsigned char *d = gv_b64_decode(json_string_value(b), json_string_length(b), cap, &len, &derr);
+	if (!d) {
+		if (derr.code == GV_ELIMIT && own_cap)
+			return gv_err_set(err, GV_ELIMIT, "field 'additional_files_b64': archive over %u bytes",
+					  GV_JOBSPEC_ADDITIONAL_FILES_MAX);
+		if (derr.code == GV_ELIMIT)
+			return gv_err_set(err, GV_ELIMIT, "test data and additional files exceed 16 MiB in total");
+		return gv_err_set(err, GV_EINVAL, "field 'additional_files_b64': invalid base64");
+	}
+	if (len == 0) {
+		free(d);
+		return 0;
+	}
+	*budget -= len;
+	spec->additional_files = (char *)d;
+	spec->additional_files_len = len;
+	return 0;
+}
+
 static int get_u32(const json_t *obj, const char *key, uint32_t max, uint32_t *out, struct gv_err *err)
 {
 	int64_t v = 0;
@@ -182,7 +218,8 @@ static int parse_files(const json_t *json, struct gv_jobspec *spec, struct gv_er
 			return -1;
 		if (!file_name_ok(out->name))
 			return gv_err_set(err, GV_EINVAL,
-					  "field '%s.name': must be one file name of [A-Za-z0-9._-], not 'job'", path);
+					  "field '%s.name': must be one file name of [A-Za-z0-9._-], not 'job' nor "
+					  "'.gavel...'", path);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(spec->files[j].name, out->name) == 0)
 				return gv_err_set(err, GV_EINVAL, "field '%s.name': '%s' appears twice", path,
@@ -328,7 +365,7 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 	static const char *const keys[] = { "language",     "files",    "stdin", "stdin_b64", "tests", "checker",
 					    "limits",       "return_output", "gpus", "callback_url", "problem_id",
 					    "problem_version", "run_all", "samples_only", "args",
-					    "compile_options", "stderr_to_stdout", NULL };
+					    "compile_options", "stderr_to_stdout", "additional_files_b64", NULL };
 	if (gv_json_check_keys(json, keys, err) != 0)
 		return -1;
 	const char *lang = NULL;
@@ -346,8 +383,8 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 		return -1;
 	if (rc == 1 && !(spec->stdin_data = dup_len("", 0)))
 		return gv_err_set(err, ENOMEM, "out of memory");
-	if (parse_tests(json, spec, &budget, err) != 0 || parse_checker(json, spec, err) != 0 ||
-	    parse_limits(json, spec, err) != 0)
+	if (parse_tests(json, spec, &budget, err) != 0 || parse_additional_files(json, spec, &budget, err) != 0 ||
+	    parse_checker(json, spec, err) != 0 || parse_limits(json, spec, err) != 0)
 		return -1;
 	if (parse_words(json, "args", GV_JOBSPEC_ARGS_MAX, &spec->args, &spec->n_args, err) != 0 ||
 	    parse_words(json, "compile_options", GV_JOBSPEC_COMPILE_OPTIONS_MAX, &spec->compile_options,
@@ -373,6 +410,8 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 	if (spec->problem_id && (spec->n_args || spec->n_compile_options || spec->stderr_to_stdout || spec->stack_kb))
 		return gv_err_set(err, GV_EINVAL, "fields 'args', 'compile_options', 'stderr_to_stdout', "
 				  "'limits.stack_kb': not with 'problem_id'");
+	if (spec->problem_id && spec->additional_files)
+		return gv_err_set(err, GV_EINVAL, "field 'additional_files_b64': not with 'problem_id'");
 	if (spec->problem_id && spec->has_tests)
 		return gv_err_set(err, GV_EINVAL, "field 'problem_id': the tests are the problem's, not 'tests'");
 	return 0;
@@ -494,6 +533,14 @@ json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
 	put(o, "args", words_json(spec->args, spec->n_args), &ok);
 	put(o, "compile_options", words_json(spec->compile_options, spec->n_compile_options), &ok);
 	put(o, "stderr_to_stdout", json_boolean(spec->stderr_to_stdout), &ok);
+	if (spec->additional_files) {
+		struct gv_err err;
+		char *b = gv_b64_encode(spec->additional_files, spec->additional_files_len, NULL, &err);
+		put(o, "additional_files_b64", b ? json_string(b) : NULL, &ok);
+		free(b);
+	} else {
+		put(o, "additional_files_b64", json_null(), &ok);
+	}
 	if (!ok) {
 		json_decref(o);
 		return NULL;

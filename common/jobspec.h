@@ -13,7 +13,9 @@
  *                                        saves it under the language's own
  *                                        file name); other names are one
  *                                        path component of [A-Za-z0-9._-],
- *                                        not "job", unique; content is a
+ *                                        not "job" nor starting with
+ *                                        ".gavel" (the engine's own files),
+ *                                        unique; content is a
  *                                        UTF-8 string (no NUL)
  *     "stdin": "...",                    plain run only (default "");
  *                                        or "stdin_b64": the same bytes in
@@ -60,13 +62,28 @@
  *     "problem_version": 0,              with problem_id: the version (>= 1)
  *                                        the frontend resolved (0: not yet)
  *     "run_all": false,                  with problem_id: no early stop
- *     "samples_only": false              with problem_id: data/sample only
+ *     "samples_only": false,             with problem_id: data/sample only
+ *     "additional_files_b64": null       base64 of a zip (or tar, tar.gz)
+ *                                        of files to place beside the
+ *                                        source before the compile step
+ *                                        (Judge0's additional_files): at
+ *                                        most GV_JOBSPEC_ADDITIONAL_FILES_MAX
+ *                                        decoded bytes, counted against the
+ *                                        data budget; checked as base64
+ *                                        only, never opened here: the
+ *                                        executor unpacks it inside the
+ *                                        submission's sandbox
+ *                                        (gavel-unpack extract, with the
+ *                                        GV_JOBSPEC_EXTRACT_* limits); ""
+ *                                        counts as absent; not with
+ *                                        problem_id
  *   }
  * gv_jobspec_to_json writes each of those as a string when its bytes are
  * UTF-8 without NUL, else as its "_b64" form.
  * Bounds: all files' content together <= GV_JOBSPEC_SOURCE_MAX (1 MiB);
- * stdin plus every test's input and expected together (decoded bytes) <= GV_JOBSPEC_DATA_MAX
- * (16 MiB); the JSON text <= GV_JOBSPEC_JSON_MAX.
+ * stdin plus every test's input and expected plus the additional files
+ * together (decoded bytes) <= GV_JOBSPEC_DATA_MAX (16 MiB); the JSON text
+ * <= GV_JOBSPEC_JSON_MAX.
  *
  * Result (written once by the executor, or by the scheduler for a job that
  * failed GV_QUEUE_MAX_ATTEMPTS attempts):
@@ -135,6 +152,14 @@
 #define GV_JOBSPEC_ARGS_MAX 32                  /* run arguments (Piston args, Judge0 command_line_arguments) */
 #define GV_JOBSPEC_ARG_MAX 1024                 /* bytes of one argument */
 #define GV_JOBSPEC_COMPILE_OPTIONS_MAX 16       /* compiler options (language allowlist) */
+/* Additional files: the archive (decoded) and what it may unpack to, in
+ * the sandbox (Judge0's max_extract_size is 10240 KB by default). */
+#define GV_JOBSPEC_ADDITIONAL_FILES_MAX (10u * 1024u * 1024u)
+#define GV_JOBSPEC_EXTRACT_BYTES_MAX (10u * 1024u * 1024u)
+#define GV_JOBSPEC_EXTRACT_FILES_MAX 1000u
+#define GV_JOBSPEC_EXTRACT_DIRS_MAX 1000u
+#define GV_JOBSPEC_EXTRACT_PATH_MAX 255u
+#define GV_JOBSPEC_EXTRACT_DEPTH_MAX 16u
 #define GV_JOBSPEC_STACK_KB_MAX (16u * 1024u * 1024u)   /* 16 GiB; the memory limit bounds it */
 /* Sanity caps on limits; the language's maximum is the real bound. */
 #define GV_JOBSPEC_TIME_MS_MAX (3600u * 1000u)
@@ -179,6 +204,8 @@ struct gv_jobspec {
 	char *problem_id;    /* NULL when absent */
 	uint32_t problem_version; /* >= 1 with problem_id, else 0 */
 	bool run_all, samples_only;
+	char *additional_files; /* owned: the archive's bytes (never opened on the host); NULL when absent */
+	size_t additional_files_len;
 };
 
 /* Validates json (a request object) into spec (fully overwritten; release

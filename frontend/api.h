@@ -31,6 +31,7 @@ struct fe_bounds {
 	size_t max_source;    /* bytes of all files together */
 	size_t max_tests;     /* inline tests */
 	size_t max_test_size; /* bytes of stdin, one input or one expected output */
+	size_t max_additional_files; /* bytes of the additional files archive, decoded */
 	size_t max_batch;     /* Judge0 batch */
 };
 

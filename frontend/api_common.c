@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/jobspec.h"
 #include "frontend/api_internal.h"
 
 int fe_apierr_set(struct fe_apierr *e, int status, const char *code, const char *fmt, ...)
@@ -156,6 +157,34 @@ int fe_put_bytes(json_t *obj, const char *key, const char *key_b64, const char *
 	if (!v || json_object_set_new(obj, key_b64, v) != 0)
 		return fe_apierr_set(e, 500, "internal", "out of memory");
 	return 0;
+}
+
+enum fe_extra_result fe_spec_additional_files(const json_t *v, size_t max, struct fe_job *job)
+{
+	if (!v || json_is_null(v))
+		return FE_EXTRA_OK;
+	if (!json_is_string(v))
+		return FE_EXTRA_INVALID;
+	if (json_string_length(v) == 0)
+		return FE_EXTRA_OK;
+	if (max > GV_JOBSPEC_ADDITIONAL_FILES_MAX)
+		max = GV_JOBSPEC_ADDITIONAL_FILES_MAX;
+	size_t len = 0;
+	struct gv_err err;
+	unsigned char *d = gv_b64_decode(json_string_value(v), json_string_length(v), max, &len, &err);
+	if (!d)
+		return err.code == GV_ELIMIT ? FE_EXTRA_TOO_LARGE : FE_EXTRA_INVALID;
+	if (len == 0) {
+		free(d);
+		return FE_EXTRA_OK;
+	}
+	char *canon = gv_b64_encode(d, len, NULL, &err);
+	free(d);
+	json_t *s = canon ? json_string(canon) : NULL;
+	free(canon);
+	if (!s || json_object_set_new(job->spec, "additional_files_b64", s) != 0)
+		return FE_EXTRA_NOMEM;
+	return FE_EXTRA_OK;
 }
 
 int fe_get_bytes(const json_t *obj, const char *key, const char *key_b64, const char *field, size_t max,

@@ -24,6 +24,15 @@ int fe_put_bytes(json_t *obj, const char *key, const char *key_b64, const char *
  * messages. */
 int fe_get_bytes(const json_t *obj, const char *key, const char *key_b64, const char *field, size_t max,
 		 char **out, size_t *len, struct fe_apierr *e);
+/* A submission's additional files archive, v: base64 (a string; NULL,
+ * null or "" is none) of at most max bytes (and GV_JOBSPEC_ADDITIONAL_FILES_MAX).
+ * Decoded only to check that, then put re-encoded (canonical base64) into
+ * job->spec as "additional_files_b64": never opened on this side; only
+ * gavel-unpack reads it, inside the submission's sandbox. Returns
+ * FE_EXTRA_OK (set or none), FE_EXTRA_INVALID (not a string, not base64),
+ * FE_EXTRA_TOO_LARGE or FE_EXTRA_NOMEM: each API words its own answer. */
+enum fe_extra_result { FE_EXTRA_OK, FE_EXTRA_INVALID, FE_EXTRA_TOO_LARGE, FE_EXTRA_NOMEM };
+enum fe_extra_result fe_spec_additional_files(const json_t *v, size_t max, struct fe_job *job);
 /* String field: 0 set, 1 absent/null (unless required), -1 error. */
 int fe_get_text(const json_t *obj, const char *key, const char *field, size_t max, bool required,
 		const char **out, size_t *len, struct fe_apierr *e);

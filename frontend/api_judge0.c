@@ -251,16 +251,10 @@ static const struct lang_def *j0_language(const json_t *body, const struct fe_ca
 	return lang;
 }
 
-/* Refuses the Judge0 features this server does not honour (additional
- * files, network) and checks the type of those it accepts and ignores. */
+/* Refuses the Judge0 features this server does not honour (network) and
+ * checks the type of those it accepts and ignores. */
 static int j0_refuse_unsupported(const json_t *body, struct fe_apierr *e)
 {
-	static const char *const unsupported_text[] = { "additional_files", NULL };
-	for (const char *const *k = unsupported_text; *k; k++) {
-		json_t *v = json_object_get(body, *k);
-		if (v && !json_is_null(v) && !(json_is_string(v) && json_string_length(v) == 0))
-			return fe_apierr_set(e, 422, "unsupported", "%s: not supported by this server", *k);
-	}
 	bool net = false;
 	if (j0_bool(body, "enable_network", &net, e) < 0)
 		return -1;
@@ -274,6 +268,27 @@ static int j0_refuse_unsupported(const json_t *body, struct fe_apierr *e)
 	    j0_bool(body, "enable_per_process_and_thread_memory_limit", &dummy, e) < 0)
 		return -1;
 	return 0;
+}
+
+/* Judge0's additional_files: base64 of a zip, whatever base64_encoded
+ * says (Judge0 reads it so), checked and stored by
+ * fe_spec_additional_files; refusals are 422s naming the field, as
+ * Judge0's validations are. */
+static int j0_additional_files(const json_t *body, struct fe_job *job, const struct fe_bounds *b,
+			       struct fe_apierr *e)
+{
+	switch (fe_spec_additional_files(json_object_get(body, "additional_files"), b->max_additional_files, job)) {
+	case FE_EXTRA_OK: return 0;
+	case FE_EXTRA_INVALID:
+		return fe_apierr_set(e, 422, "invalid_request", "additional_files: must be a base64-encoded zip");
+	case FE_EXTRA_TOO_LARGE:
+		return fe_apierr_set(e, 422, "too_large", "additional_files: the archive is larger than %zu bytes",
+				     b->max_additional_files < GV_JOBSPEC_ADDITIONAL_FILES_MAX
+					     ? b->max_additional_files
+					     : (size_t)GV_JOBSPEC_ADDITIONAL_FILES_MAX);
+	case FE_EXTRA_NOMEM: break;
+	}
+	return fe_apierr_set(e, 500, "internal", "out of memory");
 }
 
 /* Judge0's limits as given: seconds, KB, counts. */
@@ -442,7 +457,8 @@ int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat, c
 	if (j0_add_input(job, in, inl, exp, expl, b, e) < 0)
 		goto fail;
 	json_object_set_new(job->spec, "return_output", json_true());
-	if (j0_apply_limits(job, &l, e) < 0 || j0_commands(body, job, e) < 0)
+	if (j0_apply_limits(job, &l, e) < 0 || j0_commands(body, job, e) < 0 ||
+	    j0_additional_files(body, job, b, e) < 0)
 		goto fail;
 	if (fe_get_callback_url(body, job, e) < 0)
 		goto fail;
@@ -584,6 +600,12 @@ static bool j0_render_request(const struct j0_view *w, enum fe_j0_field f, json_
 		*v = json_is_string(c) ? json_string(json_string_value(c)) : json_null();
 		return true;
 	}
+	/* Base64 always, as Judge0 returns it. */
+	case FE_J0_ADDITIONAL_FILES: {
+		json_t *a = json_object_get(w->req, "additional_files_b64");
+		*v = json_is_string(a) ? json_string(json_string_value(a)) : json_null();
+		return true;
+	}
 	default: return false;
 	}
 }
@@ -648,8 +670,7 @@ static bool j0_render_limits(const struct j0_view *w, enum fe_j0_field f, json_t
 	case FE_J0_MAX_FILE_SIZE: *v = json_integer(j0_limit(w, "output_kb", d ? d->output_kb : 0)); return true;
 	case FE_J0_NUMBER_OF_RUNS: *v = json_integer(1); return true;
 	case FE_J0_COMPILER_OPTIONS:
-	case FE_J0_COMMAND_LINE_ARGUMENTS:
-	case FE_J0_ADDITIONAL_FILES: *v = json_null(); return true;
+	case FE_J0_COMMAND_LINE_ARGUMENTS: *v = json_null(); return true;
 	default: return false;
 	}
 }
@@ -790,7 +811,7 @@ json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *
 			      "enable_wait_result", enable_wait, "enable_compiler_options", 1,
 			      "allowed_languages_for_compile_options", "enable_command_line_arguments", 1,
 			      "enable_submission_delete", 1, "enable_callbacks", 1, "callbacks_max_tries", 3,
-			      "callbacks_timeout", 5.0, "enable_additional_files", 0);
+			      "callbacks_timeout", 5.0, "enable_additional_files", 1);
 	if (!o)
 		return NULL;
 	json_t *with_options = json_object_get(o, "allowed_languages_for_compile_options");
@@ -812,7 +833,8 @@ json_t *fe_j0_config_info(const struct fe_catalog *cat, const struct fe_bounds *
 			     "enable_per_process_and_thread_memory_limit", 0,
 			     "allow_enable_per_process_and_thread_memory_limit", 0, "max_file_size",
 			     (int)d.output_kb, "max_max_file_size", (int)m.output_kb, "number_of_runs", 1,
-			     "max_number_of_runs", (int)J0_MAX_RUNS, "redirect_stderr_to_stdout", 0, "max_extract_size", 0,
+			     "max_number_of_runs", (int)J0_MAX_RUNS, "redirect_stderr_to_stdout", 0, "max_extract_size",
+			     (int)(GV_JOBSPEC_EXTRACT_BYTES_MAX / 1024),
 			     "enable_batched_submissions", 1, "max_submission_batch_size", (int)b->max_batch,
 			     "submission_cache_duration", 0.0, "use_docs_as_homepage", 0,
 			     "allow_enable_network", 0, "enable_network", 0));

@@ -13,7 +13,7 @@
 static const char *const native_keys[] = { "language", "source", "files", "stdin", "stdin_b64", "tests",
 					   "checker", "limits", "return_output", "callback_url",
 					   "gpus", "problem_id", "version", "run_all", "samples_only", "args",
-					   "compile_options", "stderr_to_stdout", NULL };
+					   "compile_options", "stderr_to_stdout", "additional_files_b64", NULL };
 
 static int parse_files(const json_t *body, struct fe_job *job, const struct fe_bounds *b,
 		       struct fe_apierr *e)
@@ -340,6 +340,21 @@ int fe_native_parse(const json_t *body, const struct fe_catalog *cat, const stru
 		goto fail;
 	if (parse_problem(body, job, e) < 0)
 		goto fail;
+	switch (fe_spec_additional_files(json_object_get(body, "additional_files_b64"), b->max_additional_files, job)) {
+	case FE_EXTRA_OK: break;
+	case FE_EXTRA_INVALID:
+		fe_apierr_set(e, 400, "invalid_request", "field 'additional_files_b64': expected base64 of a zip");
+		goto fail;
+	case FE_EXTRA_TOO_LARGE:
+		fe_apierr_set(e, 413, "too_large", "field 'additional_files_b64': more than %zu bytes",
+			      b->max_additional_files < GV_JOBSPEC_ADDITIONAL_FILES_MAX
+				      ? b->max_additional_files
+				      : (size_t)GV_JOBSPEC_ADDITIONAL_FILES_MAX);
+		goto fail;
+	case FE_EXTRA_NOMEM:
+		fe_apierr_set(e, 500, "internal", "out of memory");
+		goto fail;
+	}
 	return 0;
 fail:
 	fe_job_clear(job);

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "common/jobspec.h"
 #include "common/log.h"
 #include "tenants/origin.h"
 
@@ -71,6 +72,9 @@ const struct gv_config_option fe_config_table[] = {
 	  .max = 10000, .doc = "inline tests in one submission" },
 	{ .name = "frontend.max_test_size", .type = GV_CONFIG_SIZE, F(max_test_size), .def = "1m",
 	  .min = 1, .max = 1024LL * 1024 * 1024, .doc = "bytes of one stdin, input or expected output" },
+	{ .name = "frontend.max_additional_files_size", .type = GV_CONFIG_SIZE, F(max_additional_files_size),
+	  .def = "1m", .min = 1, .max = GV_JOBSPEC_ADDITIONAL_FILES_MAX,
+	  .doc = "bytes of a submission's additional files archive (decoded; at most 10m)" },
 	{ .name = "frontend.languages_dir", .type = GV_CONFIG_STRING, F(languages_dir),
 	  .def = "languages", .min = 1, .max = 4096, .doc = "folder of language definition files" },
 	{ .name = "frontend.auth_cache_ttl", .type = GV_CONFIG_DURATION, F(auth_cache_ttl_ms),

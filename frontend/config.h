@@ -38,6 +38,7 @@ struct fe_config {
 	uint64_t max_source_size;
 	int max_tests;
 	uint64_t max_test_size;       /* one input or expected output */
+	uint64_t max_additional_files_size; /* the archive of additional files, decoded */
 	uint64_t max_problem_size;    /* POST/PUT /v1/problems archive */
 	char *languages_dir;
 	uint64_t auth_cache_ttl_ms;

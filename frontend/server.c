@@ -68,6 +68,7 @@ int fe_app_init(struct fe_app *app, const struct fe_config *cfg, struct gv_err *
 	app->bounds.max_source = cfg->max_source_size;
 	app->bounds.max_tests = (size_t)cfg->max_tests;
 	app->bounds.max_test_size = cfg->max_test_size;
+	app->bounds.max_additional_files = cfg->max_additional_files_size;
 	app->bounds.max_batch = (size_t)cfg->max_batch_size;
 	if (tenant_crypto_init(err) < 0 || tenant_pepper_from_env(&app->pepper, err) < 0)
 		goto fail;

@@ -237,6 +237,42 @@ int exec_lang_job_add_words(struct exec_lang_job *lj, char *const *compile_optio
 	return 0;
 }
 
+int exec_lang_job_extract_first(struct exec_lang_job *lj, const struct exec_extract_limits *l,
+				struct gv_err *err)
+{
+	char nums[5][24];
+	snprintf(nums[0], sizeof(nums[0]), "%" PRIu64, l->max_bytes);
+	snprintf(nums[1], sizeof(nums[1]), "%" PRIu32, l->max_files);
+	snprintf(nums[2], sizeof(nums[2]), "%" PRIu32, l->max_dirs);
+	snprintf(nums[3], sizeof(nums[3]), "%" PRIu32, l->max_path);
+	snprintf(nums[4], sizeof(nums[4]), "%" PRIu32, l->max_depth);
+	const char *head[] = { "/box/" EXEC_EXTRACT_UNPACKER, "extract", "/box/" EXEC_EXTRACT_ARCHIVE, "/box",
+			       nums[0], nums[1], nums[2], nums[3], nums[4], "--" };
+	size_t nh = sizeof(head) / sizeof(head[0]);
+	size_t have = lj->compile_argv ? lang_argv_len((const char *const *)lj->compile_argv) : 0;
+	if (have && lj->compile_argv[0][0] != '/')
+		return gv_err_set(err, GV_EINVAL, "language %s: compile command is not an absolute path", lj->lang->id);
+	if (nh + have > LANG_ARGV_MAX)
+		return gv_err_set(err, GV_ELIMIT, "compile command: more than %d words", LANG_ARGV_MAX);
+	char **v = calloc(nh + have + 1, sizeof(*v));
+	if (!v)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < nh; i++) {
+		if (!(v[i] = strdup(head[i]))) {
+			for (size_t j = 0; j < i; j++)
+				free(v[j]);
+			free(v);
+			return gv_err_set(err, ENOMEM, "out of memory");
+		}
+	}
+	if (have)
+		memcpy(v + nh, lj->compile_argv, have * sizeof(*v));
+	free(lj->compile_argv); /* its words moved to v */
+	lj->compile_argv = v;
+	lj->job.compile_argv = (const char *const *)lj->compile_argv;
+	return 0;
+}
+
 void exec_run_result_free(struct exec_run_result *r)
 {
 	if (!r)

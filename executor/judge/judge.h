@@ -53,6 +53,31 @@ void exec_lang_job_free(struct exec_lang_job *lj);
 int exec_lang_job_add_words(struct exec_lang_job *lj, char *const *compile_options, size_t n_options,
 			    char *const *args, size_t n_args, struct gv_err *err) GV_MUST_CHECK;
 
+/* A submission's additional files (common/jobspec.h additional_files_b64):
+ * two job files of the engine's own, under names the job spec reserves
+ * for it (".gavel*"): the archive, and gavel-unpack to read it. */
+#define EXEC_EXTRACT_ARCHIVE ".gavel-files"
+#define EXEC_EXTRACT_UNPACKER ".gavel-unpack"
+
+struct exec_extract_limits {
+	uint64_t max_bytes; /* bytes actually unpacked, all files together */
+	uint32_t max_files, max_dirs, max_path, max_depth;
+};
+
+/* Makes the compile step "extract the additional files, then compile":
+ * the compile command becomes
+ *   /box/.gavel-unpack extract /box/.gavel-files /box BYTES FILES DIRS PATH DEPTH -- <compile command>
+ * (nothing after "--" for a language without a compile step, which then
+ * gets one). gavel-unpack checks the archive, writes its files into /box
+ * (never replacing a job file, never through a link) and execv()s the
+ * compiler: one process chain under the compile limits, as uid 65534
+ * while /box is writable, before gavel-init locks /box for the tests. A
+ * refused archive exits 2 with the reason on stderr: the submission is a
+ * compilation error that says why. Call after exec_lang_job_add_words; the
+ * caller adds the two job files (EXEC_EXTRACT_UNPACKER executable). */
+int exec_lang_job_extract_first(struct exec_lang_job *lj, const struct exec_extract_limits *l,
+				struct gv_err *err) GV_MUST_CHECK;
+
 /* gavel-init's default for a compile's RLIMIT_FSIZE when the job sets none
  * (executor/init/job.c, compile_fsize_kb). */
 #define EXEC_COMPILE_FSIZE_KB_DEFAULT 262144u

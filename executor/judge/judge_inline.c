@@ -7,12 +7,14 @@
 #include "executor/judge/judge_inline.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "executor/judge/checker.h"
 #include "executor/judge/judge.h"
+#include "executor/sandbox/unpacker.h"
 
 #define INLINE_COMPILE_OUTPUT_MAX (64u * 1024u)
 
@@ -33,6 +35,7 @@ static const char *compile_verdict(const struct exec_phase_result *c)
 struct job_state {
 	struct exec_lang_job lj;
 	struct exec_file *files;
+	char *unpacker; /* gavel-unpack's bytes, for additional files */
 	char *compile_output;
 	size_t compile_output_len;
 	struct gv_result_compile compile; /* the first sandbox's compile */
@@ -96,9 +99,12 @@ static const char *open_sandbox(struct exec_engine *e, struct job_state *st, str
 }
 
 /* The job's files: the main source under the language's file name, the
- * others under their own names, which must not clash with it. */
-static int build_job(struct job_state *st, const struct lang_def *lang, const struct gv_jobspec *spec,
-		     const char *tenant, struct gv_err *err)
+ * others under their own names, which must not clash with it; with
+ * additional files, their archive and gavel-unpack, which extracts them
+ * inside the sandbox before the compiler runs (exec_lang_job_extract_first).
+ * The archive is never opened here. */
+static int build_job(struct exec_engine *e, struct job_state *st, const struct lang_def *lang,
+		     const struct gv_jobspec *spec, const char *tenant, struct gv_err *err)
 {
 	struct exec_run_limits lim = {
 		.time_ms = spec->time_ms,
@@ -115,9 +121,11 @@ static int build_job(struct job_state *st, const struct lang_def *lang, const st
 				    spec->n_args, err) != 0)
 		return -1;
 	st->lj.job.stderr_to_stdout = spec->stderr_to_stdout;
-	if (spec->n_files == 1)
+	bool extra = spec->additional_files && spec->additional_files_len > 0;
+	if (spec->n_files == 1 && !extra)
 		return 0;
-	st->files = calloc(spec->n_files, sizeof(*st->files));
+	size_t n = spec->n_files + (extra ? 2 : 0);
+	st->files = calloc(n, sizeof(*st->files));
 	if (!st->files)
 		return gv_err_set(err, ENOMEM, "out of memory");
 	st->files[0] = st->lj.source;
@@ -131,8 +139,28 @@ static int build_job(struct job_state *st, const struct lang_def *lang, const st
 			.len = spec->files[i].len,
 		};
 	}
+	if (extra) {
+		static const struct exec_extract_limits xl = {
+			.max_bytes = GV_JOBSPEC_EXTRACT_BYTES_MAX,
+			.max_files = GV_JOBSPEC_EXTRACT_FILES_MAX,
+			.max_dirs = GV_JOBSPEC_EXTRACT_DIRS_MAX,
+			.max_path = GV_JOBSPEC_EXTRACT_PATH_MAX,
+			.max_depth = GV_JOBSPEC_EXTRACT_DEPTH_MAX,
+		};
+		size_t ulen = 0;
+		if (!(st->unpacker = exec_unpacker_read(e, NULL, &ulen, err)))
+			return -1;
+		if (exec_lang_job_extract_first(&st->lj, &xl, err) != 0)
+			return -1;
+		st->files[spec->n_files] = (struct exec_file){
+			.name = EXEC_EXTRACT_UNPACKER, .data = st->unpacker, .len = ulen, .executable = true,
+		};
+		st->files[spec->n_files + 1] = (struct exec_file){
+			.name = EXEC_EXTRACT_ARCHIVE, .data = spec->additional_files, .len = spec->additional_files_len,
+		};
+	}
 	st->lj.job.files = st->files;
-	st->lj.job.n_files = spec->n_files;
+	st->lj.job.n_files = n;
 	return 0;
 }
 
@@ -454,7 +482,7 @@ json_t *exec_inline_run(struct exec_engine *e, const struct lang_def *lang, cons
 	json_t *j;
 	struct gv_err berr;
 	gv_err_clear(&berr);
-	if (build_job(&st, lang, spec, opts && opts->tenant ? opts->tenant : "local", &berr) != 0) {
+	if (build_job(e, &st, lang, spec, opts && opts->tenant ? opts->tenant : "local", &berr) != 0) {
 		char msg[GV_ERR_MSG_MAX + 16];
 		snprintf(msg, sizeof(msg), "job: %s", berr.msg);
 		j = gv_result_internal_error(spec->has_tests ? "judge" : "run", msg);
@@ -467,6 +495,7 @@ json_t *exec_inline_run(struct exec_engine *e, const struct lang_def *lang, cons
 		j = plain_run(e, &st, spec, opts, sum);
 	}
 	free(st.files);
+	free(st.unpacker);
 	free(st.compile_output);
 	exec_lang_job_free(&st.lj);
 	if (!j)

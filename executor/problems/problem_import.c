@@ -34,13 +34,13 @@
 #include "executor/problems/import_stream.h"
 #include "executor/sandbox/record.h"
 #include "executor/sandbox/session.h"
+#include "executor/sandbox/unpacker.h"
 
 #define KB 1024ull
 #define MB (1024ull * 1024)
 /* What one emit phase returns, at most (a phase's stdout cap is 64 MiB). */
 #define WINDOW_DEFAULT (32u << 20)
 #define ARCHIVE_HARD_MAX (64ull << 20)
-#define UNPACKER_MAX (32u << 20)
 #define SUMMARY_MAX 4096
 
 void exec_import_limits_default(struct exec_import_limits *l)
@@ -240,49 +240,6 @@ static int writer_feed(struct writer *w, struct exec_import_stream *ps, const ch
 
 /* ---- the unpack sandbox --------------------------------------------- */
 
-/* Reads gavel-unpack: root-owned, not writable by anyone else, like
- * gavel-init (a program we place into every import sandbox). */
-static char *read_unpacker(const struct exec_engine *e, const struct exec_import_limits *l, size_t *len,
-			   struct gv_err *err)
-{
-	char path[4096];
-	if (l->unpacker_path) {
-		snprintf(path, sizeof(path), "%s", l->unpacker_path);
-	} else {
-		const char *init = e->cfg.init_path;
-		const char *slash = init ? strrchr(init, '/') : NULL;
-		if (!slash)
-			return gv_err_set(err, GV_ECONFIG, "no gavel-init path to find gavel-unpack beside"), NULL;
-		snprintf(path, sizeof(path), "%.*s/gavel-unpack", (int)(slash - init), init);
-	}
-	if (path[0] != '/')
-		return gv_err_set(err, GV_ECONFIG, "gavel-unpack path must be absolute"), NULL;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		gv_err_errno(err, "gavel-unpack %s", path);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > UNPACKER_MAX) {
-		close(fd);
-		return gv_err_set(err, GV_ECONFIG,
-				  "gavel-unpack %s must be a root-owned regular file, writable only by root", path),
-		       NULL;
-	}
-	char *buf = malloc((size_t)st.st_size);
-	size_t got = buf ? gv_read_upto(fd, buf, (size_t)st.st_size) : 0;
-	close(fd);
-	if (!buf || got != (size_t)st.st_size) {
-		free(buf);
-		return gv_err_set(err, GV_EINTERNAL, "read gavel-unpack %s", path), NULL;
-	}
-	*len = got;
-	return buf;
-}
-
 struct unpack_summary_rec {
 	uint64_t files, dirs, unpacked_bytes, stream_bytes;
 };
@@ -377,7 +334,7 @@ static int unpack_into(struct exec_engine *e, const void *archive, size_t len, c
 		       struct writer *w, struct exec_import_report *r, struct gv_err *err)
 {
 	size_t ulen = 0;
-	char *unpacker = read_unpacker(e, l, &ulen, err);
+	char *unpacker = exec_unpacker_read(e, l->unpacker_path, &ulen, err);
 	if (!unpacker)
 		return -1;
 	uint64_t max_dirs = l->max_files;

@@ -1,6 +1,7 @@
 /* gavel-unpack: the program of the one-shot unpack sandbox
- * (executor/problems/problem_import.c). It runs only inside a sandbox, as uid
- * 65534, started by gavel-init:
+ * (executor/problems/problem_import.c) and the first step of the compile
+ * phase of a submission with additional files (executor/judge/judge_inline.c).
+ * It runs only inside a sandbox, as uid 65534, started by gavel-init:
  *
  *   gavel-unpack unpack ARCHIVE STREAM MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH
  *       (the compile phase) checks ARCHIVE and writes the package stream to
@@ -10,16 +11,25 @@
  *   gavel-unpack emit STREAM WINDOW
  *       (each test) reads a decimal offset from stdin and writes the next
  *       at most WINDOW bytes of STREAM from there to stdout
+ *   gavel-unpack extract ARCHIVE DIR MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH -- [PROGRAM ARGS...]
+ *       (a compile phase) checks ARCHIVE as `unpack` does, writes its files
+ *       under DIR (unpack_extract: never replacing a file, never through a
+ *       link), then execv()s PROGRAM (an absolute path) with ARGS: the
+ *       language's compiler, under the same limits; without PROGRAM it
+ *       exits 0. A refused archive: exit 2 with the reason on stderr, 1
+ *       when something else failed; nothing is executed after either.
  *
  * The stream comes back in windows because one phase's stdout is capped
  * (PROTOCOL.md: output_bytes <= 64 MiB) while a package may be larger. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "common/io.h"
@@ -70,23 +80,32 @@ static char *read_archive(const char *path, size_t *len)
 	return buf;
 }
 
-static int cmd_unpack(char **argv)
+/* The five limits MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH. */
+static int parse_limits(char **argv, struct unpack_limits *lim)
 {
 	uint64_t v[5];
 	static const uint64_t max[5] = { UINT64_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
 	for (int i = 0; i < 5; i++) {
-		if (parse_u64(argv[i + 2], max[i], &v[i]) != 0) {
-			fprintf(stderr, "gavel-unpack: bad limit '%s'\n", argv[i + 2]);
-			return UNPACK_FAILED;
+		if (parse_u64(argv[i], max[i], &v[i]) != 0) {
+			fprintf(stderr, "gavel-unpack: bad limit '%s'\n", argv[i]);
+			return -1;
 		}
 	}
-	struct unpack_limits lim = {
+	*lim = (struct unpack_limits){
 		.max_bytes = v[0],
 		.max_files = (uint32_t)v[1],
 		.max_dirs = (uint32_t)v[2],
 		.max_path = (uint32_t)v[3],
 		.max_depth = (uint32_t)v[4],
 	};
+	return 0;
+}
+
+static int cmd_unpack(char **argv)
+{
+	struct unpack_limits lim;
+	if (parse_limits(argv + 2, &lim) != 0)
+		return UNPACK_FAILED;
 	size_t len = 0;
 	char *archive = read_archive(argv[0], &len);
 	if (!archive) {
@@ -153,8 +172,60 @@ static int cmd_emit(const char *stream, const char *window_s)
 	return rc;
 }
 
+/* argv: ARCHIVE DIR five limits "--" [PROGRAM ARGS...]; had_tz: whether TZ
+ * was set before main set it. */
+static int cmd_extract(char **argv, bool had_tz, const char *tz)
+{
+	struct unpack_limits lim;
+	if (parse_limits(argv + 2, &lim) != 0)
+		return UNPACK_FAILED;
+	char **prog = argv + 8;
+	if (prog[0] && prog[0][0] != '/') {
+		fprintf(stderr, "gavel-unpack: program '%s' is not an absolute path\n", prog[0]);
+		return UNPACK_FAILED;
+	}
+	int dirfd = open(argv[1], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0) {
+		fprintf(stderr, "gavel-unpack: open %s: %s\n", argv[1], strerror(errno));
+		return UNPACK_FAILED;
+	}
+	size_t len = 0;
+	char *archive = read_archive(argv[0], &len);
+	if (!archive) {
+		fprintf(stderr, "gavel-unpack: cannot read %s: %s\n", argv[0], strerror(errno));
+		close(dirfd);
+		return UNPACK_FAILED;
+	}
+	/* Modes exactly 0644 / 0755 for what mkdirat and openat create. */
+	mode_t old_umask = umask(022);
+	struct unpack_summary sum;
+	char reason[512];
+	enum unpack_outcome o = unpack_extract(archive, len, dirfd, &lim, &sum, reason, sizeof(reason));
+	free(archive);
+	close(dirfd);
+	if (o != UNPACK_OK) {
+		fprintf(stderr, "additional files: %s\n", reason);
+		return o;
+	}
+	if (!prog[0])
+		return UNPACK_OK;
+	/* The compiler gets the environment and umask gavel-init gave us, as
+	 * if gavel-init had started it. */
+	umask(old_umask);
+	if ((had_tz ? setenv("TZ", tz, 1) : unsetenv("TZ")) != 0)
+		return UNPACK_FAILED;
+	execv(prog[0], prog);
+	fprintf(stderr, "gavel-unpack: exec %s: %s\n", prog[0], strerror(errno));
+	return UNPACK_FAILED;
+}
+
 int main(int argc, char **argv)
 {
+	const char *tz0 = getenv("TZ");
+	char tz[64] = "";
+	bool had_tz = tz0 && strlen(tz0) < sizeof(tz);
+	if (had_tz)
+		snprintf(tz, sizeof(tz), "%s", tz0);
 	/* libarchive turns zip DOS times into time_t with mktime; without TZ
 	 * glibc stats /etc/localtime on every call (120,000 system calls for
 	 * a 20,000-entry zip, each one slow under gVisor). Times are unused. */
@@ -164,7 +235,11 @@ int main(int argc, char **argv)
 		return cmd_unpack(argv + 2);
 	if (argc == 4 && strcmp(argv[1], "emit") == 0)
 		return cmd_emit(argv[2], argv[3]);
+	if (argc >= 10 && strcmp(argv[1], "extract") == 0 && strcmp(argv[9], "--") == 0)
+		return cmd_extract(argv + 2, had_tz, tz);
 	fprintf(stderr, "usage: gavel-unpack unpack ARCHIVE STREAM MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH\n"
-			"       gavel-unpack emit STREAM WINDOW\n");
+			"       gavel-unpack emit STREAM WINDOW\n"
+			"       gavel-unpack extract ARCHIVE DIR MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH -- "
+			"[PROGRAM ARGS...]\n");
 	return 1;
 }

@@ -4,7 +4,9 @@
  * folder must be, the limits) and its data is read to the end, counting the
  * bytes that actually come out, never what a header claims. Only when the
  * whole archive passed is it read a second time and written as the package
- * stream, so a rejected archive (a bomb included) writes nothing.
+ * stream (unpack_archive) or as files under a folder (unpack_extract, a
+ * submission's additional files), so a rejected archive (a bomb included)
+ * writes nothing.
  *
  * This runs inside the unpack sandbox as uid 65534 with the compile seccomp
  * policy and rlimits; libarchive parsing attacker bytes is the reason the
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/io.h"
@@ -53,6 +56,7 @@ struct unpacker {
 	char *buf;
 	char *reason;
 	size_t reasonsz;
+	const char *what; /* for messages: "the package", "the archive" */
 };
 
 GV_PRINTF(3, 4) static enum unpack_outcome outcome(struct unpacker *u, enum unpack_outcome o, const char *fmt, ...)
@@ -330,8 +334,8 @@ static enum unpack_outcome check_pass(struct unpacker *u, const void *archive, s
 			if (archive_entry_size_is_set(e) && archive_entry_size(e) >= 0 &&
 			    (uint64_t)archive_entry_size(e) > u->lim->max_bytes - u->bytes) {
 				o = outcome(u, UNPACK_REJECTED,
-					    "entry '%s': declares %lld bytes; the package may unpack to at most %llu",
-					    shown, (long long)archive_entry_size(e),
+					    "entry '%s': declares %lld bytes; %s may unpack to at most %llu",
+					    shown, (long long)archive_entry_size(e), u->what,
 					    (unsigned long long)u->lim->max_bytes);
 				break;
 			}
@@ -356,7 +360,7 @@ static enum unpack_outcome check_pass(struct unpacker *u, const void *archive, s
 			}
 			if (size > u->lim->max_bytes - u->bytes) {
 				o = outcome(u, UNPACK_REJECTED,
-					    "entry '%s': the package unpacks to more than %llu bytes", shown,
+					    "entry '%s': %s unpacks to more than %llu bytes", shown, u->what,
 					    (unsigned long long)u->lim->max_bytes);
 				break;
 			}
@@ -469,7 +473,7 @@ enum unpack_outcome unpack_archive(const void *archive, size_t archive_len, cons
 				   const struct unpack_limits *lim, struct unpack_summary *sum, char *reason,
 				   size_t reasonsz)
 {
-	struct unpacker u = { .lim = lim, .reason = reason, .reasonsz = reasonsz };
+	struct unpacker u = { .lim = lim, .reason = reason, .reasonsz = reasonsz, .what = "the package" };
 	memset(sum, 0, sizeof(*sum));
 	enum unpack_outcome o;
 	u.buf = malloc(DATA_BUF);
@@ -501,6 +505,182 @@ enum unpack_outcome unpack_archive(const void *archive, size_t archive_len, cons
 		sum->dirs = u.dirs;
 		sum->unpacked_bytes = u.bytes;
 		sum->stream_bytes = out.total;
+	}
+done:
+	set_free(&u.set);
+	free(u.sizes);
+	free(u.buf);
+	return o;
+}
+
+/* ---- extraction into a folder (a submission's additional files) ---- */
+
+/* The top-level names of the archive must not exist in the folder yet: the
+ * job's own files (the main source, the other files, the archive itself,
+ * gavel-unpack, the job record) are never replaced, and a clash is refused
+ * before anything is written. */
+static enum unpack_outcome check_clashes(struct unpacker *u, int dirfd)
+{
+	for (size_t i = 0; i < u->set.cap; i++) {
+		const char *p = u->set.paths[i];
+		if (!p || strchr(p, '/'))
+			continue;
+		struct stat st;
+		char shown[160];
+		exec_import_shown(shown, sizeof(shown), p, strlen(p));
+		if (fstatat(dirfd, p, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return outcome(u, UNPACK_REJECTED,
+				       "entry '%s': clashes with a file of the submission (the source or another job file)",
+				       shown);
+		if (errno != ENOENT)
+			return outcome(u, UNPACK_FAILED, "stat '%s': %s", shown, strerror(errno));
+	}
+	return UNPACK_OK;
+}
+
+/* Opens the folder path[0..len) names below dirfd (all of it when dir,
+ * else all but the last component, whose offset goes to *leaf), creating
+ * what is missing with mkdirat 0755. Every step is an openat relative to
+ * the step before with O_DIRECTORY | O_NOFOLLOW: a link is never followed,
+ * whatever the folder holds. Returns an fd, or -1 with errno. */
+static int open_folder(int dirfd, const char *path, size_t len, bool dir, size_t *leaf)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char name[EXEC_IMPORT_PATH_MAX + 1];
+	size_t i = 0;
+	while (fd >= 0) {
+		size_t j = i;
+		while (j < len && path[j] != '/')
+			j++;
+		if (j == len && !dir) {
+			*leaf = i;
+			return fd;
+		}
+		memcpy(name, path + i, j - i);
+		name[j - i] = '\0';
+		int nfd = -1;
+		if (mkdirat(fd, name, 0755) == 0 || errno == EEXIST)
+			nfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		fd = nfd;
+		if (j >= len)
+			return fd;
+		i = j + 1;
+	}
+	return -1;
+}
+
+/* Writes one checked file: created (O_EXCL: never replacing anything,
+ * O_NOFOLLOW: never through a link), 0644 or 0755 and nothing more. */
+static enum unpack_outcome extract_file(struct unpacker *u, struct archive *a, int dirfd, const char *path,
+					size_t plen, mode_t mode, uint64_t want, const char *shown)
+{
+	size_t leaf = 0;
+	int pfd = open_folder(dirfd, path, plen, false, &leaf);
+	if (pfd < 0)
+		return outcome(u, UNPACK_FAILED, "entry '%s': open its folder: %s", shown, strerror(errno));
+	char name[EXEC_IMPORT_PATH_MAX + 1];
+	memcpy(name, path + leaf, plen - leaf);
+	name[plen - leaf] = '\0';
+	int fd = openat(pfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	int saved = errno;
+	close(pfd);
+	if (fd < 0)
+		return outcome(u, saved == EEXIST ? UNPACK_REJECTED : UNPACK_FAILED, "entry '%s': create: %s", shown,
+			       strerror(saved));
+	enum unpack_outcome o = UNPACK_OK;
+	uint64_t got = 0;
+	for (;;) {
+		la_ssize_t n = archive_read_data(a, u->buf, DATA_BUF);
+		if (n == 0)
+			break;
+		if (n < 0 || (uint64_t)n > want - got) {
+			o = outcome(u, UNPACK_FAILED, "entry '%s': second pass differs from the first", shown);
+			break;
+		}
+		if (gv_write_all(fd, u->buf, (size_t)n) != 0) {
+			o = outcome(u, UNPACK_FAILED, "entry '%s': write: %s", shown, strerror(errno));
+			break;
+		}
+		got += (uint64_t)n;
+	}
+	if (o == UNPACK_OK && got != want)
+		o = outcome(u, UNPACK_FAILED, "entry '%s': second pass differs from the first", shown);
+	/* The mode, exactly: no umask of ours widens or narrows it. */
+	if (o == UNPACK_OK && fchmod(fd, mode) != 0)
+		o = outcome(u, UNPACK_FAILED, "entry '%s': chmod: %s", shown, strerror(errno));
+	if (close(fd) != 0 && o == UNPACK_OK)
+		o = outcome(u, UNPACK_FAILED, "entry '%s': close: %s", shown, strerror(errno));
+	return o;
+}
+
+/* Pass 2 of an extraction: the same archive, already checked, written
+ * under dirfd. */
+static enum unpack_outcome extract_pass(struct unpacker *u, const void *archive, size_t len, int dirfd)
+{
+	struct archive *a = open_reader(archive, len);
+	if (!a)
+		return outcome(u, UNPACK_FAILED, "out of memory");
+	enum unpack_outcome o = UNPACK_OK;
+	char shown[160] = "";
+	uint32_t files = 0;
+	for (bool first = true;; first = false) {
+		struct archive_entry *e = NULL;
+		if ((o = next_header(u, a, &e, first, shown)) != UNPACK_OK || !e)
+			break;
+		entry_shown(e, shown, sizeof(shown));
+		const char *path;
+		size_t plen;
+		enum path_kind kind;
+		if ((o = classify(u, e, shown, &path, &plen, &kind)) != UNPACK_OK)
+			break;
+		if (plen == 0)
+			continue;
+		if (kind == PATH_DIR) {
+			size_t unused = 0;
+			int fd = open_folder(dirfd, path, plen, true, &unused);
+			if (fd < 0) {
+				o = outcome(u, UNPACK_FAILED, "entry '%s': create: %s", shown, strerror(errno));
+				break;
+			}
+			close(fd);
+			continue;
+		}
+		if (files >= u->files) {
+			o = outcome(u, UNPACK_FAILED, "second pass saw more files than the first");
+			break;
+		}
+		mode_t mode = (archive_entry_perm(e) & 0111) ? 0755 : 0644;
+		if ((o = extract_file(u, a, dirfd, path, plen, mode, u->sizes[files++], shown)) != UNPACK_OK)
+			break;
+	}
+	archive_read_free(a);
+	if (o == UNPACK_OK && files != u->files)
+		o = outcome(u, UNPACK_FAILED, "second pass saw fewer files than the first");
+	return o;
+}
+
+enum unpack_outcome unpack_extract(const void *archive, size_t archive_len, int dirfd,
+				   const struct unpack_limits *lim, struct unpack_summary *sum, char *reason,
+				   size_t reasonsz)
+{
+	struct unpacker u = { .lim = lim, .reason = reason, .reasonsz = reasonsz, .what = "the archive" };
+	memset(sum, 0, sizeof(*sum));
+	enum unpack_outcome o;
+	u.buf = malloc(DATA_BUF);
+	u.sizes = calloc((size_t)lim->max_files + 1, sizeof(*u.sizes));
+	if (!u.buf || !u.sizes || set_init(&u.set, (size_t)lim->max_files + lim->max_dirs + 16) != 0) {
+		o = outcome(&u, UNPACK_FAILED, "out of memory");
+		goto done;
+	}
+	if ((o = check_pass(&u, archive, archive_len)) != UNPACK_OK || (o = check_clashes(&u, dirfd)) != UNPACK_OK)
+		goto done;
+	if ((o = extract_pass(&u, archive, archive_len, dirfd)) == UNPACK_OK) {
+		sum->files = u.files;
+		sum->dirs = u.dirs;
+		sum->unpacked_bytes = u.bytes;
 	}
 done:
 	set_free(&u.set);

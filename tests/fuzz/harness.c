@@ -10,7 +10,8 @@
 #include "common/jobspec.h"
 #include "executor/judge/judge.h"
 
-const struct fe_bounds fz_bounds = { .max_source = 4096, .max_tests = 4, .max_test_size = 1024, .max_batch = 4 };
+const struct fe_bounds fz_bounds = { .max_source = 4096, .max_tests = 4, .max_test_size = 1024, .max_batch = 4,
+				     .max_additional_files = 1024 };
 
 /* frontend.max_body_size's default. */
 #define FZ_MAX_BODY (1024u * 1024u)

@@ -9,6 +9,8 @@
 #   b. SSE /v1/submissions/{id}/events: queued -> compiling/running -> done;
 #   c. a Judge0 client: create wait=false and poll, batch create and batch
 #      get with base64 on and off, fields=, Judge0's status ids;
+#      additional_files (a zip unpacked inside the sandbox before the
+#      compile step: used, locked for the run, refused archives a CE);
 #   d. a Piston client: runtimes, execute with Content-Type text/plain;
 #   e. 30 submissions from both tenants at once: each ends with exactly one
 #      result and one sandbox.finished audit record (checked in PostgreSQL);
@@ -29,7 +31,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..79"
+echo "1..85"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -71,6 +73,7 @@ GAVEL_EXECUTOR_NODE_NAME=$NODE GAVEL_EXECUTOR_MAX_PARALLEL=2 GAVEL_EXECUTOR_BURS
 # /metrics lists tenant ids: on the API port only with this token.
 MT=mt_$$_$RANDOM
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_MAX_BODY_SIZE=64k GAVEL_FRONTEND_WAIT_TIMEOUT=90s \
+	GAVEL_FRONTEND_MAX_ADDITIONAL_FILES_SIZE=16k \
 	GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" GAVEL_FRONTEND_METRICS_TOKEN=$MT \
 	stack_start_frontend "$FRONTEND_BIN"
 
@@ -333,6 +336,70 @@ req GET "/submissions/$TOK" "${A[@]}"
 check "judge0 deleted submission -> 404" code_is 404
 check_alive "the Judge0 group"
 
+# ------------------------------------- (c2) Judge0 additional_files
+
+# jreq KEY=JSON...: a JSON object whose values are JSON texts.
+jreq() {
+	python3 - "$@" <<-'PY'
+		import json, sys
+		print(json.dumps({k: json.loads(v) for k, v in (a.split("=", 1) for a in sys.argv[1:])}))
+	PY
+}
+js() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+# mkzip NAME=CONTENT...: a zip of those entries (names as given, "../"
+# included), in base64.
+mkzip() {
+	python3 - "$@" <<-'PY'
+		import base64, io, sys, zipfile
+		buf = io.BytesIO()
+		with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+		    for a in sys.argv[1:]:
+		        name, data = a.split("=", 1)
+		        z.writestr(zipfile.ZipInfo(name), data)
+		print(base64.b64encode(buf.getvalue()).decode())
+	PY
+}
+# A module and a data file in folders of the zip; the run may read them but
+# not write there (gavel-init locks /box, subfolders included, before it).
+PY_FILES='import lib.helper
+a, b = map(int, open("data/input.txt").read().split())
+try:
+    open("data/new.txt", "w").write("x")
+    print("WRITABLE")
+except OSError:
+    print("locked")
+print(a * b + lib.helper.K)'
+ZIP_PY=$(mkzip 'data/input.txt=6 7
+' 'lib/__init__.py=' 'lib/helper.py=K = 100
+')
+req POST "/submissions?base64_encoded=false&wait=true&fields=status_id,stdout,compile_output" "${A[@]}" "${J[@]}" \
+	--data-binary "$(jreq language_id=71 source_code="$(js "$PY_FILES")" additional_files="$(js "$ZIP_PY")")"
+check "judge0 additional_files, Python: a module and data/input.txt from the zip, Accepted; the folders locked for the run" \
+	eq "$last_code $(pj 'd["status_id"], repr(d["stdout"])')" "201 3 'locked\n142\n'"
+C_INC='#include <stdio.h>
+#include "inc/answer.h"
+int main(void) { printf("%d\n", ANSWER); return 0; }'
+req POST "/submissions?base64_encoded=true&wait=true&fields=status_id,stdout" "${A[@]}" "${J[@]}" \
+	--data-binary "$(jreq language_id=50 source_code="$(js "$(b64 "$C_INC")")" \
+		additional_files="$(js "$(mkzip 'inc/answer.h=#define ANSWER 42')")")"
+check "judge0 additional_files, C: a header from the zip compiles (base64_encoded=true leaves the zip as it is)" \
+	eq "$last_code $(pj 'd["status_id"], base64.b64decode(d["stdout"]).decode()')" "201 3 42"
+req POST "/submissions?wait=true&fields=status_id,compile_output,stdout" "${A[@]}" "${J[@]}" \
+	--data-binary "$(jreq language_id=71 source_code='"print(1)"' additional_files="$(js "$(mkzip 'ok.txt=1' '../evil=x')")")"
+evil=$(find "$WORK_ROOT" -name evil 2>/dev/null | head -n 3)
+check "judge0 additional_files with '../evil': a compilation error naming the entry, nothing written" \
+	eq "$last_code $(pj 'd["status_id"], "'"'"'../evil'"'"'" in d["compile_output"], "leaves" in d["compile_output"], d["stdout"]')|$evil" "201 6 True True None|"
+req POST "/submissions?wait=true&fields=status_id,compile_output" "${A[@]}" "${J[@]}" \
+	--data-binary "$(jreq language_id=71 source_code='"print(1)"' additional_files="$(js "$(mkzip 'main.py=import os')")")"
+check "judge0 additional_files naming the main source: a compilation error, the source is not replaced" \
+	eq "$last_code $(pj 'd["status_id"], "'"'"'main.py'"'"'" in d["compile_output"], "clashes" in d["compile_output"]')" "201 6 True True"
+BIG_ZIP=$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(20000)).decode())')
+req POST "/submissions?wait=true" "${A[@]}" "${J[@]}" \
+	--data-binary "$(jreq language_id=71 source_code='"print(1)"' additional_files="$(js "$BIG_ZIP")")"
+check "judge0 additional_files over frontend.max_additional_files_size -> 422 naming the field" \
+	eq "$last_code $(pj '"additional_files" in d, "16384" in str(d)')" "422 True True"
+check_alive "the additional_files group"
+
 # --------------------------------------------------------- (d) Piston
 
 req GET /api/v2/runtimes
@@ -357,14 +424,6 @@ check_alive "the Piston group"
 
 # ------------- (d2) what a run adds to its commands (frontend/api_words.c)
 
-# jreq KEY=JSON...: a JSON object whose values are JSON texts.
-jreq() {
-	python3 - "$@" <<-'PY'
-		import json, sys
-		print(json.dumps({k: json.loads(v) for k, v in (a.split("=", 1) for a in sys.argv[1:])}))
-	PY
-}
-js() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
 PY_ARGV='import sys
 print(sys.argv[1:])'
 req POST /api/v2/execute "${A[@]}" "${J[@]}" --data-binary "$(jreq language='"python"' version='"*"' \
@@ -625,5 +684,5 @@ check "and still judges: one more AC" eq "$last_code $(pj 'd["verdict"]')" "201 
 say "frontend log (warnings and errors):"
 grep -E ' (warn|error|ERROR)' "$TMP/frontend.log" | head -n 10 | sed 's/^/#   /'
 say "total $(($(date +%s) - T_START)) s"
-[ $n -eq 69 ] || say "planned 69, ran $n"
+[ $n -eq 85 ] || say "planned 85, ran $n"
 [ $fails -eq 0 ]

@@ -18,7 +18,7 @@
 static struct lang_registry reg;
 static struct fe_catalog cat;
 static const struct fe_bounds bounds = { .max_source = 1000, .max_tests = 3, .max_test_size = 100,
-					 .max_batch = 20 };
+					 .max_batch = 20, .max_additional_files = 8 };
 
 static int setup(void **state)
 {
@@ -181,7 +181,10 @@ static void judge0__parse__maps_fields_base64_and_expected_output(void **state)
 		{ "{\"language_id\":71,\"source_code\":\"x\",\"compiler_options\":\"-O2\"}", false, 422 },
 		{ "{\"language_id\":71,\"source_code\":\"x\",\"command_line_arguments\":\"'a b\"}", false, 400 },
 		{ "{\"language_id\":71,\"source_code\":\"x\",\"stack_limit\":2000000}", false, 422 },
-		{ "{\"language_id\":71,\"source_code\":\"x\",\"additional_files\":\"UEs=\"}", false, 422 },
+		{ "{\"language_id\":71,\"source_code\":\"x\",\"additional_files\":\"UE*=\"}", false, 422 },
+		{ "{\"language_id\":71,\"source_code\":\"x\",\"additional_files\":7}", false, 422 },
+		/* 9 bytes decoded, over the bound of 8: 422, not 413 (Judge0) */
+		{ "{\"language_id\":71,\"source_code\":\"x\",\"additional_files\":\"UEsDBAoAAAAA\"}", false, 422 },
 		{ "{\"language_id\":71,\"source_code\":\"x\",\"cpu_time_limit\":\"fast\"}", false, 422 },
 		{ "{\"language_id\":71,\"source_code\":\"\"}", false, 422 },
 	};
@@ -191,6 +194,38 @@ static void judge0__parse__maps_fields_base64_and_expected_output(void **state)
 		assert_int_equal(e.status, bad[i].status);
 		json_decref(j);
 	}
+}
+
+/* additional_files: base64 whatever base64_encoded says, checked and
+ * stored re-encoded as the spec's additional_files_b64 (never opened
+ * here); "" is none; rendered back as base64. */
+static void judge0__additional_files__to_spec_and_back(void **state)
+{
+	(void)state;
+	struct fe_job job;
+	struct fe_apierr e;
+	json_t *b = json_loads("{\"language_id\":71,\"source_code\":\"x\",\"additional_files\":\"UEsF\\nBgAA\"}", 0,
+			       NULL);
+	assert_non_null(b);
+	assert_int_equal(fe_j0_parse(b, false, &cat, &bounds, &job, &e), 0);
+	assert_string_equal(json_string_value(json_object_get(job.spec, "additional_files_b64")), "UEsFBgAA");
+	/* The spec the executor gets takes it. */
+	struct gv_jobspec spec;
+	struct gv_err err;
+	assert_int_equal(gv_jobspec_from_json(job.spec, &spec, &err), 0);
+	assert_int_equal(spec.additional_files_len, 6);
+	gv_jobspec_free(&spec);
+	struct fe_subrow row = { .id = "tok", .language = "python3", .status = "queued", .request = job.spec };
+	json_t *r = fe_j0_render(&row, 1ull << FE_J0_ADDITIONAL_FILES, false, &cat);
+	assert_string_equal(json_string_value(json_object_get(r, "additional_files")), "UEsFBgAA");
+	json_decref(r);
+	fe_job_clear(&job);
+	json_decref(b);
+	b = json_loads("{\"language_id\":71,\"source_code\":\"eA==\",\"additional_files\":\"\"}", 0, NULL);
+	assert_int_equal(fe_j0_parse(b, true, &cat, &bounds, &job, &e), 0);
+	assert_null(json_object_get(job.spec, "additional_files_b64"));
+	fe_job_clear(&job);
+	json_decref(b);
 }
 
 /* Any bytes through base64: NUL and 0xff in stdin and expected_output go
@@ -326,6 +361,8 @@ static void judge0__config_info__follows_quota(void **state)
 	assert_true(json_real_value(json_object_get(c, "max_cpu_time_limit")) == 20.0);
 	assert_true(json_real_value(json_object_get(c, "max_cpu_extra_time")) == 0.0);
 	assert_int_equal(json_integer_value(json_object_get(c, "max_memory_limit")), 2048 * 1024);
+	assert_true(json_is_true(json_object_get(c, "enable_additional_files")));
+	assert_int_equal(json_integer_value(json_object_get(c, "max_extract_size")), 10240);
 	json_decref(c);
 	struct tenant_quota q;
 	tenant_quota_defaults(&q);
@@ -506,6 +543,9 @@ static void native__validation__table(void **state)
 		{ "{\"language\":\"cpp\",\"files\":[{\"content\":\"x\"},{\"name\":\"../a\",\"content\":\"\"}]}", 400, "invalid_request" },
 		{ "{\"language\":\"cpp\",\"files\":[{\"content\":\"x\"},{\"name\":\"a.h\",\"content\":\"\"},{\"name\":\"a.h\",\"content\":\"\"}]}", 400, "invalid_request" },
 		{ "[1]", 400, "invalid_request" },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"additional_files_b64\":\"UEsFBgAA\"}", 0, NULL },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"additional_files_b64\":\"UE*=\"}", 400, "invalid_request" },
+		{ "{\"language\":\"python3\",\"source\":\"x\",\"additional_files_b64\":\"UEsDBAoAAAAA\"}", 413, "too_large" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_t *j = json_loads(cases[i].json, 0, NULL);
@@ -661,6 +701,7 @@ int main(void)
 		cmocka_unit_test(judge0__limits__max_taken_above_refused),
 		cmocka_unit_test(judge0__errors__per_field_shape),
 		cmocka_unit_test(judge0__config_info__follows_quota),
+		cmocka_unit_test(judge0__additional_files__to_spec_and_back),
 		cmocka_unit_test(judge0__workers__add_up),
 		cmocka_unit_test(native__validation__table),
 		cmocka_unit_test(native__source_over_limit__is_413),

@@ -27,6 +27,16 @@ static void jobspec__refused__names_the_field(void **state)
 		{ "{\"language\":\"c\",\"files\":[]}", "files" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"../x\",\"content\":\"\"}]}", "files[0].name" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"job\",\"content\":\"\"}]}", "files[0].name" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"},{\"name\":\".gavel-unpack\","
+		  "\"content\":\"\"}]}",
+		  "files[1].name" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"additional_files_b64\":\"UE*=\"}",
+		  "additional_files_b64" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"additional_files_b64\":[]}",
+		  "additional_files_b64" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"problem_id\":\"p\","
+		  "\"additional_files_b64\":\"UEsFBg==\"}",
+		  "additional_files_b64" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"},{\"name\":\"a\",\"content\":\"\"}]}",
 		  "twice" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":1}]}", "content" },
@@ -248,6 +258,90 @@ static void jobspec__b64_bytes__round_trip_exactly(void **state)
 	free(big);
 }
 
+/* The archive of additional files: decoded (never opened), bounded by its
+ * own 10 MiB and by the data budget it shares with stdin and the tests,
+ * written back in base64; "" is absent. */
+static void jobspec__additional_files__bounded_and_round_trip(void **state)
+{
+	(void)state;
+	static const char req[] = "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"x\"}],"
+				  "\"additional_files_b64\":\"UEsFBgAA\"}";
+	struct gv_jobspec s;
+	struct gv_err err;
+	assert_int_equal(gv_jobspec_parse(req, strlen(req), &s, &err), 0);
+	assert_int_equal(s.additional_files_len, 6);
+	assert_memory_equal(s.additional_files, "PK\x05\x06\0\0", 6);
+	json_t *j = gv_jobspec_to_json(&s);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "additional_files_b64")), "UEsFBgAA");
+	struct gv_jobspec back;
+	assert_int_equal(gv_jobspec_from_json(j, &back, &err), 0);
+	assert_int_equal(back.additional_files_len, 6);
+	assert_memory_equal(back.additional_files, s.additional_files, 6);
+	gv_jobspec_free(&back);
+	json_decref(j);
+	gv_jobspec_free(&s);
+
+	static const char empty[] = "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"x\"}],"
+				    "\"additional_files_b64\":\"\"}";
+	assert_int_equal(gv_jobspec_parse(empty, strlen(empty), &s, &err), 0);
+	assert_null(s.additional_files);
+	j = gv_jobspec_to_json(&s);
+	assert_true(json_is_null(json_object_get(j, "additional_files_b64")));
+	json_decref(j);
+	gv_jobspec_free(&s);
+
+	/* 10 MiB + 1 decoded: over the archive's own cap. */
+	size_t n = GV_JOBSPEC_ADDITIONAL_FILES_MAX + 1, enc = (n + 2) / 3 * 4;
+	char *big = malloc(enc + 400);
+	assert_non_null(big);
+	int k = snprintf(big, 200, "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"x\"}],"
+			 "\"additional_files_b64\":\"");
+	memset(big + k, 'A', enc);
+	strcpy(big + k + enc, "\"}");
+	assert_int_equal(gv_jobspec_parse(big, strlen(big), &s, &err), -1);
+	assert_int_equal(err.code, GV_ELIMIT);
+	assert_non_null(strstr(err.msg, "additional_files_b64"));
+	gv_jobspec_free(&s);
+	/* Exactly 10 MiB fits alone ... */
+	n = GV_JOBSPEC_ADDITIONAL_FILES_MAX;
+	enc = (n + 2) / 3 * 4;
+	memset(big + k, 'A', enc);
+	strcpy(big + k + enc, "\"}");
+	/* (n is not a multiple of 3: the last group is padded) */
+	if (n % 3 == 1)
+		memcpy(big + k + enc - 2, "==", 2);
+	else if (n % 3 == 2)
+		big[k + enc - 1] = '=';
+	assert_int_equal(gv_jobspec_parse(big, strlen(big), &s, &err), 0);
+	assert_int_equal(s.additional_files_len, n);
+	gv_jobspec_free(&s);
+	free(big);
+	/* ... but not beside 8 MiB of stdin: one data budget. */
+	size_t sn = 8u * 1024 * 1024, senc = (sn + 2) / 3 * 4;
+	big = malloc(enc + senc + 400);
+	assert_non_null(big);
+	k = snprintf(big, 200, "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"x\"}],\"stdin_b64\":\"");
+	memset(big + k, 'A', senc);
+	if (sn % 3 == 1)
+		memcpy(big + k + senc - 2, "==", 2);
+	else if (sn % 3 == 2)
+		big[k + senc - 1] = '=';
+	k += (int)senc;
+	k += sprintf(big + k, "\",\"additional_files_b64\":\"");
+	memset(big + k, 'A', enc);
+	if (n % 3 == 1)
+		memcpy(big + k + enc - 2, "==", 2);
+	else if (n % 3 == 2)
+		big[k + enc - 1] = '=';
+	strcpy(big + k + enc, "\"}");
+	assert_int_equal(gv_jobspec_parse(big, strlen(big), &s, &err), -1);
+	assert_int_equal(err.code, GV_ELIMIT);
+	assert_non_null(strstr(err.msg, "16 MiB"));
+	gv_jobspec_free(&s);
+	free(big);
+}
+
 static void result__judge__has_tests_and_lossy_output(void **state)
 {
 	(void)state;
@@ -319,6 +413,7 @@ int main(void)
 		cmocka_unit_test(jobspec__commands__round_trip),
 		cmocka_unit_test(jobspec__sizes__bounded),
 		cmocka_unit_test(jobspec__b64_bytes__round_trip_exactly),
+		cmocka_unit_test(jobspec__additional_files__bounded_and_round_trip),
 		cmocka_unit_test(result__judge__has_tests_and_lossy_output),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,6 +79,43 @@ static void judge__java_job__public_class_and_package_name_the_files(void **stat
 	exec_lang_job_free(&lj);
 }
 
+/* Additional files: the compile command becomes gavel-unpack extract with
+ * the limits, then "--" and the language's compile command with its
+ * options, whole and in order; the run command is untouched. */
+static void judge__extract_first__wraps_the_compile_command(void **state)
+{
+	(void)state;
+	const struct lang_def *c = lang_find(&reg, "c");
+	assert_non_null(c);
+	struct exec_lang_job lj;
+	struct gv_err err;
+	const char *src = "int main(void){return 0;}";
+	assert_int_equal(exec_lang_job_build(&lj, c, "local", src, strlen(src), NULL, &err), 0);
+	char *opts[] = { "-O0" };
+	assert_int_equal(exec_lang_job_add_words(&lj, opts, 1, NULL, 0, &err), 0);
+	size_t n0 = 0;
+	while (lj.compile_argv[n0])
+		n0++;
+	char *before[64];
+	assert_true(n0 < 64);
+	for (size_t i = 0; i < n0; i++)
+		before[i] = strdup(lj.compile_argv[i]);
+	const struct exec_extract_limits xl = { 10485760, 1000, 1000, 255, 16 };
+	assert_int_equal(exec_lang_job_extract_first(&lj, &xl, &err), 0);
+	static const char *const head[] = { "/box/.gavel-unpack", "extract", "/box/.gavel-files", "/box", "10485760",
+					    "1000", "1000", "255", "16", "--" };
+	for (size_t i = 0; i < 10; i++)
+		assert_string_equal(lj.job.compile_argv[i], head[i]);
+	for (size_t i = 0; i < n0; i++) {
+		assert_string_equal(lj.job.compile_argv[10 + i], before[i]);
+		free(before[i]);
+	}
+	assert_null(lj.job.compile_argv[10 + n0]);
+	assert_string_equal(lj.job.compile_argv[10 + n0 - 1], "-O0");
+	assert_string_equal(lj.job.run_argv[0], "./main");
+	exec_lang_job_free(&lj);
+}
+
 static void judge__go_job__builds_an_executable_or_fails(void **state)
 {
 	(void)state;
@@ -166,6 +203,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(judge__java_job__public_class_and_package_name_the_files),
+		cmocka_unit_test(judge__extract_first__wraps_the_compile_command),
 		cmocka_unit_test(judge__go_job__builds_an_executable_or_fails),
 		cmocka_unit_test(judge__compile_note__names_the_limit),
 		cmocka_unit_test(judge__memory_error__re_with_marker_is_mle),
