@@ -168,6 +168,7 @@ PEAK=$(sql -c "SELECT max((SELECT count(*) FROM submissions b WHERE b.id IN (${i
 check "three 1-GPU jobs of a tenant with max_gpus 2 run at most two at a time (peak $PEAK)" test "$PEAK" = 2
 check "all three ran (AC)" test "$(sql -c "SELECT count(*) FROM submissions WHERE id IN (${ids%,}) AND verdict = 'AC'")" = 3
 LAST_GPU_START=$(sql -c "SELECT max(started_at) FROM submissions WHERE id IN (${ids%,})")
+say "GPU jobs created, started, finished: $(sql -c "SELECT string_agg(to_char(created_at, 'MI:SS.MS') || ' ' || to_char(started_at, 'MI:SS.MS') || ' ' || to_char(finished_at, 'MI:SS.MS'), ', ' ORDER BY created_at) FROM submissions WHERE id IN (${ids%,})"); the job without: $(sql -c "SELECT to_char(created_at, 'MI:SS.MS') || ' ' || to_char(started_at, 'MI:SS.MS') FROM submissions WHERE id = '$PLAIN'")"
 check "the tenant's job without GPUs, queued after them, started before the third GPU job" \
 	test "$(sql -c "SELECT started_at < '$LAST_GPU_START' FROM submissions WHERE id = '$PLAIN'")" = t
 
