@@ -315,11 +315,13 @@ int fe_spec_add_file(struct fe_job *job, const char *name, const char *content, 
 	return 0;
 }
 
-/* File names the job spec accepts besides the main one. */
+/* File names the job spec accepts besides the main one (common/jobspec.c
+ * file_name_ok: "job" and ".gavel..." are the engine's own). */
 bool fe_file_name_ok(const char *name)
 {
 	size_t n = strlen(name);
-	if (n == 0 || n > 64 || !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, "job"))
+	if (n == 0 || n > 64 || !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, "job") ||
+	    !strncmp(name, ".gavel", 6))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = name[i];

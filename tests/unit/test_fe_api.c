@@ -501,6 +501,13 @@ static void commands__each_api__into_the_spec(void **state)
 	assert_int_equal(job.time_ms, 1500);
 	fe_job_clear(&job);
 	json_decref(b);
+	/* A name the engine keeps for its own files is refused at the API,
+	 * not accepted and then refused by the executor (found by fuzz_piston). */
+	b = json_loads("{\"language\":\"c++\",\"files\":[{\"content\":\"int main(){}\"},"
+		       "{\"name\":\".gaveli0av\",\"content\":\"\"}]}", 0, NULL);
+	assert_int_equal(fe_piston_parse(b, &cat, &bounds, &job, &e), -1);
+	assert_int_equal(e.status, 400);
+	json_decref(b);
 	b = json_loads("{\"language\":\"python\",\"files\":[{\"content\":\"x\"}],\"args\":[1]}", 0, NULL);
 	assert_int_equal(fe_piston_parse(b, &cat, &bounds, &job, &e), -1);
 	assert_int_equal(e.status, 400);
