@@ -302,6 +302,19 @@ static void note_top(struct unpacker *u, const char *path, size_t len, enum path
 }
 
 /* Pass 1: checks everything, writes nothing. */
+/* The next entry of a pass, named (shown) and classified; *e NULL at the
+ * end. Every pass walks the archive through this one place. */
+static enum unpack_outcome next_entry(struct unpacker *u, struct archive *a, bool first, char shown[160],
+				      struct archive_entry **e, const char **path, size_t *plen, enum path_kind *kind)
+{
+	*e = NULL;
+	enum unpack_outcome o = next_header(u, a, e, first, shown);
+	if (o != UNPACK_OK || !*e)
+		return o;
+	entry_shown(*e, shown, 160);
+	return classify(u, *e, shown, path, plen, kind);
+}
+
 static enum unpack_outcome check_pass(struct unpacker *u, const void *archive, size_t len)
 {
 	struct archive *a = open_reader(archive, len);
@@ -310,16 +323,11 @@ static enum unpack_outcome check_pass(struct unpacker *u, const void *archive, s
 	enum unpack_outcome o = UNPACK_OK;
 	char shown[160] = "";
 	for (bool first = true;; first = false) {
-		struct archive_entry *e = NULL;
-		if ((o = next_header(u, a, &e, first, shown)) != UNPACK_OK)
-			break;
-		if (!e)
-			break;
-		entry_shown(e, shown, sizeof(shown));
+		struct archive_entry *e;
 		const char *path;
 		size_t plen;
 		enum path_kind kind;
-		if ((o = classify(u, e, shown, &path, &plen, &kind)) != UNPACK_OK)
+		if ((o = next_entry(u, a, first, shown, &e, &path, &plen, &kind)) != UNPACK_OK || !e)
 			break;
 		if (plen == 0)
 			continue;
@@ -413,14 +421,11 @@ static enum unpack_outcome write_pass(struct unpacker *u, const void *archive, s
 	char shown[160] = "", head[EXEC_IMPORT_HEADER_MAX + 1];
 	uint32_t files = 0;
 	for (bool first = true;; first = false) {
-		struct archive_entry *e = NULL;
-		if ((o = next_header(u, a, &e, first, shown)) != UNPACK_OK || !e)
-			break;
-		entry_shown(e, shown, sizeof(shown));
+		struct archive_entry *e;
 		const char *path;
 		size_t plen;
 		enum path_kind kind;
-		if ((o = classify(u, e, shown, &path, &plen, &kind)) != UNPACK_OK)
+		if ((o = next_entry(u, a, first, shown, &e, &path, &plen, &kind)) != UNPACK_OK || !e)
 			break;
 		if (plen <= u->strip)
 			continue; /* the root, or the folder on top being dropped */
@@ -627,14 +632,11 @@ static enum unpack_outcome extract_pass(struct unpacker *u, const void *archive,
 	char shown[160] = "";
 	uint32_t files = 0;
 	for (bool first = true;; first = false) {
-		struct archive_entry *e = NULL;
-		if ((o = next_header(u, a, &e, first, shown)) != UNPACK_OK || !e)
-			break;
-		entry_shown(e, shown, sizeof(shown));
+		struct archive_entry *e;
 		const char *path;
 		size_t plen;
 		enum path_kind kind;
-		if ((o = classify(u, e, shown, &path, &plen, &kind)) != UNPACK_OK)
+		if ((o = next_entry(u, a, first, shown, &e, &path, &plen, &kind)) != UNPACK_OK || !e)
 			break;
 		if (plen == 0)
 			continue;
