@@ -32,7 +32,7 @@ LDFLAGS_ALL := -pie -Wl,-z,relro,-z,now $(SAN) $(LDFLAGS)
 # Link order: dependents before dependencies. The executor is four
 # libraries, one per folder (executor/README.md): executor/sandbox builds
 # libgavel_executor_sandbox.a, and so on.
-COMPONENTS := frontend scheduler executor/daemon executor/problems executor/judge executor/sandbox \
+COMPONENTS := frontend scheduler executor/daemon executor/kernels executor/problems executor/judge executor/sandbox \
               tenants languages common
 comp_srcs   = $(filter-out $(1)/main.c,$(wildcard $(1)/*.c))
 lib_name    = $(subst /,_,$(1))
@@ -57,7 +57,7 @@ BIN_MAINS := frontend:gavel-frontend scheduler:gavel-scheduler executor/daemon:g
 # in common/. Tests link every library.
 BIN_LIBS_gavel-frontend  := frontend tenants languages common
 BIN_LIBS_gavel-scheduler := scheduler tenants common
-BIN_LIBS_gavel-executor  := executor/daemon executor/problems executor/judge executor/sandbox \
+BIN_LIBS_gavel-executor  := executor/daemon executor/kernels executor/problems executor/judge executor/sandbox \
                             tenants languages common
 BIN_LIBS_gavel           := executor/judge executor/sandbox tenants languages common
 bin_libs = $(foreach c,$(filter $(LIB_COMPONENTS),$(BIN_LIBS_$(1))),$(BUILD)/libgavel_$(call lib_name,$(c)).a)
@@ -112,6 +112,15 @@ $(BUILD)/unpack-obj/%.o: %.c | pkgs-found
 $(BUILD)/gavel-unpack: $(patsubst %.c,$(BUILD)/unpack-obj/%.o,$(UNPACK_SRCS))
 	@$(if $(filter 1,$(V)),,echo "  LD      $@")
 	$(Q)$(CC) -pie -Wl,-z,relro,-z,now -o $@ $^ $(shell pkg-config --libs libarchive 2>/dev/null)
+endif
+
+# The notebook kernels' bridge runs inside each kernel's sandbox
+# (executor/kernels/README.md); the executor finds it beside gavel-init.
+ifneq ($(wildcard executor/kernels/bridge.py),)
+BINS += $(BUILD)/gavel-kernel-bridge.py
+$(BUILD)/gavel-kernel-bridge.py: executor/kernels/bridge.py
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
 endif
 
 # Tests: each tests/unit/test_*.c and tests/integration/test_*.c is one binary.

@@ -69,6 +69,11 @@
 #define GV_QUEUE_EXEC_PREFIX "gavel:exec:"
 #define GV_QUEUE_TENANTCFG_PREFIX "gavel:tenantcfg:"
 #define GV_QUEUE_EV_PREFIX "gavel:ev:"
+/* Notebook kernels (executor/kernels/README.md): commands to a kernel
+ * (LIST), its frames to clients (PUBSUB), its model (HASH). */
+#define GV_QUEUE_KIN_PREFIX "gavel:kin:"
+#define GV_QUEUE_KOUT_PREFIX "gavel:kout:"
+#define GV_QUEUE_KSTATE_PREFIX "gavel:kstate:"
 
 #define GV_QUEUE_BACKLOG "gavel:backlog"
 #define GV_QUEUE_EXECUTORS "gavel:executors"

@@ -64,6 +64,11 @@
 #define TENANT_AUDIT_TENANT_CREATED     "tenant.created"
 #define TENANT_AUDIT_TENANT_CHANGED     "tenant.changed"    /* details: {"disabled":true} ... */
 #define TENANT_AUDIT_RETENTION_PURGED   "retention.purged"  /* details: {"deleted":N,"before":...} */
+/* Notebook kernels (executor/kernels/): object = the kernel id. */
+#define TENANT_AUDIT_KERNEL_STARTED     "kernel.started"    /* node, sandbox, details: budgets */
+#define TENANT_AUDIT_KERNEL_STOPPED     "kernel.stopped"    /* details: reason, kernel_ms, peak memory */
+#define TENANT_AUDIT_KERNEL_INTERRUPTED "kernel.interrupted"
+#define TENANT_AUDIT_KERNEL_RESTARTED   "kernel.restarted"  /* sandbox: the fresh one */
 
 /* Top-level details keys refused by tenant_audit_append (NULL-terminated);
  * gavel_audit_append refuses the same list (0005). */

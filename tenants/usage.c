@@ -29,6 +29,31 @@ int tenant_usage_add(PGconn *conn, const char *tenant_id, const struct tenant_us
 	return 0;
 }
 
+int tenant_usage_add_kernel(PGconn *conn, const char *tenant_id, uint64_t kernel_ms, uint64_t cpu_ms,
+			    uint64_t peak_memory_kb, struct gv_err *err)
+{
+	if (!tenant_uuid_valid(tenant_id))
+		return gv_err_set(err, GV_EINVAL, "usage: tenant id is not a uuid");
+	if (kernel_ms > INT64_MAX || cpu_ms > INT64_MAX || peak_memory_kb > INT64_MAX)
+		return gv_err_set(err, GV_EINVAL, "usage: figures out of range");
+	char v[3][24];
+	snprintf(v[0], sizeof(v[0]), "%" PRIu64, kernel_ms);
+	snprintf(v[1], sizeof(v[1]), "%" PRIu64, cpu_ms);
+	snprintf(v[2], sizeof(v[2]), "%" PRIu64, peak_memory_kb);
+	const char *p[] = { tenant_id, v[0], v[1], v[2] };
+	if (gv_pg_exec(conn,
+		       "INSERT INTO usage_daily AS u (tenant_id, day, kernel_ms, sandbox_cpu_ms, kernel_peak_memory_kb) "
+		       "VALUES ($1::uuid, (now() AT TIME ZONE 'UTC')::date, $2::bigint, $3::bigint, $4::bigint) "
+		       "ON CONFLICT (tenant_id, day) DO UPDATE SET kernel_ms = u.kernel_ms + EXCLUDED.kernel_ms, "
+		       "sandbox_cpu_ms = u.sandbox_cpu_ms + EXCLUDED.sandbox_cpu_ms, "
+		       "kernel_peak_memory_kb = GREATEST(u.kernel_peak_memory_kb, EXCLUDED.kernel_peak_memory_kb)",
+		       4, p, err) != 0) {
+		gv_err_prefix(err, "kernel usage add");
+		return -1;
+	}
+	return 0;
+}
+
 json_t *tenant_usage_report(PGconn *conn, const char *tenant_id, const char *since, struct gv_err *err)
 {
 	if (tenant_id && !tenant_uuid_valid(tenant_id)) {

@@ -24,6 +24,12 @@ struct tenant_usage_delta {
 int tenant_usage_add(PGconn *conn, const char *tenant_id, const struct tenant_usage_delta *d,
 		     struct gv_err *err) GV_MUST_CHECK;
 
+/* Adds one ended kernel's figures to tenant_id's row of today: its time
+ * alive, its sandboxes' CPU, and its peak memory (the day's highest). In
+ * the caller's transaction, as tenant_usage_add. */
+int tenant_usage_add_kernel(PGconn *conn, const char *tenant_id, uint64_t kernel_ms, uint64_t cpu_ms,
+			    uint64_t peak_memory_kb, struct gv_err *err) GV_MUST_CHECK;
+
 /* The upsert, for async callers: $1 tenant uuid, $2 submissions,
  * $3 sandbox_cpu_ms, $4 gpu_ms, $5 egress_bytes (decimal text). */
 #define TENANT_SQL_USAGE_ADD                                                                     \

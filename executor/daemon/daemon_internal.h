@@ -108,6 +108,19 @@ void exec_daemon_worker_main(struct daemon *d, int k) __attribute__((noreturn));
  * the job recorded as IE or handed back. */
 void exec_daemon_job_run(struct worker *w, const char *token);
 
+/* job.c: the tenant's current egress policy into w->egress (never from
+ * the request); w->egress_granted tells whether it grants a network. -1
+ * (err) when it cannot be loaded: the job must not run. */
+int exec_daemon_load_egress(struct worker *w, const char *tid, struct gv_err *err) GV_MUST_CHECK;
+
+/* kernel_job.c: whether a claimed request is a notebook kernel's
+ * ({"kind":"kernel",...}; executor/kernels/README.md). */
+bool exec_daemon_kernel_request(const char *request);
+/* kernel_job.c: runs a claimed kernel until it ends (attempts: the
+ * claim's count; above 1 its node was lost and it is not started again),
+ * then writes its result, usage and audit and acknowledges the token. */
+void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, const char *request, long attempts);
+
 /* webhook_process.c: forks the webhook delivery process; its pid, or -1
  * (logged). */
 pid_t exec_daemon_webhook_spawn(struct daemon *d);

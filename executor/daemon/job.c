@@ -41,7 +41,7 @@ static void append_egress_details(const struct worker *w, char *buf, size_t size
  * request) into w->egress; w->egress_granted tells whether it grants a
  * network. A policy that cannot be loaded or parsed is an error: the job
  * is IE rather than run with a network it may not have. */
-static int load_egress(struct worker *w, const char *tid, struct gv_err *err)
+int exec_daemon_load_egress(struct worker *w, const char *tid, struct gv_err *err)
 {
 	w->egress_granted = false;
 	w->egress_blocked = 0;
@@ -115,9 +115,10 @@ static void on_sandbox_started(const char *sandbox_id, const struct exec_limits 
  * One statement in one pipelined transaction: the claim is on the path of
  * every job, so it costs one round trip to PostgreSQL, not five. */
 static char *claim(struct worker *w, const struct gv_queue_token *t, char *status, size_t stsz, bool *gone,
-		   struct gv_err *err)
+		   long *attempts, struct gv_err *err)
 {
 	*gone = false;
+	*attempts = 0;
 	if (gv_pg_ensure(w->pg, err) != 0)
 		return NULL;
 	const char *p[] = { t->sid, w->d->node };
@@ -126,9 +127,9 @@ static char *claim(struct worker *w, const struct gv_queue_token *t, char *statu
 	PGresult *res = tenant_tx_query(gv_pg_conn(w->pg), t->tid,
 					"WITH claimed AS (UPDATE submissions SET status = 'running', started_at = now(), "
 					"node = $2, attempts = attempts + 1 WHERE id = $1 AND status IN ('queued', "
-					"'running') RETURNING request::text AS request) "
-					"SELECT true, request, NULL FROM claimed UNION ALL "
-					"SELECT false, NULL, status FROM submissions WHERE id = $1 "
+					"'running') RETURNING request::text AS request, attempts) "
+					"SELECT true, request, NULL, attempts FROM claimed UNION ALL "
+					"SELECT false, NULL, status, NULL FROM submissions WHERE id = $1 "
 					"AND NOT EXISTS (SELECT 1 FROM claimed)",
 					2, p, err);
 	if (!res)
@@ -138,6 +139,7 @@ static char *claim(struct worker *w, const struct gv_queue_token *t, char *statu
 		/* A row without a request (an old frontend) is run as nothing:
 		 * not expected; IE with a reason. */
 		req = strdup(PQgetisnull(res, 0, 1) ? "" : PQgetvalue(res, 0, 1));
+		*attempts = strtol(PQgetvalue(res, 0, 3), NULL, 10);
 		if (!req)
 			gv_err_set(err, ENOMEM, "out of memory");
 	} else {
@@ -312,7 +314,7 @@ static void job_execute(struct worker *w, struct job *j, const struct lang_def *
 	};
 	if (j->spec.problem_id)
 		j->result = exec_problem_judge_run(&w->penv, lang, &j->spec, &po, &j->sum, err);
-	else if (load_egress(w, j->t.tid, err) != 0) {
+	else if (exec_daemon_load_egress(w, j->t.tid, err) != 0) {
 		job_internal_error(j, j->spec.has_tests ? "judge" : "run", err->msg);
 	} else {
 		o.egress = w->egress_granted ? w->egress : NULL;
@@ -423,7 +425,8 @@ void exec_daemon_job_run(struct worker *w, const char *token)
 	j.ctx = (struct gv_log_ctx){ .tenant = j.t.tid, .job = j.t.sid, .node = w->d->node };
 	char status[32] = "";
 	bool gone = false;
-	char *req = claim(w, &j.t, status, sizeof(status), &gone, &err);
+	long attempts = 0;
+	char *req = claim(w, &j.t, status, sizeof(status), &gone, &attempts, &err);
 	if (!req && !gone) {
 		hand_back(w, token, err.msg);
 		gv_backoff_sleep_ms(1000);
@@ -433,6 +436,11 @@ void exec_daemon_job_run(struct worker *w, const char *token)
 		gv_info(&j.ctx, "nothing to run (status %s)", status);
 		if (gv_queue_complete(w->r, w->d->node, &j.t, &err) != 0)
 			gv_warn(&j.ctx, "acknowledging: %s", err.msg);
+		return;
+	}
+	if (exec_daemon_kernel_request(req)) {
+		exec_daemon_kernel_run(w, &j.t, req, attempts);
+		free(req);
 		return;
 	}
 	uint64_t t0 = exec_daemon_mono_ms();

@@ -23,9 +23,9 @@ struct limit_key {
 
 #define LIM(f) offsetof(struct init_limits, f)
 static const struct limit_key limit_keys[] = {
-	{ "cpu_ms", 0, LIM(cpu_ms), 1, 3600000, 0, 1 },
-	{ "wall_ms", 0, LIM(wall_ms), 1, 7200000, 0, 1 },
-	{ "idle_ms", 0, LIM(idle_ms), 1, 3600000, 0, 0 },
+	{ "cpu_ms", 0, LIM(cpu_ms), 1, 43200000, 0, 1 },
+	{ "wall_ms", 0, LIM(wall_ms), 1, 43200000, 0, 1 },
+	{ "idle_ms", 0, LIM(idle_ms), 1, 43200000, 0, 0 },
 	{ "memory_kb", 0, LIM(memory_kb), 1024, KB_MAX, 0, 1 },
 	{ "output_bytes", 0, LIM(output_bytes), 0, 64u << 20, 0, 1 },
 	{ "stderr_bytes", 0, LIM(stderr_bytes), 0, 64u << 20, 65536, 0 },

@@ -465,7 +465,9 @@ static int watch_run(struct init_runner *r, const struct init_run_spec *spec, st
 		}
 	}
 	w->next_sample = w->start + SAMPLE_FIRST_MS * 1000000ull;
-	w->out_cap = spec->lim->output_bytes;
+	/* A streamed run's output_bytes 0: no cap on what it streams
+	 * (kernels, bounded by the host's back-pressure and the wall). */
+	w->out_cap = spec->stream && !spec->lim->output_bytes ? UINT64_MAX : spec->lim->output_bytes;
 	w->err_cap = spec->combined_cap ? spec->lim->output_bytes : spec->lim->stderr_bytes;
 	while (!w->done) {
 		uint64_t now = now_ns();

@@ -394,23 +394,28 @@ static int write_str_at(int dirfd, const char *name, const char *s, struct gv_er
 	return write_file_at(dirfd, name, s, strlen(s), 0644, err);
 }
 
-/* Copies the host's ld.so.cache (a trusted host file, read with O_NOFOLLOW)
- * so that the dynamic loader inside finds the libraries under /usr. */
-static int copy_ld_cache(int etc_fd, struct gv_err *err)
+/* Copies the host's /etc/<name> (a trusted, public host file, read with
+ * O_NOFOLLOW) into the generated /etc. optional: a missing file is
+ * skipped. */
+static int copy_etc_file(int etc_fd, const char *name, bool optional, struct gv_err *err)
 {
-	enum { MAX_CACHE = 16 << 20 };
-	int in = open("/etc/ld.so.cache", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	enum { MAX_FILE = 16 << 20 };
+	char path[64];
+	snprintf(path, sizeof(path), "/etc/%s", name);
+	int in = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0 && optional && errno == ENOENT)
+		return 0;
 	if (in < 0)
-		return gv_err_errno(err, "open /etc/ld.so.cache");
+		return gv_err_errno(err, "open %s", path);
 	struct stat st;
-	if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_CACHE) {
+	if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
 		close(in);
-		return gv_err_set(err, GV_ESANDBOX, "/etc/ld.so.cache is not a regular file of sane size");
+		return gv_err_set(err, GV_ESANDBOX, "%s is not a regular file of sane size", path);
 	}
-	int out = openat(etc_fd, "ld.so.cache", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int out = openat(etc_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (out < 0) {
 		close(in);
-		return gv_err_errno(err, "create etc/ld.so.cache");
+		return gv_err_errno(err, "create etc/%s", name);
 	}
 	char buf[65536];
 	int rc = 0;
@@ -419,21 +424,21 @@ static int copy_ld_cache(int etc_fd, struct gv_err *err)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = gv_err_errno(err, "read /etc/ld.so.cache");
+			rc = gv_err_errno(err, "read %s", path);
 			break;
 		}
 		if (n == 0)
 			break;
 		if (gv_write_all(out, buf, (size_t)n) != 0) {
-			rc = gv_err_errno(err, "write etc/ld.so.cache");
+			rc = gv_err_errno(err, "write etc/%s", name);
 			break;
 		}
 	}
 	close(in);
 	if (fchmod(out, 0644) != 0 && rc == 0)
-		rc = gv_err_errno(err, "chmod etc/ld.so.cache");
+		rc = gv_err_errno(err, "chmod etc/%s", name);
 	if (close(out) != 0 && rc == 0)
-		rc = gv_err_errno(err, "close etc/ld.so.cache");
+		rc = gv_err_errno(err, "close etc/%s", name);
 	return rc;
 }
 
@@ -525,7 +530,9 @@ int exec_bundle_write_skeleton(int bundle_fd, const char *const *etc_binds, cons
 	if (rc == 0)
 		rc = write_str_at(etc, "hostname", "gavel\n", err);
 	if (rc == 0)
-		rc = copy_ld_cache(etc, err);
+		rc = copy_etc_file(etc, "ld.so.cache", false, err); /* the loader finds /usr's libraries */
+	if (rc == 0) /* matplotlib's defaults (Debian links mpl-data/matplotlibrc here): notebook kernels */
+		rc = copy_etc_file(etc, "matplotlibrc", true, err);
 	for (size_t i = 0; rc == 0 && etc_binds && etc_binds[i]; i++) {
 		if (strncmp(etc_binds[i], "/etc/", 5) != 0) {
 			rc = gv_err_set(err, GV_EINVAL, "etc bind %s is not under /etc", etc_binds[i]);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* init's own bound on cpu_ms (executor/init/job.c). */
-#define GUEST_LIMIT_MAX 3600000ull
+#define GUEST_LIMIT_MAX 43200000ull
 
 uint64_t exec_cpu_guest_limit(uint64_t limit_ms, uint64_t wall_ms)
 {

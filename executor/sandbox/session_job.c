@@ -55,7 +55,7 @@ static int check_limits(const struct exec_limits *l, const char *what, struct gv
 		return gv_err_set(err, GV_EINVAL, "%s limits: cpu_ms, wall_ms and memory_kb are required", what);
 	if (l->wall_ms < l->cpu_ms)
 		return gv_err_set(err, GV_EINVAL, "%s limits: wall_ms below cpu_ms", what);
-	if (l->wall_ms > 7200000 || l->memory_kb > (64ull << 20) || l->memory_kb < 1024 ||
+	if (l->wall_ms > 43200000 || l->memory_kb > (64ull << 20) || l->memory_kb < 1024 ||
 	    l->output_bytes > (64u << 20) || l->stderr_bytes > (64u << 20) || l->procs > 4096)
 		return gv_err_set(err, GV_ELIMIT, "%s limits out of range", what);
 	return 0;

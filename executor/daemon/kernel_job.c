@@ -1,0 +1,190 @@
+/* A notebook kernel as a job of this node (executor/kernels/README.md):
+ * from the claimed row to its result. The kernel itself runs in
+ * executor/kernels/kernel.c; here are its budgets from the stored request,
+ * the node-lost rule, its audit records, usage and the acknowledgement. */
+#include "executor/daemon/daemon_internal.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "executor/kernels/kernel.h"
+#include "tenants/audit.h"
+#include "tenants/db.h"
+#include "tenants/usage.h"
+
+#define BRIDGE_NAME "gavel-kernel-bridge.py"
+#define KIN_TIMEOUT_MS 10000 /* BLPOP waits 5 s: the command timeout must exceed it */
+
+bool exec_daemon_kernel_request(const char *request)
+{
+	json_t *j = json_loads(request, 0, NULL);
+	bool k = j && json_is_object(j) && json_is_string(json_object_get(j, "kind")) &&
+		 !strcmp(json_string_value(json_object_get(j, "kind")), "kernel");
+	json_decref(j);
+	return k;
+}
+
+struct kernel_job {
+	struct worker *w;
+	const struct gv_queue_token *t;
+	struct gv_log_ctx ctx;
+};
+
+/* An integer member of o within [min, max], or -1. */
+static long member_in(const json_t *o, const char *name, long min, long max)
+{
+	const json_t *v = json_object_get(o, name);
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+		return -1;
+	return (long)json_integer_value(v);
+}
+
+/* The budgets of the stored request (migration 0016's ranges). */
+static int parse_budgets(const char *request, struct exec_kernel_spec *spec, struct gv_err *err)
+{
+	json_t *j = json_loads(request, 0, NULL);
+	const json_t *k = j ? json_object_get(j, "kernel") : NULL;
+	long life = k ? member_in(k, "lifetime_s", 10, 43200) : -1;
+	long idle = k ? member_in(k, "idle_s", 10, 43200) : -1;
+	long mem = k ? member_in(k, "memory_mb", 64, 65536) : -1;
+	const json_t *name = k ? json_object_get(k, "name") : NULL;
+	int rc = 0;
+	if (life < 0 || idle < 0 || mem < 0)
+		rc = gv_err_set(err, GV_EINVAL, "stored kernel request: budgets missing or out of range");
+	else if (!json_is_string(name) || strcmp(json_string_value(name), "python3"))
+		rc = gv_err_set(err, GV_EINVAL, "stored kernel request: unknown kernel spec");
+	json_decref(j);
+	if (rc == 0) {
+		spec->lifetime_s = (uint32_t)life;
+		spec->idle_s = (uint32_t)idle;
+		spec->memory_mb = (uint32_t)mem;
+	}
+	return rc;
+}
+
+/* One audit record in its own transaction; a failure is logged (the
+ * kernel's end is recorded with its result whatever happens here). */
+static void audit(void *arg, const char *action, const char *sandbox, const char *details)
+{
+	struct kernel_job *kj = arg;
+	struct worker *w = kj->w;
+	struct gv_err err;
+	PGconn *c = gv_pg_ensure(w->pg, &err) == 0 ? gv_pg_conn(w->pg) : NULL;
+	if (!c || tenant_tx_begin(c, kj->t->tid, &err) != 0 ||
+	    tenant_audit_append(c, kj->t->tid, w->actor, action, kj->t->sid, w->d->node, sandbox, details, &err) != 0 ||
+	    tenant_tx_commit(c, &err) != 0) {
+		tenant_tx_rollback(c);
+		gv_warn(&kj->ctx, "audit %s: %s", action, err.msg);
+	}
+}
+
+static void on_ready(void *arg, uint64_t ms)
+{
+	struct kernel_job *kj = arg;
+	gv_info(&kj->ctx, "kernel answers %llu ms after its claim", (unsigned long long)ms);
+}
+
+/* The result row, usage and kernel.stopped in one transaction, only if
+ * nothing finished the row before (a DELETE of a queued kernel). */
+static int write_end(struct kernel_job *kj, const struct exec_kernel_outcome *o, struct gv_err *err)
+{
+	struct worker *w = kj->w;
+	json_t *r = json_pack("{s:{s:s,s:s,s:I,s:I,s:I,s:i,s:i}}", "kernel", "reason", o->reason, "message",
+			      o->message, "kernel_ms", (json_int_t)o->kernel_ms, "peak_memory_kb",
+			      (json_int_t)o->peak_memory_kb, "cpu_ms", (json_int_t)o->cpu_ms, "restarts",
+			      (int)o->restarts, "interrupts", (int)o->interrupts);
+	json_t *d = json_deep_copy(json_object_get(r, "kernel"));
+	char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
+	char *details = d ? json_dumps(d, JSON_COMPACT) : NULL;
+	json_decref(r);
+	json_decref(d);
+	int rc = -1;
+	PGconn *c = NULL;
+	if (!text || !details)
+		gv_err_set(err, ENOMEM, "kernel result: out of memory");
+	else if (gv_pg_ensure(w->pg, err) == 0 && tenant_tx_begin((c = gv_pg_conn(w->pg)), kj->t->tid, err) == 0) {
+		const char *p[] = { kj->t->sid, text };
+		PGresult *res = gv_pg_query(c,
+					    "UPDATE submissions SET status = 'done', result = $2::jsonb, finished_at = now() "
+					    "WHERE id = $1 AND kind = 'kernel' AND status <> 'done'",
+					    2, p, err);
+		bool mine = res && !strcmp(PQcmdTuples(res), "1");
+		rc = res ? 0 : -1;
+		PQclear(res);
+		if (rc == 0 && mine)
+			rc = tenant_usage_add_kernel(c, kj->t->tid, o->kernel_ms, o->cpu_ms, o->peak_memory_kb, err);
+		if (rc == 0 && mine)
+			rc = tenant_audit_append(c, kj->t->tid, w->actor, TENANT_AUDIT_KERNEL_STOPPED, kj->t->sid,
+						 w->d->node, o->sandbox[0] ? o->sandbox : NULL, details, err);
+		if (rc == 0)
+			rc = tenant_tx_commit(c, err);
+		else
+			tenant_tx_rollback(c);
+	}
+	free(text);
+	free(details);
+	return rc;
+}
+
+/* Runs the kernel with a Redis connection of its own for its commands. */
+static void run(struct kernel_job *kj, struct exec_kernel_spec *spec, struct exec_kernel_outcome *o)
+{
+	struct worker *w = kj->w;
+	struct gv_err err;
+	char dir[4096], bridge[4200];
+	snprintf(dir, sizeof(dir), "%s", w->d->cfg->init_path);
+	snprintf(bridge, sizeof(bridge), "%s/%s", dirname(dir), BRIDGE_NAME);
+	struct gv_redis *rin = exec_daemon_redis_open(w->d->cfg, KIN_TIMEOUT_MS, &err);
+	if (!rin || exec_daemon_load_egress(w, kj->t->tid, &err) != 0) {
+		snprintf(o->reason, sizeof(o->reason), "error");
+		snprintf(o->message, sizeof(o->message), "%.255s", err.msg);
+		gv_redis_free(rin);
+		return;
+	}
+	spec->egress = w->egress;
+	struct exec_kernel_env env = {
+		.engine = &w->engine, .r = w->r, .rin = rin, .bridge_path = bridge, .node = w->d->node,
+		.stop = w->d->stop, .log = &kj->ctx, .audit = audit, .audit_arg = kj, .ready = on_ready,
+	};
+	if (exec_kernel_run(&env, spec, o, &err) != 0) {
+		snprintf(o->reason, sizeof(o->reason), "error");
+		snprintf(o->message, sizeof(o->message), "%.255s", err.msg);
+		gv_error(&kj->ctx, "kernel did not start: %s", err.msg);
+	}
+	gv_redis_free(rin);
+}
+
+void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, const char *request, long attempts)
+{
+	struct kernel_job kj = { .w = w, .t = t, .ctx = { .tenant = t->tid, .job = t->sid, .node = w->d->node } };
+	struct exec_kernel_spec spec = { .tenant = t->tid, .kid = t->sid };
+	struct exec_kernel_outcome o;
+	memset(&o, 0, sizeof(o));
+	struct gv_err err;
+	if (attempts > 1) {
+		/* Its node died with it: never a fresh kernel in its place. */
+		snprintf(o.reason, sizeof(o.reason), "node_lost");
+		snprintf(o.message, sizeof(o.message), "the node running this kernel was lost");
+	} else if (parse_budgets(request, &spec, &err) != 0) {
+		snprintf(o.reason, sizeof(o.reason), "error");
+		snprintf(o.message, sizeof(o.message), "%.255s", err.msg);
+	} else {
+		gv_info(&kj.ctx, "kernel starts (%u MB, lifetime %u s, idle %u s)", spec.memory_mb, spec.lifetime_s,
+			spec.idle_s);
+		run(&kj, &spec, &o);
+	}
+	if (strcmp(o.reason, "node_lost") != 0 && strcmp(o.reason, "error") != 0)
+		gv_info(&kj.ctx, "kernel ended: %s (%llu ms, peak %llu KB)", o.reason, (unsigned long long)o.kernel_ms,
+			(unsigned long long)o.peak_memory_kb);
+	else
+		gv_warn(&kj.ctx, "kernel ended: %s: %s", o.reason, o.message);
+	if (write_end(&kj, &o, &err) != 0)
+		gv_error(&kj.ctx, "recording the kernel's end: %s", err.msg);
+	if (gv_queue_complete(w->r, w->d->node, t, &err) != 0)
+		gv_warn(&kj.ctx, "acknowledging: %s", err.msg);
+}

@@ -1,0 +1,584 @@
+/* One notebook kernel (executor/kernels/kernel.h): the sandbox, the relay
+ * between it and Redis, and the ends. */
+#include "executor/kernels/kernel.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/io.h"
+#include "common/queue.h"
+#include "executor/kernels/bridge_proto.h"
+#include "executor/sandbox/session.h"
+#include "executor/sandbox/session_stream.h"
+
+#define BRIDGE_FILE "bridge.py"
+#define BRIDGE_MAX (1u << 20)
+#define PYTHON "/usr/bin/python3"
+#define KERNEL_PROCS 256          /* threads count too (gVisor's RLIMIT_NPROC) */
+#define KERNEL_OPEN_FILES 1024
+#define KERNEL_FSIZE_KB (1u << 20)
+#define BLPOP_TIMEOUT_S "5"
+#define STATE_TTL_MS "60000"
+#define STATE_REFRESH_MS 10000
+#define CONN_SILENT_MS 120000     /* a connection not pinged this long is gone */
+/* Output the host takes from one kernel: a token bucket (back-pressure,
+ * never drops). */
+#define OUT_RATE_BPS (32u << 20)
+#define OUT_BURST_B (16u << 20)
+
+struct kconn {
+	uint64_t id;
+	enum kernel_framing framing;
+	int64_t seen_ms;
+};
+
+struct kernel {
+	const struct exec_kernel_env *env;
+	const struct exec_kernel_spec *spec;
+	struct exec_kernel_outcome *out;
+	char kin[GV_QUEUE_KEY_MAX], kout[GV_QUEUE_KEY_MAX], kstate[GV_QUEUE_KEY_MAX];
+	char *bridge;
+	size_t bridge_len;
+	struct exec_session *s;
+	struct exec_stream *st;
+	struct kernel_out_decoder dec;
+	struct kconn conns[EXEC_KERNEL_CONNS_MAX];
+	size_t n_conns;
+	bool blpop_sent;
+	bool ready_seen;     /* the current sandbox answered */
+	bool restarting;     /* a restart waits for the new sandbox's `ready` */
+	bool ended;
+	char state[12];
+	int64_t t0, last_activity, next_refresh;
+	int64_t sandbox_t0;
+	uint64_t cpu_ms_done; /* CPU of the sandboxes already closed */
+	double tokens;        /* output budget, bytes */
+	int64_t tokens_at;
+};
+
+bool exec_kernel_id_ok(const char *kid)
+{
+	static const int groups[] = {8, 4, 4, 4, 12};
+	const char *p = kid;
+	for (size_t g = 0; g < 5; g++) {
+		for (int i = 0; i < groups[g]; i++, p++)
+			if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+				return false;
+		if (g < 4 && *p++ != '-')
+			return false;
+	}
+	return *p == '\0';
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void kernel_end(struct kernel *k, const char *reason, const char *message)
+{
+	if (k->ended)
+		return;
+	k->ended = true;
+	snprintf(k->out->reason, sizeof(k->out->reason), "%s", reason);
+	snprintf(k->out->message, sizeof(k->out->message), "%.255s", message ? message : "");
+}
+
+/* ---- Redis ---- */
+
+static void redis_cmd(struct kernel *k, int argc, const char **argv, const size_t *lens)
+{
+	struct gv_err err;
+	redisReply *rep = gv_redis_commandv(k->env->r, argc, argv, lens, &err);
+	if (!rep)
+		gv_warn(k->env->log, "kernel %s: redis %s: %s", k->spec->kid, argv[0], err.msg);
+	gv_redis_reply_free(rep);
+}
+
+static void publish(struct kernel *k, const char *msg, size_t len)
+{
+	const char *a[] = {"PUBLISH", k->kout, msg};
+	size_t l[] = {7, strlen(k->kout), len};
+	redis_cmd(k, 3, a, l);
+}
+
+/* The model's fields in gavel:kstate:<kid>, and its expiry. */
+static void state_write(struct kernel *k)
+{
+	char act[24], conns[16], started[24];
+	snprintf(act, sizeof(act), "%" PRId64, wall_ms() - (mono_ms() - k->last_activity));
+	snprintf(conns, sizeof(conns), "%zu", k->n_conns);
+	snprintf(started, sizeof(started), "%" PRId64, wall_ms() - (mono_ms() - k->t0));
+	const char *a[] = {"HSET", k->kstate, "node", k->env->node, "execution_state", k->state,
+			   "last_activity_ms", act, "connections", conns, "started_ms", started};
+	size_t l[13];
+	for (int i = 0; i < 12; i++)
+		l[i] = strlen(a[i]);
+	redis_cmd(k, 12, a, l);
+	const char *b[] = {"PEXPIRE", k->kstate, STATE_TTL_MS};
+	size_t bl[] = {7, strlen(k->kstate), strlen(STATE_TTL_MS)};
+	redis_cmd(k, 3, b, bl);
+	k->next_refresh = mono_ms() + STATE_REFRESH_MS;
+}
+
+static void set_state(struct kernel *k, const char *state)
+{
+	if (!strcmp(k->state, state))
+		return;
+	snprintf(k->state, sizeof(k->state), "%s", state);
+	char msg[32];
+	int n = snprintf(msg, sizeof(msg), "state %s\n", state);
+	publish(k, msg, (size_t)n);
+	state_write(k);
+}
+
+/* Sends BLPOP on the command connection without waiting for it. */
+static int blpop_send(struct kernel *k, struct gv_err *err)
+{
+	if (k->blpop_sent)
+		return 0;
+	if (gv_redis_ensure(k->env->rin, err) != 0)
+		return -1;
+	redisContext *c = gv_redis_context(k->env->rin);
+	const char *a[] = {"BLPOP", k->kin, BLPOP_TIMEOUT_S};
+	size_t l[] = {5, strlen(k->kin), strlen(BLPOP_TIMEOUT_S)};
+	if (redisAppendCommandArgv(c, 3, a, l) != REDIS_OK)
+		return gv_err_set(err, GV_EREDIS, "BLPOP: %s", c->errstr);
+	int done = 0;
+	while (!done)
+		if (redisBufferWrite(c, &done) != REDIS_OK)
+			return gv_err_set(err, GV_EREDIS, "BLPOP: %s", c->errstr);
+	k->blpop_sent = true;
+	return 0;
+}
+
+/* ---- the sandbox ---- */
+
+static int load_bridge(struct kernel *k, struct gv_err *err)
+{
+	int fd = open(k->env->bridge_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return gv_err_errno(err, "open %s", k->env->bridge_path);
+	struct stat st;
+	int rc = -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > BRIDGE_MAX) {
+		gv_err_set(err, GV_EINVAL, "%s: not a regular file of at most %u bytes", k->env->bridge_path,
+			   BRIDGE_MAX);
+	} else if ((k->bridge = malloc((size_t)st.st_size)) == NULL) {
+		gv_err_set(err, ENOMEM, "bridge: out of memory");
+	} else if (gv_read_upto(fd, k->bridge, (size_t)st.st_size) != (size_t)st.st_size) {
+		gv_err_errno(err, "read %s", k->env->bridge_path);
+	} else {
+		k->bridge_len = (size_t)st.st_size;
+		rc = 0;
+	}
+	close(fd);
+	return rc;
+}
+
+static void close_sandbox(struct kernel *k)
+{
+	if (!k->s)
+		return;
+	struct gv_err err;
+	uint64_t peak = 0, ns = 0;
+	const struct exec_cgroup *cg = &k->env->engine->cg;
+	if (cg->ops->peak_memory(cg, exec_session_cgroup(k->s), &peak, &err) == 0 &&
+	    peak / 1024 > k->out->peak_memory_kb)
+		k->out->peak_memory_kb = peak / 1024;
+	if (cg->ops->cpu_usage(cg, exec_session_cgroup(k->s), &ns, &err) == 0)
+		k->cpu_ms_done += ns / 1000000;
+	snprintf(k->out->sandbox, sizeof(k->out->sandbox), "%s", exec_session_id(k->s));
+	exec_stream_free(k->st);
+	k->st = NULL;
+	exec_session_close(k->s);
+	k->s = NULL;
+	kernel_out_decoder_free(&k->dec);
+}
+
+/* Tells the bridge of every open connection (a fresh sandbox after a
+ * restart keeps the clients). */
+static int replay_opens(struct kernel *k, struct gv_err *err)
+{
+	for (size_t i = 0; i < k->n_conns; i++) {
+		char line[64];
+		int n = snprintf(line, sizeof(line), "open %" PRIu64 " %s\n", k->conns[i].id,
+				 k->conns[i].framing == KERNEL_FRAMING_V1 ? "v1" : "json");
+		if (exec_stream_write(k->st, line, (size_t)n, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int open_sandbox(struct kernel *k, struct gv_err *err)
+{
+	const char *argv[] = {PYTHON, "-I", "/box/" BRIDGE_FILE, NULL};
+	struct exec_file files[] = {{.name = BRIDGE_FILE, .data = k->bridge, .len = k->bridge_len}};
+	uint64_t life_ms = (uint64_t)k->spec->lifetime_s * 1000;
+	struct exec_job job = {
+		.tenant = k->spec->tenant,
+		.interactive = true,
+		.run_argv = argv,
+		.files = files,
+		.n_files = 1,
+		.run_limits = {.cpu_ms = life_ms, .wall_ms = life_ms,
+			       .memory_kb = (uint64_t)k->spec->memory_mb * 1024,
+			       .output_bytes = 0, .stderr_bytes = 65536, .fsize_kb = KERNEL_FSIZE_KB,
+			       .procs = KERNEL_PROCS, .open_files = KERNEL_OPEN_FILES},
+		.egress = k->spec->egress,
+	};
+	struct exec_phase_result compile;
+	int rc = exec_session_open(k->env->engine, &job, &k->s, &compile, err);
+	if (rc == 0 && strcmp(compile.status, "OK") != 0) {
+		rc = gv_err_set(err, GV_ESANDBOX, "kernel sandbox did not start: %s %s", compile.status,
+				compile.message);
+		exec_session_close(k->s);
+		k->s = NULL;
+	}
+	exec_phase_result_free(&compile);
+	if (rc != 0)
+		return -1;
+	kernel_out_decoder_init(&k->dec);
+	k->ready_seen = false;
+	k->sandbox_t0 = mono_ms();
+	if (exec_stream_start(k->s, &k->st, err) != 0 || replay_opens(k, err) != 0) {
+		close_sandbox(k);
+		return -1;
+	}
+	if (k->env->audit) {
+		char details[160];
+		snprintf(details, sizeof(details), "{\"memory_mb\":%u,\"lifetime_s\":%u,\"idle_s\":%u,\"restart\":%s}",
+			 k->spec->memory_mb, k->spec->lifetime_s, k->spec->idle_s, k->restarting ? "true" : "false");
+		k->env->audit(k->env->audit_arg, "kernel.started", exec_session_id(k->s), details);
+	}
+	return 0;
+}
+
+/* ---- the relay ---- */
+
+static struct kconn *conn_find(struct kernel *k, uint64_t id)
+{
+	for (size_t i = 0; i < k->n_conns; i++)
+		if (k->conns[i].id == id)
+			return &k->conns[i];
+	return NULL;
+}
+
+static void conn_drop(struct kernel *k, struct kconn *c)
+{
+	*c = k->conns[--k->n_conns];
+}
+
+static void to_bridge(struct kernel *k, const char *p, size_t n)
+{
+	struct gv_err err;
+	if (k->st && exec_stream_write(k->st, p, n, &err) != 0)
+		gv_warn(k->env->log, "kernel %s: dropped a command: %s", k->spec->kid, err.msg);
+}
+
+static void restart(struct kernel *k)
+{
+	struct gv_err err;
+	k->restarting = true;
+	set_state(k, "restarting");
+	close_sandbox(k);
+	if (open_sandbox(k, &err) != 0) {
+		kernel_end(k, "error", err.msg);
+		return;
+	}
+	k->out->restarts++;
+	if (k->env->audit)
+		k->env->audit(k->env->audit_arg, "kernel.restarted", exec_session_id(k->s), "{}");
+}
+
+/* One element of gavel:kin:<kid>. */
+static void on_command(struct kernel *k, const char *el, size_t n)
+{
+	struct kernel_cmd c;
+	struct gv_err err;
+	if (kernel_cmd_parse(el, n, &c, &err) != 0) {
+		gv_warn(k->env->log, "kernel %s: %s (dropped)", k->spec->kid, err.msg);
+		return;
+	}
+	struct kconn *conn = c.conn ? conn_find(k, c.conn) : NULL;
+	switch (c.kind) {
+	case KERNEL_CMD_OPEN:
+		if (conn || k->n_conns == EXEC_KERNEL_CONNS_MAX)
+			return;
+		k->conns[k->n_conns++] = (struct kconn){c.conn, c.framing, mono_ms()};
+		to_bridge(k, el, n);
+		state_write(k);
+		return;
+	case KERNEL_CMD_CLOSE:
+		if (!conn)
+			return;
+		conn_drop(k, conn);
+		to_bridge(k, el, n);
+		k->last_activity = mono_ms();
+		state_write(k);
+		return;
+	case KERNEL_CMD_PING:
+		if (conn)
+			conn->seen_ms = mono_ms();
+		return;
+	case KERNEL_CMD_MSG:
+		if (!conn)
+			return;
+		conn->seen_ms = k->last_activity = mono_ms();
+		to_bridge(k, el, n);
+		return;
+	case KERNEL_CMD_INTERRUPT:
+		to_bridge(k, "interrupt\n", 10);
+		k->out->interrupts++;
+		if (k->env->audit)
+			k->env->audit(k->env->audit_arg, "kernel.interrupted", k->s ? exec_session_id(k->s) : NULL, "{}");
+		return;
+	case KERNEL_CMD_RESTART:
+		restart(k);
+		return;
+	case KERNEL_CMD_STOP:
+		kernel_end(k, c.reason, "stopped");
+		return;
+	}
+}
+
+/* The BLPOP reply, when it is in: the command it carries. */
+static void take_command(struct kernel *k)
+{
+	struct gv_err err;
+	redisContext *c = gv_redis_context(k->env->rin);
+	if (redisBufferRead(c) != REDIS_OK) {
+		gv_warn(k->env->log, "kernel %s: command connection: %s", k->spec->kid, c->errstr);
+		k->blpop_sent = false;
+		if (gv_redis_ensure(k->env->rin, &err) != 0)
+			gv_warn(k->env->log, "kernel %s: reconnecting: %s", k->spec->kid, err.msg);
+		return;
+	}
+	void *rv = NULL;
+	if (redisGetReplyFromReader(c, &rv) != REDIS_OK) {
+		k->blpop_sent = false;
+		return;
+	}
+	redisReply *rep = rv;
+	if (!rep)
+		return; /* not complete yet */
+	k->blpop_sent = false;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && rep->element[1]->type == REDIS_REPLY_STRING)
+		on_command(k, rep->element[1]->str, rep->element[1]->len);
+	freeReplyObject(rep);
+}
+
+/* A frame from the bridge, checked by the decoder. */
+static void on_frame(struct kernel *k, const struct kernel_out_frame *f)
+{
+	switch (f->kind) {
+	case KERNEL_OUT_MSG:
+		/* A reply to a connection that closed meanwhile is nobody's. */
+		if (f->conn && !conn_find(k, f->conn))
+			return;
+		k->last_activity = mono_ms();
+		publish(k, f->raw, f->raw_len);
+		return;
+	case KERNEL_OUT_STATE:
+		set_state(k, f->state);
+		return;
+	case KERNEL_OUT_READY:
+		if (k->ready_seen)
+			return;
+		k->ready_seen = true;
+		if (k->restarting) {
+			k->restarting = false;
+			publish(k, "restarted\n", 10);
+		} else if (k->env->ready) {
+			k->env->ready(k->env->audit_arg, (uint64_t)(mono_ms() - k->t0));
+		}
+		return;
+	}
+}
+
+struct out_ctx {
+	struct kernel *k;
+	bool failed;
+	struct gv_err err;
+};
+
+static void on_output(void *arg, const char *p, size_t n)
+{
+	struct out_ctx *o = arg;
+	struct kernel *k = o->k;
+	k->tokens -= (double)n;
+	while (n > 0 && !o->failed) {
+		struct kernel_out_frame f;
+		size_t used = 0;
+		int r = kernel_out_feed(&k->dec, p, n, &used, &f, &o->err);
+		if (r < 0) {
+			o->failed = true;
+			return;
+		}
+		p += used;
+		n -= used;
+		if (r == 1)
+			on_frame(k, &f);
+	}
+}
+
+static bool out_budget(struct kernel *k)
+{
+	int64_t now = mono_ms();
+	k->tokens += (double)(now - k->tokens_at) * (OUT_RATE_BPS / 1000.0);
+	if (k->tokens > OUT_BURST_B)
+		k->tokens = OUT_BURST_B;
+	k->tokens_at = now;
+	return k->tokens > 0;
+}
+
+/* The stream's turn: what the bridge sent, its end. */
+static void stream_turn(struct kernel *k, bool reading)
+{
+	struct out_ctx o = {.k = k};
+	struct exec_phase_result r;
+	struct gv_err err;
+	int rc = exec_stream_step(k->st, reading, on_output, &o, &r, &err);
+	if (o.failed) {
+		kernel_end(k, "error", o.err.msg);
+		gv_warn(k->env->log, "kernel %s: %s", k->spec->kid, o.err.msg);
+		if (rc == 1)
+			exec_phase_result_free(&r);
+		return;
+	}
+	if (rc == 0)
+		return;
+	if (rc < 0) {
+		kernel_end(k, "error", err.msg);
+		return;
+	}
+	if (!strcmp(r.status, "MLE"))
+		kernel_end(k, "memory", r.message);
+	else if (!strcmp(r.status, "WLE") || !strcmp(r.status, "TLE"))
+		kernel_end(k, "lifetime", r.message);
+	else
+		kernel_end(k, "died", r.status);
+	exec_phase_result_free(&r);
+}
+
+/* Timers: connections gone silent, the idle cull, the lifetime, the
+ * model's refresh. */
+static void check_timers(struct kernel *k)
+{
+	int64_t now = mono_ms();
+	for (size_t i = 0; i < k->n_conns;) {
+		if (now - k->conns[i].seen_ms < CONN_SILENT_MS) {
+			i++;
+			continue;
+		}
+		char line[48];
+		int n = snprintf(line, sizeof(line), "close %" PRIu64 "\n", k->conns[i].id);
+		to_bridge(k, line, (size_t)n);
+		conn_drop(k, &k->conns[i]);
+		state_write(k);
+	}
+	if (k->n_conns == 0 && now - k->last_activity >= (int64_t)k->spec->idle_s * 1000)
+		kernel_end(k, "idle", "no activity and no connection");
+	if (now - k->t0 >= (int64_t)k->spec->lifetime_s * 1000)
+		kernel_end(k, "lifetime", "lifetime reached");
+	if (k->env->stop && *k->env->stop)
+		kernel_end(k, "shutdown", "the executor stops");
+	if (now >= k->next_refresh)
+		state_write(k);
+}
+
+static int wait_turn(struct kernel *k, bool reading, struct gv_err *err)
+{
+	struct pollfd p[EXEC_STREAM_POLLFDS + 1];
+	int timeout = 1000;
+	size_t n = k->st ? exec_stream_pollfds(k->st, reading, p, &timeout) : 0;
+	if (blpop_send(k, err) != 0)
+		return -1;
+	p[n++] = (struct pollfd){gv_redis_context(k->env->rin)->fd, POLLIN, 0};
+	if (!reading && timeout > 5)
+		timeout = 5; /* the output budget refills */
+	if (poll(p, n, timeout) < 0 && errno != EINTR)
+		return gv_err_errno(err, "poll");
+	if (p[n - 1].revents & (POLLIN | POLLHUP | POLLERR))
+		take_command(k);
+	return 0;
+}
+
+static void relay(struct kernel *k)
+{
+	struct gv_err err;
+	while (!k->ended) {
+		bool reading = out_budget(k);
+		if (wait_turn(k, reading, &err) != 0) {
+			kernel_end(k, "error", err.msg);
+			break;
+		}
+		if (!k->ended && k->st)
+			stream_turn(k, reading);
+		if (!k->ended)
+			check_timers(k);
+	}
+}
+
+static void keys(struct kernel *k)
+{
+	snprintf(k->kin, sizeof(k->kin), GV_QUEUE_KIN_PREFIX "%s", k->spec->kid);
+	snprintf(k->kout, sizeof(k->kout), GV_QUEUE_KOUT_PREFIX "%s", k->spec->kid);
+	snprintf(k->kstate, sizeof(k->kstate), GV_QUEUE_KSTATE_PREFIX "%s", k->spec->kid);
+}
+
+int exec_kernel_run(const struct exec_kernel_env *env, const struct exec_kernel_spec *spec,
+		    struct exec_kernel_outcome *out, struct gv_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!exec_kernel_id_ok(spec->kid))
+		return gv_err_set(err, GV_EINVAL, "not a kernel id");
+	if (!spec->lifetime_s || !spec->idle_s || spec->memory_mb < 64)
+		return gv_err_set(err, GV_EINVAL, "kernel budgets missing");
+	struct kernel *k = calloc(1, sizeof(*k));
+	if (!k)
+		return gv_err_set(err, ENOMEM, "kernel: out of memory");
+	k->env = env, k->spec = spec, k->out = out;
+	keys(k);
+	snprintf(k->state, sizeof(k->state), "starting");
+	k->t0 = k->last_activity = k->tokens_at = mono_ms();
+	k->tokens = OUT_BURST_B;
+	int rc = -1;
+	if (load_bridge(k, err) == 0 && open_sandbox(k, err) == 0) {
+		state_write(k);
+		relay(k);
+		rc = 0;
+	}
+	if (rc == 0) {
+		char gone[48];
+		int n = snprintf(gone, sizeof(gone), "gone %s\n", out->reason);
+		publish(k, gone, (size_t)n);
+	}
+	close_sandbox(k);
+	out->kernel_ms = (uint64_t)(mono_ms() - k->t0);
+	out->cpu_ms = k->cpu_ms_done;
+	const char *a[] = {"DEL", k->kin, k->kstate};
+	size_t l[] = {3, strlen(k->kin), strlen(k->kstate)};
+	redis_cmd(k, 3, a, l);
+	free(k->bridge);
+	free(k);
+	return rc;
+}

@@ -1,0 +1,74 @@
+/* One notebook kernel from its sandbox's start to its end
+ * (executor/kernels/README.md): a fresh interactive sandbox running the
+ * bridge and ipykernel, the relay between it and Redis (commands from
+ * gavel:kin:<kid>, frames to gavel:kout:<kid>, the model in
+ * gavel:kstate:<kid>), interrupts, restarts in a fresh sandbox, and the
+ * ends: client, idle, lifetime, the kernel's death, the node stopping.
+ *
+ * The daemon (executor/daemon/job.c) claims the job, writes the result,
+ * the usage and the final audit record; this file knows nothing of
+ * PostgreSQL. Threading: the engine's (one thread). */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/log.h"
+#include "common/redis.h"
+#include "executor/sandbox/engine.h"
+#include "tenants/egress.h"
+
+#define EXEC_KERNEL_CONNS_MAX 64      /* WebSocket connections per kernel */
+#define EXEC_KERNEL_REASON_MAX 16
+
+/* Budgets of one kernel, from its request (the frontend copied them from
+ * the tenant's quotas; limits never come from a client). */
+struct exec_kernel_spec {
+	const char *tenant; /* tenant id: the sandbox's cgroup parent */
+	const char *kid;    /* kernel id: a lower-case UUID */
+	uint32_t lifetime_s, idle_s, memory_mb;
+	/* The tenant's egress policy, as for its submissions (NULL: none). */
+	const struct tenant_egress_policy *egress;
+};
+
+struct exec_kernel_env {
+	struct exec_engine *engine;
+	struct gv_redis *r;         /* PUBLISH, HSET, DEL */
+	/* BLPOP gavel:kin:<kid> only: a connection of this kernel's own,
+	 * which the caller frees after (a BLPOP may still be pending). */
+	struct gv_redis *rin;
+	const char *bridge_path;    /* the bridge (executor/kernels/bridge.py) on the host */
+	const char *node;
+	volatile sig_atomic_t *stop; /* the daemon stops: the kernel ends (reason shutdown) */
+	const struct gv_log_ctx *log;
+	/* Audit of the kernel's life (kernel.started with the sandbox id,
+	 * kernel.interrupted, kernel.restarted); NULL: none. details is a
+	 * JSON object. */
+	void (*audit)(void *arg, const char *action, const char *sandbox, const char *details);
+	void *audit_arg;
+	/* Called once the first sandbox answers (kernel_info works): for the
+	 * start-up figure. NULL: none. */
+	void (*ready)(void *arg, uint64_t ms_since_start);
+};
+
+struct exec_kernel_outcome {
+	/* client, idle, lifetime, died, memory, error, shutdown */
+	char reason[EXEC_KERNEL_REASON_MAX];
+	char message[256];
+	uint64_t kernel_ms;      /* from the first sandbox's start to the end */
+	uint64_t peak_memory_kb; /* the highest of its sandboxes' cgroup peaks */
+	uint64_t cpu_ms;         /* the host's count of its sandboxes' CPU */
+	unsigned restarts, interrupts;
+	char sandbox[40];        /* the last sandbox's id */
+};
+
+/* Runs the kernel until it ends; out says why. -1 (err) only when its
+ * first sandbox could not be made (nothing ran: the caller records an
+ * internal error); every later failure is an end with reason error. */
+int exec_kernel_run(const struct exec_kernel_env *env, const struct exec_kernel_spec *spec,
+		    struct exec_kernel_outcome *out, struct gv_err *err) GV_MUST_CHECK;
+
+/* A kernel id: a lower-case UUID (8-4-4-4-12 hex digits). */
+bool exec_kernel_id_ok(const char *kid);
