@@ -47,6 +47,8 @@ static void tenant_usage(FILE *out)
 		"playground (true|false: anonymous access under /playground/NAME/),\n"
 		"token_capability (true|false: a submission's id reads it there without a key),\n"
 		"playground_rps playground_burst (per client address) playground_max_queued.\n"
+		"Notebook kernels: max_kernels kernels_per_minute kernel_idle_s\n"
+		"kernel_lifetime_s (seconds, at most 43200) kernel_memory_mb kernel_cpu_pct.\n"
 		"\n"
 		"Egress (update): network for the tenant's sandboxes, none by default.\n"
 		"  --egress-allow DEST[,DEST...]  allow [tcp:|udp:]ADDR[/N]:PORT[-PORT] or\n"

@@ -47,6 +47,12 @@ static const struct field FIELDS[TENANT_QUOTA_NCOLS] = {
 	FIELD(playground_rps, F_INT, 1, 1000000),
 	FIELD(playground_burst, F_INT, 1, 10000000),
 	FIELD(playground_max_queued, F_INT, 0, 10000000),
+	FIELD(max_kernels, F_INT, 0, 10000),
+	FIELD(kernels_per_minute, F_INT, 1, 100000),
+	FIELD(kernel_idle_s, F_INT, 10, 43200),
+	FIELD(kernel_lifetime_s, F_INT, 10, 43200),
+	FIELD(kernel_memory_mb, F_INT, 64, 65536),
+	FIELD(kernel_cpu_pct, F_INT, 10, 6400),
 };
 
 static int64_t get_num(const struct tenant_quota *q, const struct field *f)
@@ -94,6 +100,12 @@ void tenant_quota_defaults(struct tenant_quota *q)
 	q->playground_rps = 2;
 	q->playground_burst = 10;
 	q->playground_max_queued = 10;
+	q->max_kernels = 4;
+	q->kernels_per_minute = 30;
+	q->kernel_idle_s = 1200;
+	q->kernel_lifetime_s = 3600;
+	q->kernel_memory_mb = 1024;
+	q->kernel_cpu_pct = 100;
 }
 
 static int lang_id_ok(const char *s, size_t len)
@@ -230,7 +242,8 @@ int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 				  "max_cpu_ms, max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, "
 				  "max_gpus, egress_policy, retention_days, weight, allow_query_key, cors_origins, "
 				  "playground, token_capability, playground_rps, playground_burst, "
-				  "playground_max_queued)",
+				  "playground_max_queued, max_kernels, kernels_per_minute, kernel_idle_s, "
+				  "kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct)",
 				  shown);
 	}
 	struct tenant_quota next = *q;
@@ -407,9 +420,10 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 		"INSERT INTO tenant_quotas (tenant_id, requests_per_second, burst, max_queued, max_running, "
 		"max_cpu_ms, max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, max_gpus, "
 		"egress_policy, retention_days, weight, allow_query_key, cors_origins, playground, token_capability, "
-		"playground_rps, playground_burst, playground_max_queued) VALUES ($1::uuid, $2, $3, "
+		"playground_rps, playground_burst, playground_max_queued, max_kernels, kernels_per_minute, "
+		"kernel_idle_s, kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct) VALUES ($1::uuid, $2, $3, "
 		"$4, $5, $6, $7, $8, $9, string_to_array($10, ','), $11, $12::jsonb, $13, $14, $15::boolean, "
-		"string_to_array($16, ','), $17::boolean, $18::boolean, $19, $20, $21) "
+		"string_to_array($16, ','), $17::boolean, $18::boolean, $19, $20, $21, $22, $23, $24, $25, $26, $27) "
 		"ON CONFLICT (tenant_id) DO UPDATE SET "
 		"requests_per_second = EXCLUDED.requests_per_second, burst = EXCLUDED.burst, "
 		"max_queued = EXCLUDED.max_queued, max_running = EXCLUDED.max_running, "
@@ -421,6 +435,9 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 		"cors_origins = EXCLUDED.cors_origins, playground = EXCLUDED.playground, "
 		"token_capability = EXCLUDED.token_capability, playground_rps = EXCLUDED.playground_rps, "
 		"playground_burst = EXCLUDED.playground_burst, playground_max_queued = EXCLUDED.playground_max_queued, "
+		"max_kernels = EXCLUDED.max_kernels, kernels_per_minute = EXCLUDED.kernels_per_minute, "
+		"kernel_idle_s = EXCLUDED.kernel_idle_s, kernel_lifetime_s = EXCLUDED.kernel_lifetime_s, "
+		"kernel_memory_mb = EXCLUDED.kernel_memory_mb, kernel_cpu_pct = EXCLUDED.kernel_cpu_pct, "
 		"updated_at = now()";
 	if (gv_pg_exec(conn, sql, TENANT_QUOTA_NCOLS + 1, params, err) != 0) {
 		gv_err_prefix(err, "save quota");

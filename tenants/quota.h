@@ -82,6 +82,17 @@ struct tenant_quota {
 	int playground_rps;
 	int playground_burst;
 	int playground_max_queued;
+	/* Notebook kernels (executor/kernels/README.md): at most max_kernels
+	 * queued or running, kernels_per_minute created, each culled after
+	 * kernel_idle_s without activity or connection, ended after
+	 * kernel_lifetime_s, with kernel_memory_mb of memory and
+	 * kernel_cpu_pct of one CPU. */
+	int max_kernels;
+	int kernels_per_minute;
+	int kernel_idle_s;
+	int kernel_lifetime_s;
+	int kernel_memory_mb;
+	int kernel_cpu_pct;
 };
 
 /* Column list of tenant_quotas, in the order tenant_quota_from_pg reads
@@ -91,8 +102,9 @@ struct tenant_quota {
 	"max_wall_ms, max_memory_mb, max_output_kb, array_to_string(allowed_languages, ','), " \
 	"max_gpus, egress_policy::text, retention_days, weight, allow_query_key, "   \
 	"array_to_string(cors_origins, ','), playground, token_capability, playground_rps, " \
-	"playground_burst, playground_max_queued"
-#define TENANT_QUOTA_NCOLS 20
+	"playground_burst, playground_max_queued, max_kernels, kernels_per_minute, "    \
+	"kernel_idle_s, kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct"
+#define TENANT_QUOTA_NCOLS 26
 
 /* The quota row of tenant $1 (uuid): TENANT_QUOTA_COLUMNS, one row when the
  * tenant exists (0002 creates the row with the tenant). */

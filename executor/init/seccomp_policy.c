@@ -4,7 +4,8 @@
  * program can ask the Sentry for, and keeps a same-uid program away from
  * the levers that would let it touch gavel-init or the next test:
  * - no ptrace, process_vm_*, no prlimit64 on another pid (init shares the
- *   uid), no setpriority/sched_setaffinity/sched_setscheduler, no signal
+ *   uid), no setpriority/sched_setaffinity, sched_setscheduler only to
+ *   SCHED_OTHER (what every task has), no signal
  *   to pid 1 (gVisor does not protect a namespace's init from them);
  * - no chmod/chown/rename/link/symlink for the program, so the work dir that
  *   init made read-only by mode (0555/0444) stays so, and nothing can be
@@ -274,6 +275,14 @@ static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, const struct 
 	if (resolve("prlimit64", &nr, err) < 0 ||
 	    check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A0(SCMP_CMP_EQ, 0)),
 		  "rule", "prlimit64", err) < 0)
+		return -1;
+	/* Setting the normal policy, which every task already has: libzmq
+	 * (Jupyter kernels) sets its threads' policy to the one it read and
+	 * aborts on EPERM. Real-time and other policies stay refused. */
+	if (resolve("sched_setscheduler", &nr, err) < 0 ||
+	    check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+				   SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SCHED_OTHER)),
+		  "rule", "sched_setscheduler", err) < 0)
 		return -1;
 	if (resolve("personality", &nr, err) < 0 ||
 	    check(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,

@@ -474,8 +474,22 @@ static void stream_turn(struct kernel *k, bool reading)
 		kernel_end(k, "memory", r.message);
 	else if (!strcmp(r.status, "WLE") || !strcmp(r.status, "TLE"))
 		kernel_end(k, "lifetime", r.message);
-	else
-		kernel_end(k, "died", r.status);
+	else {
+		/* The last line of its stderr says why, for the operator's log. */
+		char msg[256];
+		const char *tail = r.err_out ? r.err_out : "";
+		size_t tl = r.err_len;
+		while (tl > 0 && tail[tl - 1] == '\n')
+			tl--;
+		const char *nl = tl ? memrchr(tail, '\n', tl) : NULL;
+		const char *from = nl ? nl + 1 : tail;
+		snprintf(msg, sizeof(msg), "%s exit %d signal %d: %.*s", r.status, r.exit_code, r.signal,
+			 (int)(tl - (size_t)(from - tail) > 160 ? 160 : tl - (size_t)(from - tail)), from);
+		if (tl)
+			gv_warn(k->env->log, "kernel %s: its stderr ends: %.*s", k->spec->kid,
+				(int)(tl > 2000 ? 2000 : tl), tail + (tl > 2000 ? tl - 2000 : 0));
+		kernel_end(k, "died", msg);
+	}
 	exec_phase_result_free(&r);
 }
 
