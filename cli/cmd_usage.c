@@ -84,17 +84,18 @@ int cli_cmd_usage(int argc, char **argv)
 		printf("%s\n", s);
 		free(s);
 	} else {
-		printf("%-24s  %-10s  %11s  %12s  %11s  %14s\n", "TENANT", "DAY", "SUBMISSIONS", "CPU_SECONDS",
-		       "GPU_SECONDS", "EGRESS_BYTES");
+		printf("%-24s  %-10s  %11s  %12s  %11s  %14s  %14s\n", "TENANT", "DAY", "SUBMISSIONS", "CPU_SECONDS",
+		       "GPU_SECONDS", "EGRESS_BYTES", "KERNEL_SECONDS");
 		size_t i;
 		json_t *r;
 		json_array_foreach(rows, i, r) {
-			printf("%-24s  %-10s  %11lld  %12.3f  %11.3f  %14lld\n",
+			printf("%-24s  %-10s  %11lld  %12.3f  %11.3f  %14lld  %14.3f\n",
 			       json_string_value(json_object_get(r, "tenant")), json_string_value(json_object_get(r, "day")),
 			       (long long)json_integer_value(json_object_get(r, "submissions")),
 			       json_real_value(json_object_get(r, "sandbox_cpu_seconds")),
 			       json_real_value(json_object_get(r, "gpu_seconds")),
-			       (long long)json_integer_value(json_object_get(r, "egress_bytes")));
+			       (long long)json_integer_value(json_object_get(r, "egress_bytes")),
+			       json_real_value(json_object_get(r, "kernel_seconds")));
 		}
 	}
 	rc = 0;

@@ -63,7 +63,8 @@ json_t *tenant_usage_report(PGconn *conn, const char *tenant_id, const char *sin
 	const char *p[] = { tenant_id, since };
 	PGresult *res = gv_pg_query(conn,
 				    "SELECT t.name, to_char(u.day, 'YYYY-MM-DD'), u.submissions, u.sandbox_cpu_ms, "
-				    "u.gpu_ms, u.egress_bytes FROM usage_daily u JOIN tenants t ON t.id = u.tenant_id "
+				    "u.gpu_ms, u.egress_bytes, u.kernel_ms, u.kernel_peak_memory_kb "
+				    "FROM usage_daily u JOIN tenants t ON t.id = u.tenant_id "
 				    "WHERE ($1::uuid IS NULL OR u.tenant_id = $1::uuid) "
 				    "AND ($2::date IS NULL OR u.day >= $2::date) ORDER BY t.name, u.day",
 				    2, p, err);
@@ -73,7 +74,7 @@ json_t *tenant_usage_report(PGconn *conn, const char *tenant_id, const char *sin
 	}
 	json_t *arr = json_array();
 	for (int i = 0; arr && i < PQntuples(res); i++) {
-		json_t *o = json_pack("{s:s, s:s, s:I, s:f, s:f, s:I}", "tenant", PQgetvalue(res, i, 0), "day",
+		json_t *o = json_pack("{s:s, s:s, s:I, s:f, s:f, s:I, s:f, s:I}", "tenant", PQgetvalue(res, i, 0), "day",
 				      PQgetvalue(res, i, 1), "submissions",
 				      (json_int_t)strtoll(PQgetvalue(res, i, 2), NULL, 10), "sandbox_cpu_seconds",
 				      strtoll(PQgetvalue(res, i, 3), NULL, 10) / 1000.0, "gpu_seconds",
