@@ -20,6 +20,9 @@ CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
 # sub-make started after deps, and a build that would compile with empty
 # flags stops with what to do instead of a missing-header error.
 PKGS_FOUND := $(if $(PKG_LIBS),yes)
+# wslay (the frontend's WebSocket framing): Debian's libwslay-dev ships no
+# pkg-config file (only CMake's), so it is named directly.
+PKG_LIBS += -lwslay
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wpointer-arith -Wundef -Werror

@@ -14,7 +14,7 @@ BASE_PACKAGES=(
 	# build
 	gcc make pkg-config
 	libevent-dev libpq-dev libhiredis-dev libseccomp-dev libcmocka-dev
-	libjansson-dev libsodium-dev libarchive-dev libyaml-dev libcurl4-openssl-dev
+	libjansson-dev libsodium-dev libarchive-dev libyaml-dev libcurl4-openssl-dev libwslay-dev
 	# sandbox and networking
 	runsc iproute2 iperf3 nftables
 	# local services (deploy/local, tests/lib/services.sh)

@@ -11,6 +11,8 @@
  *   BUSY  the request is with its handler and its reply: no deadline of
  *         ours (request_timeout, evhttp's inactivity timeout, still holds);
  *   IDLE  keep-alive between requests: request_timeout.
+ *   UPGRADED  no longer HTTP (a WebSocket, ws.c): the guard only counts
+ *         it and reports its end; the new owner keeps its own deadlines.
  * A deadline passed closes the connection (408 when it was sending).
  *
  * Accounting: the process-wide count and the per-address table are taken
@@ -59,7 +61,7 @@
  * instead of retrying at once, which spins the loop. */
 #define ACCEPT_PAUSE_MS 100
 
-enum conn_phase { PHASE_HEAD, PHASE_HOLD, PHASE_BODY, PHASE_BUSY, PHASE_IDLE };
+enum conn_phase { PHASE_HEAD, PHASE_HOLD, PHASE_BODY, PHASE_BUSY, PHASE_IDLE, PHASE_UPGRADED };
 
 struct addr_key {
 	unsigned char b[17]; /* family tag, then 4 or 8 bytes of address, zeros */
@@ -102,6 +104,8 @@ struct fe_conn {
 	struct fe_req *req;              /* the request in BUSY */
 	bool upload;                     /* the held request is a problem upload */
 	bool preauth_route;
+	fe_conn_gone_fn gone;            /* UPGRADED: told of the end */
+	void *gone_arg;
 };
 
 struct hold {
@@ -352,6 +356,11 @@ static void conn_release(struct fe_conn *c)
 		c->hold->c = NULL;
 		c->hold = NULL;
 	}
+	if (c->gone) {
+		fe_conn_gone_fn fn = c->gone;
+		c->gone = NULL;
+		fn(c->gone_arg);
+	}
 	if (c->fd >= 0 && (size_t)c->fd < app->by_fd_len)
 		atomic_store_explicit(&app->by_fd[c->fd], NULL, memory_order_relaxed);
 	if (c->addr_counted)
@@ -534,6 +543,7 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 		break;
 	case PHASE_HOLD:
 	case PHASE_BODY:
+	case PHASE_UPGRADED:
 		break;
 	}
 }
@@ -666,6 +676,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	case PHASE_IDLE:
 		break;
 	case PHASE_BUSY:
+	case PHASE_UPGRADED:
 		return;
 	}
 	close_conn(c);
@@ -790,4 +801,22 @@ void fe_conn_forget(struct fe_req *r)
 		r->conn->req = NULL;
 		r->conn = NULL;
 	}
+}
+
+bool fe_conn_upgrade(struct fe_req *r, fe_conn_gone_fn gone, void *arg)
+{
+	struct fe_conn *c = r->conn;
+	if (!c)
+		return false;
+	c->req = NULL;
+	r->conn = NULL;
+	c->phase = PHASE_UPGRADED;
+	clear_deadline(c);
+	if (c->input_cb) {
+		evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->input_cb);
+		c->input_cb = NULL;
+	}
+	c->gone = gone;
+	c->gone_arg = arg;
+	return true;
 }

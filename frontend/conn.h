@@ -55,6 +55,14 @@ bool fe_conn_head_bad(const struct fe_req *r);
 bool fe_conn_request(struct fe_worker *w, struct evhttp_request *req, struct fe_req *r);
 void fe_conn_forget(struct fe_req *r);
 
+/* r's connection stops being HTTP (a WebSocket, ws.c): the guard stops
+ * scanning its bytes and timing it, keeps counting it, and calls
+ * gone(arg) from its close callback when evhttp frees it. r no longer
+ * hears of it. false: the connection is not known to the guard (the
+ * caller sets its own close callback). */
+typedef void (*fe_conn_gone_fn)(void *arg);
+bool fe_conn_upgrade(struct fe_req *r, fe_conn_gone_fn gone, void *arg);
+
 /* Server.c's callback when a request's connection ends under it. */
 void fe_req_conn_closed(struct fe_req *r);
 

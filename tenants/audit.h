@@ -65,6 +65,7 @@
 #define TENANT_AUDIT_TENANT_CHANGED     "tenant.changed"    /* details: {"disabled":true} ... */
 #define TENANT_AUDIT_RETENTION_PURGED   "retention.purged"  /* details: {"deleted":N,"before":...} */
 /* Notebook kernels (executor/kernels/): object = the kernel id. */
+#define TENANT_AUDIT_KERNEL_CREATED     "kernel.created"    /* details: {"api","kernel":{name, limits}} */
 #define TENANT_AUDIT_KERNEL_STARTED     "kernel.started"    /* node, sandbox, details: budgets */
 #define TENANT_AUDIT_KERNEL_STOPPED     "kernel.stopped"    /* details: reason, kernel_ms, peak memory */
 #define TENANT_AUDIT_KERNEL_INTERRUPTED "kernel.interrupted"

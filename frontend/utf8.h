@@ -1,0 +1,12 @@
+/* UTF-8 validation of bytes that may hold NUL: what RFC 6455 asks of a
+ * WebSocket text message (common/json.h's check refuses NUL, which JSON
+ * text never needs but a WebSocket message may carry). Pure. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* p[0..n) is well-formed UTF-8 (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF). */
+bool fe_utf8_valid(const uint8_t *p, size_t n);
