@@ -185,6 +185,7 @@ void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, co
 		gv_warn(&kj.ctx, "kernel ended: %s: %s", o.reason, o.message);
 	if (write_end(&kj, &o, &err) != 0)
 		gv_error(&kj.ctx, "recording the kernel's end: %s", err.msg);
+	exec_kernel_announce_end(w->r, t->sid, o.reason);
 	if (gv_queue_complete(w->r, w->d->node, t, &err) != 0)
 		gv_warn(&kj.ctx, "acknowledging: %s", err.msg);
 }

@@ -65,6 +65,17 @@ struct kernel {
 	int64_t tokens_at;
 };
 
+void exec_kernel_announce_end(struct gv_redis *r, const char *kid, const char *reason)
+{
+	char ch[GV_QUEUE_KEY_MAX], msg[48];
+	snprintf(ch, sizeof(ch), GV_QUEUE_KOUT_PREFIX "%s", kid);
+	int n = snprintf(msg, sizeof(msg), "gone %s\n", reason);
+	const char *a[] = {"PUBLISH", ch, msg};
+	size_t l[] = {7, strlen(ch), (size_t)n};
+	struct gv_err err;
+	gv_redis_reply_free(gv_redis_commandv(r, 3, a, l, &err));
+}
+
 bool exec_kernel_id_ok(const char *kid)
 {
 	static const int groups[] = {8, 4, 4, 4, 12};
@@ -580,11 +591,6 @@ int exec_kernel_run(const struct exec_kernel_env *env, const struct exec_kernel_
 		state_write(k);
 		relay(k);
 		rc = 0;
-	}
-	if (rc == 0) {
-		char gone[48];
-		int n = snprintf(gone, sizeof(gone), "gone %s\n", out->reason);
-		publish(k, gone, (size_t)n);
 	}
 	close_sandbox(k);
 	out->kernel_ms = (uint64_t)(mono_ms() - k->t0);

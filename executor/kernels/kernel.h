@@ -70,5 +70,11 @@ struct exec_kernel_outcome {
 int exec_kernel_run(const struct exec_kernel_env *env, const struct exec_kernel_spec *spec,
 		    struct exec_kernel_outcome *out, struct gv_err *err) GV_MUST_CHECK;
 
+/* Tells the kernel's clients it ended (`gone <reason>` on
+ * gavel:kout:<kid>): the frontend closes their WebSockets. The caller
+ * sends it once the end is recorded, so that a client that reconnects
+ * finds the kernel gone (404). Best effort. */
+void exec_kernel_announce_end(struct gv_redis *r, const char *kid, const char *reason);
+
 /* A kernel id: a lower-case UUID (8-4-4-4-12 hex digits). */
 bool exec_kernel_id_ok(const char *kid);
