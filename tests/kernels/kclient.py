@@ -320,6 +320,63 @@ def decode_legacy_binary(data):
     return msg
 
 
+# -- check lines --------------------------------------------------------------
+
+
+class Checks:
+    """`ok <n> <what>` / `FAIL <n> <what>` lines (with `# ` detail lines
+    after a failure), as tests/js/jupyter_services_run.mjs prints them."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def report(self, ok, what, detail=""):
+        self.n += 1
+        print(f"{'ok' if ok else 'FAIL'} {self.n} {what}", flush=True)
+        if not ok:
+            self.failed += 1
+            for line in str(detail).splitlines()[-12:]:
+                print(f"# {line}"[:600], flush=True)
+
+    def check(self, what, fn, *args):
+        """Runs fn(*args): passed when it returns without raising; a string
+        it returns is shown after the name. Returns True when it passed."""
+        import traceback
+
+        try:
+            note = fn(*args)
+        except Exception as e:  # noqa: BLE001 - every failure is a FAIL line
+            self.report(False, what, f"{type(e).__name__}: {e}\n" + traceback.format_exc(limit=3))
+            return False
+        self.report(True, what + (f" ({note})" if isinstance(note, str) and note else ""))
+        return True
+
+    def skip_rest(self, what, count):
+        for _ in range(count):
+            self.report(False, f"{what} (not run)")
+
+    def finish(self):
+        print(f"# {self.n - self.failed} of {self.n} checks passed", flush=True)
+        return 1 if self.failed else 0
+
+
+def expect(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def wait_until(cond, timeout, what, step=0.1):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not within {timeout} s")
+        time.sleep(step)
+
+
 # -- a plain jupyter_server on this host ------------------------------------
 
 
