@@ -27,6 +27,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
 import kclient  # noqa: E402
 from kclient import expect, wait_until  # noqa: E402
 
