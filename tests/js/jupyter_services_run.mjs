@@ -22,6 +22,9 @@
 //           library offers by default); the server must select it.
 //   legacy  no subprotocol is offered (what the library falls back to
 //           against a server that knows none): JSON text frames.
+//   auto    the library's own choice, unforced: it offers v1 and, after a
+//           failed connection that never selected one, retries offering
+//           nothing; the check then only reports the framing it got.
 // The library then serialises according to the protocol the server
 // selected (settings.serializer, its default one), so everything else is
 // the library's own code path.
@@ -43,8 +46,8 @@ const V1 = 'v1.kernel.websocket.jupyter.org';
 const [baseArg, tokenArg, modeArg = 'both'] = process.argv.slice(2);
 const baseUrl = baseArg || process.env.JUPYTER_BASE_URL;
 const token = tokenArg ?? process.env.JUPYTER_TOKEN;
-if (!baseUrl || token === undefined || !['v1', 'legacy', 'both'].includes(modeArg)) {
-	console.error('usage: node jupyter_services_run.mjs BASE_URL TOKEN [v1|legacy|both]');
+if (!baseUrl || token === undefined || !['v1', 'legacy', 'both', 'auto'].includes(modeArg)) {
+	console.error('usage: node jupyter_services_run.mjs BASE_URL TOKEN [v1|legacy|both|auto]');
 	process.exit(2);
 }
 const modes = modeArg === 'both' ? ['v1', 'legacy'] : [modeArg];
@@ -92,11 +95,13 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // every socket with the opcodes of the frames it received.
 function socketClass(mode, sockets) {
 	return class GavelTestSocket extends WS {
-		constructor(url, _protocols) {
+		constructor(url, protocols) {
 			if (mode === 'v1')
 				super(url, [V1]);
-			else
+			else if (mode === 'legacy')
 				super(url);
+			else // auto: what the library asks for, unchanged
+				super(url, protocols);
 			const rec = { url: String(url), ws: this, text: 0, binary: 0, errors: [] };
 			sockets.push(rec);
 			this.on('message', (_data, isBinary) => { isBinary ? rec.binary++ : rec.text++; });
@@ -177,7 +182,7 @@ async function run(mode) {
 		return;
 	}
 
-	await check(`${tag} the channels WebSocket: framing ${mode === 'v1' ? V1 : 'legacy (no subprotocol)'} selected, ?token= and session_id in its URL`, async () => {
+	await check(`${tag} the channels WebSocket: framing ${{ v1: V1, legacy: 'legacy (no subprotocol)', auto: 'as negotiated' }[mode]} selected, ?token= and session_id in its URL`, async () => {
 		// A message first, so that frames have arrived on this socket.
 		await execute(kernel, 'pass');
 		const live = sockets.filter((s) => s.ws.readyState === WS.OPEN);
@@ -186,7 +191,9 @@ async function run(mode) {
 		const u = new URL(s.url);
 		assert(u.pathname.endsWith(`/api/kernels/${kid}/channels`), `URL ${u.pathname}`);
 		assert(u.searchParams.get('token') === token && u.searchParams.get('session_id'), `query ${u.search.replace(token, '<token>')}`);
-		if (mode === 'v1') {
+		if (mode === 'auto') {
+			return `selected '${s.ws.protocol}' after ${sockets.length} WebSocket(s); ${s.text} text, ${s.binary} binary frames`;
+		} else if (mode === 'v1') {
 			assert(s.ws.protocol === V1, `protocol selected: '${s.ws.protocol}'`);
 			assert(s.binary > 0 && s.text === 0, `frames: ${s.text} text, ${s.binary} binary (v1 is binary only)`);
 		} else {

@@ -61,13 +61,14 @@ def main():
                 gw.request("DELETE", f"api/kernels/{kid}", expect=None)
             except Exception:  # noqa: BLE001
                 pass
-        if c.failed:
-            print("# the jupyter_server's log, last lines:")
-            for line in front.log().splitlines()[-25:]:
-                print("#   " + line[:300])
+        log = front.log() if c.failed else ""
         front.stop()
         if gw_dev:
             gw_dev.stop()
+        if log:
+            print("# the jupyter_server's log, last lines:")
+            for line in log.splitlines()[-25:]:
+                print("#   " + line[:300])
     return c.finish()
 
 

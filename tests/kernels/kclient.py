@@ -386,6 +386,16 @@ def free_port():
         return s.getsockname()[1]
 
 
+def _die_with_parent():
+    # SIGTERM when the test that started the server dies (killed by a
+    # timeout, a broken pipe): jupyter stops and shuts its kernels down.
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class DevServer:
     """A plain jupyter_server (Debian's 1.23) in a temporary folder, with a
     random token, on a free port of 127.0.0.1. `extra` are more command
@@ -434,7 +444,7 @@ class DevServer:
             args += self.extra
             log = open(os.path.join(self.dir, self.log_name), "ab")
             self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         env=env, cwd=self.dir, start_new_session=True)
+                                         env=env, cwd=self.dir, start_new_session=True, preexec_fn=_die_with_parent)
             log.close()
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline and self.proc.poll() is None:

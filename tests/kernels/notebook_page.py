@@ -113,10 +113,7 @@ def main():
     except Exception as e:  # noqa: BLE001
         c.report(False, "the notebook server", f"{type(e).__name__}: {e}")
     finally:
-        if c.failed:
-            print("# the notebook server's log, last lines:")
-            for line in nb.log().splitlines()[-20:]:
-                print("#   " + line[:300])
+        log = nb.log() if c.failed else ""
         # The page's kernel, when the test did not get to delete it.
         for kid in page_kernels:
             try:
@@ -126,6 +123,10 @@ def main():
         nb.stop()
         if gw_dev:
             gw_dev.stop()
+        if log:
+            print("# the notebook server's log, last lines:")
+            for line in log.splitlines()[-20:]:
+                print("#   " + line[:300])
     return c.finish()
 
 
