@@ -418,7 +418,7 @@ class DevServer:
         return Server(self.url, self.token)
 
     def start(self, timeout=60):
-        self.dir = tempfile.mkdtemp(prefix="gavel-kdev.")
+        self.dir = tempfile.mkdtemp(prefix="gavel-kclients-dev.")
         env = dict(os.environ)
         env.update(
             JUPYTER_RUNTIME_DIR=f"{self.dir}/runtime",
