@@ -25,6 +25,10 @@ BASE_PACKAGES=(
 	clang libclang-rt-dev
 	# language toolchains (used when no languages/*.yaml names packages)
 	g++ python3 default-jdk-headless nodejs rustc golang-go fp-compiler
+	# notebook kernels (executor/kernels/): ipykernel with numpy and
+	# matplotlib inside the sandboxes; Jupyter Server and the classic
+	# notebook as the unchanged clients of tests/kernels/
+	python3-ipykernel python3-numpy python3-matplotlib python3-jupyter-server python3-notebook
 )
 
 # Prints the names on the `packages:` line of one YAML file.

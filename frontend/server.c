@@ -308,6 +308,34 @@ static bool conflicting_lengths(struct evkeyvalq *h)
 	}
 	return false;
 }
+/* The query's key=value items into q. An item without '=' is skipped,
+ * not an error: clients add bare cache-busters ("?1733139999999",
+ * @jupyterlab/services), which evhttp's parser refuses. */
+static int parse_query(const char *query, struct evkeyvalq *q)
+{
+	size_t n = strlen(query);
+	char *kept = malloc(n + 1);
+	if (!kept)
+		return -1;
+	size_t k = 0;
+	for (const char *p = query; *p;) {
+		size_t len = strcspn(p, "&");
+		if (memchr(p, '=', len)) {
+			if (k)
+				kept[k++] = '&';
+			memcpy(kept + k, p, len);
+			k += len;
+		}
+		p += len;
+		if (*p == '&')
+			p++;
+	}
+	kept[k] = '\0';
+	int rc = k ? evhttp_parse_query_str(kept, q) : 0;
+	free(kept);
+	return rc;
+}
+
 
 static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_listener)
 {
@@ -330,7 +358,7 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 	const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
 	TAILQ_INIT(&r->query);
 	r->query_ok = true;
-	if (q && evhttp_parse_query_str(q, &r->query) < 0) {
+	if (q && parse_query(q, &r->query) < 0) {
 		fe_reply_error(r, 400, "invalid_request", "malformed query string");
 		return;
 	}

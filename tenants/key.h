@@ -117,7 +117,8 @@ void tenant_key_hash_param(const unsigned char hash[TENANT_KEY_HASH_LEN],
 	"max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, max_gpus, "   \
 	"egress_policy, retention_days, weight, allow_query_key, cors_origins, "     \
 	"playground, token_capability, playground_rps, playground_burst, "          \
-	"playground_max_queued "                                                     \
+	"playground_max_queued, max_kernels, kernels_per_minute, kernel_idle_s, " \
+	"kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct "                                                     \
 	"FROM gavel_key_lookup($1::bytea)"
 #define TENANT_AUTH_QUOTA_COL1 5
 

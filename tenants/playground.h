@@ -22,7 +22,8 @@
 	"SELECT tenant_id, requests_per_second, burst, max_queued, max_running, max_cpu_ms, " \
 	"max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, max_gpus, "            \
 	"egress_policy, retention_days, weight, allow_query_key, cors_origins, playground, "  \
-	"token_capability, playground_rps, playground_burst, playground_max_queued "          \
+	"token_capability, playground_rps, playground_burst, playground_max_queued, max_kernels, kernels_per_minute, kernel_idle_s, " \
+	"kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct "          \
 	"FROM gavel_playground_lookup($1)"
 #define TENANT_PLAYGROUND_QUOTA_COL1 1
 

@@ -32,3 +32,88 @@ ALTER TABLE usage_daily
 	ADD COLUMN kernel_peak_memory_kb bigint NOT NULL DEFAULT 0 CHECK (kernel_peak_memory_kb >= 0);
 GRANT INSERT (kernel_ms, kernel_peak_memory_kb), UPDATE (kernel_ms, kernel_peak_memory_kb) ON usage_daily
 	TO gavel_executor;
+
+-- The key and playground lookups return the tenant's whole quota
+-- (TENANT_QUOTA_COLUMNS, tenants/quota.h), the kernel budgets included; a
+-- function's result type cannot be changed in place.
+DROP FUNCTION gavel_key_lookup(bytea);
+CREATE FUNCTION gavel_key_lookup(bytea)
+RETURNS TABLE (
+	tenant_id uuid, tenant_disabled boolean, key_id uuid,
+	expires_at_s bigint, revoked_at_s bigint,
+	requests_per_second integer, burst integer, max_queued integer, max_running integer,
+	max_cpu_ms bigint, max_wall_ms bigint, max_memory_mb integer, max_output_kb integer,
+	allowed_languages text, max_gpus integer, egress_policy text, retention_days integer,
+	weight integer, allow_query_key boolean, cors_origins text, playground boolean,
+	token_capability boolean, playground_rps integer, playground_burst integer,
+	playground_max_queued integer, max_kernels integer, kernels_per_minute integer,
+	kernel_idle_s integer, kernel_lifetime_s integer, kernel_memory_mb integer, kernel_cpu_pct integer)
+LANGUAGE sql STABLE SECURITY DEFINER
+AS $$
+	SELECT k.tenant_id, t.disabled, k.id,
+	       floor(extract(epoch FROM k.expires_at))::bigint,
+	       floor(extract(epoch FROM k.revoked_at))::bigint,
+	       q.requests_per_second, q.burst, q.max_queued, q.max_running,
+	       q.max_cpu_ms, q.max_wall_ms, q.max_memory_mb, q.max_output_kb,
+	       array_to_string(q.allowed_languages, ','), q.max_gpus, q.egress_policy::text,
+	       q.retention_days, q.weight, q.allow_query_key, array_to_string(q.cors_origins, ','),
+	       q.playground, q.token_capability, q.playground_rps, q.playground_burst,
+	       q.playground_max_queued, q.max_kernels, q.kernels_per_minute, q.kernel_idle_s,
+	       q.kernel_lifetime_s, q.kernel_memory_mb, q.kernel_cpu_pct
+	  FROM api_keys k
+	  JOIN tenants t ON t.id = k.tenant_id
+	  LEFT JOIN tenant_quotas q ON q.tenant_id = k.tenant_id
+	 WHERE k.key_hash = $1
+$$;
+REVOKE ALL ON FUNCTION gavel_key_lookup(bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gavel_key_lookup(bytea) TO gavel_frontend;
+DROP FUNCTION gavel_playground_lookup(text);
+CREATE FUNCTION gavel_playground_lookup(name_or_id text)
+RETURNS TABLE (
+	tenant_id uuid,
+	requests_per_second integer, burst integer, max_queued integer, max_running integer,
+	max_cpu_ms bigint, max_wall_ms bigint, max_memory_mb integer, max_output_kb integer,
+	allowed_languages text, max_gpus integer, egress_policy text, retention_days integer,
+	weight integer, allow_query_key boolean, cors_origins text, playground boolean,
+	token_capability boolean, playground_rps integer, playground_burst integer,
+	playground_max_queued integer, max_kernels integer, kernels_per_minute integer,
+	kernel_idle_s integer, kernel_lifetime_s integer, kernel_memory_mb integer, kernel_cpu_pct integer)
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+AS $$
+#variable_conflict use_column
+DECLARE
+	tid uuid;
+BEGIN
+	IF name_or_id IS NULL OR length(name_or_id) > 200 THEN
+		RETURN;
+	END IF;
+	IF name_or_id ~ '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$' THEN
+		SELECT t.id INTO tid FROM tenants t WHERE t.id = name_or_id::uuid;
+	ELSE
+		SELECT t.id INTO tid FROM tenants t WHERE t.name = name_or_id;
+	END IF;
+	IF tid IS NULL THEN
+		RETURN;
+	END IF;
+	RETURN QUERY
+	SELECT t.id,
+	       q.requests_per_second, q.burst, q.max_queued, q.max_running,
+	       q.max_cpu_ms, q.max_wall_ms, q.max_memory_mb, q.max_output_kb,
+	       array_to_string(q.allowed_languages, ','), q.max_gpus, q.egress_policy::text,
+	       q.retention_days, q.weight, q.allow_query_key, array_to_string(q.cors_origins, ','),
+	       q.playground, q.token_capability, q.playground_rps, q.playground_burst,
+	       q.playground_max_queued, q.max_kernels, q.kernels_per_minute, q.kernel_idle_s,
+	       q.kernel_lifetime_s, q.kernel_memory_mb, q.kernel_cpu_pct
+	  FROM tenants t
+	  JOIN tenant_quotas q ON q.tenant_id = t.id
+	 WHERE t.id = tid AND NOT t.disabled AND (q.playground OR q.token_capability);
+END
+$$;
+REVOKE ALL ON FUNCTION gavel_playground_lookup(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gavel_playground_lookup(text) TO gavel_frontend;
+DO $$
+BEGIN
+	EXECUTE format('ALTER FUNCTION gavel_key_lookup(bytea) SET search_path = %I, pg_temp', current_schema());
+	EXECUTE format('ALTER FUNCTION gavel_playground_lookup(text) SET search_path = %I, pg_temp', current_schema());
+END
+$$;
