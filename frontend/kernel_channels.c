@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/queue.h"
 #include "frontend/lograte.h"
 #include "frontend/ws.h"
 
@@ -35,9 +36,15 @@
 #define KCHAN_BYTE_BURST (32.0 * 1024 * 1024)
 #define V1_PROTOCOL "v1.kernel.websocket.jupyter.org"
 
-/* KEYS[1] the list; ARGV: element, force (1|0), cap. Refuses (-1) at the
- * cap unless forced; the expiry is set on every push. */
+/* KEYS[1] the list, KEYS[2] the kernel's model; ARGV: element, force
+ * (1|0), cap. Refuses (-1) at the cap unless forced; the expiry is set on
+ * every push. A `close` or `ping` finding neither key is dropped (0): the
+ * kernel ended (a live one has its model, a queued one the `open` still in
+ * its list), and a push would leave a list nobody reads for a day. */
 static const char KIN_PUSH_LUA[] =
+	"local c = string.sub(ARGV[1], 1, 5) "
+	"if (c == 'close' or c == 'ping ') and redis.call('EXISTS', KEYS[1]) == 0 "
+	"and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end "
 	"if ARGV[2] ~= '1' and redis.call('LLEN', KEYS[1]) >= tonumber(ARGV[3]) then return -1 end "
 	"local n = redis.call('RPUSH', KEYS[1], ARGV[1]) "
 	"redis.call('PEXPIRE', KEYS[1], " KIN_TTL_MS ") "
@@ -48,9 +55,10 @@ static struct fe_lograte kout_bad_rate;
 int fe_kin_push(struct fe_worker *w, const char *kid, const char *header, size_t hn, const void *payload,
 		size_t pn, bool force, fe_redis_cb cb, void *arg, struct gv_err *err)
 {
-	char key[sizeof(KIN_PREFIX) + FE_KERNEL_ID_BUF];
+	char key[sizeof(KIN_PREFIX) + FE_KERNEL_ID_BUF], skey[sizeof(GV_QUEUE_KSTATE_PREFIX) + FE_KERNEL_ID_BUF];
 	char cap[16];
 	snprintf(key, sizeof(key), KIN_PREFIX "%s", kid);
+	snprintf(skey, sizeof(skey), GV_QUEUE_KSTATE_PREFIX "%s", kid);
 	snprintf(cap, sizeof(cap), "%d", FE_KIN_MAX);
 	char *el = malloc(hn + pn + 1);
 	if (!el)
@@ -58,9 +66,9 @@ int fe_kin_push(struct fe_worker *w, const char *kid, const char *header, size_t
 	memcpy(el, header, hn);
 	if (pn)
 		memcpy(el + hn, payload, pn);
-	const char *argv[] = { "EVAL", KIN_PUSH_LUA, "1", key, el, force ? "1" : "0", cap };
-	size_t lens[] = { 4, sizeof(KIN_PUSH_LUA) - 1, 1, strlen(key), hn + pn, 1, strlen(cap) };
-	int rc = fe_redis_command(w->redis, cb, arg, 7, argv, lens, err);
+	const char *argv[] = { "EVAL", KIN_PUSH_LUA, "2", key, skey, el, force ? "1" : "0", cap };
+	size_t lens[] = { 4, sizeof(KIN_PUSH_LUA) - 1, 1, strlen(key), strlen(skey), hn + pn, 1, strlen(cap) };
+	int rc = fe_redis_command(w->redis, cb, arg, 8, argv, lens, err);
 	free(el); /* hiredis copied it */
 	return rc;
 }
