@@ -21,9 +21,41 @@ kernel messages are untrusted: a malformed one is dropped, never fatal.
 import os
 import sys
 
-# Started before anything heavy is imported: ipykernel's own start-up
-# (about a second) then overlaps with ours.
-_T0_KERNEL_ARGS = ("--HistoryManager.enabled=False",)
+# The kernel's program (python3 -I -c): ipykernel_launcher with two changes
+# the sandbox needs (AF_UNIX sockets only):
+# - no debugger: debugpy listens on TCP, and importing it costs start time;
+#   with the import refused ipykernel reports `debugger: false`;
+# - the pipe that carries the output of forked children (multiprocessing)
+#   to the IOPub thread is ipc under our folder instead of
+#   tcp://127.0.0.1: libzmq aborts the whole kernel when it cannot list the
+#   network interfaces (netlink) to resolve that address.
+KERNEL_LAUNCHER = """
+import os, sys
+sys.modules["debugpy"] = None
+import zmq
+from zmq.eventloop.zmqstream import ZMQStream
+from ipykernel.iostream import IOPubThread
+PIPE = %r
+def pipe_in(self):
+    self._pipe_uuid = os.urandom(16)
+    sock = self.socket.context.socket(zmq.PULL)
+    sock.linger = 0
+    sock.bind(PIPE)
+    self._pipe_in = ZMQStream(sock, self.io_loop)
+    self._pipe_in.on_recv(self._handle_pipe_msg)
+def pipe_out(self):
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.PUSH)
+    sock.linger = 3000
+    sock.connect(PIPE)
+    return ctx, sock
+if hasattr(IOPubThread, "_setup_pipe_in") and hasattr(IOPubThread, "_setup_pipe_out"):
+    IOPubThread._setup_pipe_in = pipe_in
+    IOPubThread._setup_pipe_out = pipe_out
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
+KERNEL_ARGS = ("--HistoryManager.enabled=False",)
 
 
 def _start_kernel():
@@ -44,6 +76,15 @@ def _start_kernel():
     for name in ("mpl", "ipython", "runtime", "data", "config"):
         dirs[name] = os.path.join(base, name)
         os.mkdir(dirs[name], 0o700)
+    # IPython's profile folder made in advance: on first use IPython copies a
+    # README into startup/ with shutil.copy, whose chmod the program policy
+    # refuses (EPERM), and the kernel dies. An existing README is kept.
+    profile = os.path.join(dirs["ipython"], "profile_default")
+    os.mkdir(profile, 0o755)
+    for name in ("startup", "log", "security", "pid"):
+        os.mkdir(os.path.join(profile, name), 0o700 if name in ("security", "pid") else 0o755)
+    os.close(os.open(os.path.join(profile, "startup", "README"),
+                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644))
     work = "/tmp/work"
     try:
         os.mkdir(work, 0o755)
@@ -87,8 +128,9 @@ def _start_kernel():
     env.setdefault("HOME", "/tmp")
     env.setdefault("PATH", "/usr/bin:/bin")
     env.setdefault("LANG", "C.UTF-8")
-    argv = ["/usr/bin/python3", "-I", "-m", "ipykernel_launcher", "-f", path]
-    argv.extend(_T0_KERNEL_ARGS)
+    launcher = KERNEL_LAUNCHER % ("ipc://" + os.path.join(base, "pipe"),)
+    argv = ["/usr/bin/python3", "-I", "-c", launcher, "-f", path]
+    argv.extend(KERNEL_ARGS)
     # Its own session: the interrupt reaches its subprocesses too (as
     # jupyter_client's killpg does), and nothing it does signals us.
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
