@@ -76,6 +76,7 @@ const char *fe_api_name(const struct fe_req *r)
 	switch (r->api) {
 	case FE_API_JUDGE0: return "judge0";
 	case FE_API_PISTON: return "piston";
+	case FE_API_JUPYTER: return "jupyter";
 	default: return "native";
 	}
 }

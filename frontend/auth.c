@@ -119,7 +119,7 @@ static void auth_decided(struct fe_req *r, const struct fe_auth_entry *e)
 			       tenant_auth_message(d));
 		return;
 	}
-	if (r->key_in_query && !e->quota.allow_query_key) {
+	if (r->key_in_query && !e->quota.allow_query_key && r->m.route->id != FE_ROUTE_KERNEL_CHANNELS) {
 		atomic_fetch_add(&r->w->app->metrics->auth_failures, 1);
 		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
 		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MALFORMED),
@@ -206,12 +206,19 @@ static const char *presented_key(struct fe_req *r)
 	const char *a = evhttp_find_header(h, "Authorization");
 	if (a && !strncasecmp(a, "Bearer ", 7))
 		return a + 7;
+	/* Jupyter's clients (Kernel Gateway's scheme). */
+	if (a && !strncasecmp(a, "token ", 6))
+		return a + 6;
 	/* Query-string keys end up in access logs and browser histories:
 	 * only where a browser has no other way (fe_route_takes_query_key),
-	 * and only for tenants that allow it (auth_decided). */
+	 * and only for tenants that allow it (auth_decided), but for a
+	 * kernel's channels, where Jupyter's browser clients put ?token=
+	 * (a WebSocket request carries no header a page can set). */
 	k = fe_query(r, "X-Auth-Token");
 	if (!k)
 		k = fe_query(r, "api_key");
+	if (!k && r->m.route && r->m.route->id == FE_ROUTE_KERNEL_CHANNELS)
+		k = fe_query(r, "token");
 	r->key_in_query = k && *k;
 	return r->key_in_query ? k : NULL;
 }
@@ -220,7 +227,7 @@ bool fe_auth_presented(struct fe_req *r)
 {
 	struct evkeyvalq *h = evhttp_request_get_input_headers(r->req);
 	const char *k = evhttp_find_header(h, "X-Auth-Token"), *a = evhttp_find_header(h, "Authorization");
-	return (k && *k) || (a && !strncasecmp(a, "Bearer ", 7));
+	return (k && *k) || (a && (!strncasecmp(a, "Bearer ", 7) || !strncasecmp(a, "token ", 6)));
 }
 
 void fe_authenticate(struct fe_req *r)
@@ -240,7 +247,8 @@ void fe_authenticate(struct fe_req *r)
 		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
 		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MALFORMED),
 			       "API keys in the query string are taken only by GET /v1/submissions/{id}/events "
-			       "(for browsers' EventSource): send X-Auth-Token or Authorization: Bearer");
+			       "(for browsers' EventSource) and GET /api/kernels/{id}/channels (?token=): send "
+			       "X-Auth-Token or Authorization: Bearer");
 		return;
 	}
 	size_t len = strnlen(key, TENANT_KEY_PRESENTED_MAX + 1);

@@ -1,6 +1,6 @@
 /* The routing glue: fe_handle sends each route to the file of its concern
  * (submit.c, lookup.c, sse.c, stats.c, languages.c, api_problems.c,
- * api_tenant.c, playground_page.c) and answers the static routes itself; fe_handler_cleanup
+ * api_tenant.c, playground_page.c, kernels.c) and answers the static routes itself; fe_handler_cleanup
  * frees whatever handler state a request still holds when it ends. */
 #include <event2/buffer.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 
 #include "frontend/api_problems.h"
 #include "frontend/api_tenant.h"
+#include "frontend/kernels.h"
 #include "frontend/languages.h"
 #include "frontend/lookup.h"
 #include "frontend/playground_page.h"
@@ -34,6 +35,7 @@ void fe_handler_cleanup(struct fe_req *r)
 	if (r->stats)
 		fe_stats_free(r->stats);
 	r->stats = NULL;
+	fe_kernels_cleanup(r);
 }
 
 void fe_handle(struct fe_req *r)
@@ -94,6 +96,15 @@ void fe_handle(struct fe_req *r)
 		return;
 	/* pg_rest is "/" or "/static/{file}" (fe_playground_match) */
 	case FE_ROUTE_PLAYGROUND_PAGE: fe_playground_page(r, r->pg_rest[0] == '/' ? r->pg_rest + 1 : r->pg_rest); return;
+	case FE_ROUTE_KERNELSPECS:
+	case FE_ROUTE_KERNELSPEC:
+	case FE_ROUTE_KERNELS_LIST:
+	case FE_ROUTE_KERNELS_CREATE:
+	case FE_ROUTE_KERNEL:
+	case FE_ROUTE_KERNEL_DELETE:
+	case FE_ROUTE_KERNEL_INTERRUPT:
+	case FE_ROUTE_KERNEL_RESTART:
+	case FE_ROUTE_KERNEL_CHANNELS: fe_handle_kernels(r); return;
 	default: fe_reply_error(r, 404, "not_found", "no such route"); return;
 	}
 }

@@ -37,6 +37,15 @@ const struct fe_route fe_routes[] = {
 	{ FE_M_GET, "/workers", FE_ROUTE_J0_WORKERS, false, "j0_workers" },
 	{ FE_M_GET, "/api/v2/runtimes", FE_ROUTE_PISTON_RUNTIMES, false, "piston_runtimes" },
 	{ FE_M_POST, "/api/v2/execute", FE_ROUTE_PISTON_EXECUTE, true, "piston_execute" },
+	{ FE_M_GET, "/api/kernelspecs", FE_ROUTE_KERNELSPECS, true, "kernelspecs" },
+	{ FE_M_GET, "/api/kernelspecs/{name}", FE_ROUTE_KERNELSPEC, true, "kernelspec" },
+	{ FE_M_GET, "/api/kernels", FE_ROUTE_KERNELS_LIST, true, "kernels_list" },
+	{ FE_M_POST, "/api/kernels", FE_ROUTE_KERNELS_CREATE, true, "kernels_create" },
+	{ FE_M_GET, "/api/kernels/{id}", FE_ROUTE_KERNEL, true, "kernel" },
+	{ FE_M_DELETE, "/api/kernels/{id}", FE_ROUTE_KERNEL_DELETE, true, "kernel_delete" },
+	{ FE_M_POST, "/api/kernels/{id}/interrupt", FE_ROUTE_KERNEL_INTERRUPT, true, "kernel_interrupt" },
+	{ FE_M_POST, "/api/kernels/{id}/restart", FE_ROUTE_KERNEL_RESTART, true, "kernel_restart" },
+	{ FE_M_GET, "/api/kernels/{id}/channels", FE_ROUTE_KERNEL_CHANNELS, true, "kernel_channels" },
 	/* Only through fe_playground_match (serve() sends every path under
 	 * the prefix there). */
 	{ FE_M_GET, "/playground/{tenant}", FE_ROUTE_PLAYGROUND_PAGE, false, "playground_page" },
@@ -152,7 +161,7 @@ void fe_methods_list(unsigned mask, char *buf, size_t size)
 
 bool fe_route_takes_query_key(enum fe_route_id id)
 {
-	return id == FE_ROUTE_V1_EVENTS;
+	return id == FE_ROUTE_V1_EVENTS || id == FE_ROUTE_KERNEL_CHANNELS;
 }
 
 /* ------------------------------------------------- public playgrounds */

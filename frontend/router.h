@@ -55,6 +55,16 @@ enum fe_route_id {
 	FE_ROUTE_V1_PROBLEM_DELETE,
 	/* a tenant's public playground page and its static files (issue 17) */
 	FE_ROUTE_PLAYGROUND_PAGE,
+	/* Jupyter's kernel gateway API (hosted notebook kernels, issue 18) */
+	FE_ROUTE_KERNELSPECS,
+	FE_ROUTE_KERNELSPEC,
+	FE_ROUTE_KERNELS_LIST,
+	FE_ROUTE_KERNELS_CREATE,
+	FE_ROUTE_KERNEL,
+	FE_ROUTE_KERNEL_DELETE,
+	FE_ROUTE_KERNEL_INTERRUPT,
+	FE_ROUTE_KERNEL_RESTART,
+	FE_ROUTE_KERNEL_CHANNELS,
 	FE_ROUTE_COUNT_
 };
 
@@ -69,9 +79,10 @@ struct fe_route {
 	const char *name;       /* metrics label */
 };
 
-/* The routes that take an API key in the query string (for tenants that
- * allow it): those a browser can reach no other way, i.e. the SSE stream
- * (an EventSource sends no headers). */
+/* The routes that take an API key in the query string: those a browser
+ * can reach no other way, i.e. the SSE stream (an EventSource sends no
+ * headers; for tenants that allow it) and a kernel's WebSocket channels
+ * (?token=, as Jupyter's browser clients send it; always). */
 bool fe_route_takes_query_key(enum fe_route_id id);
 
 extern const struct fe_route fe_routes[];

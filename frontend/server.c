@@ -138,6 +138,7 @@ static const char *reason(int status)
 	case 413: return "Payload Too Large";
 	case 415: return "Unsupported Media Type";
 	case 422: return "Unprocessable Entity";
+	case 426: return "Upgrade Required";
 	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";
 	case 503: return "Service Unavailable";
@@ -200,8 +201,9 @@ void fe_reply_error(struct fe_req *r, int status, const char *code, const char *
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	/* Judge0's routes answer in Judge0's error shapes. */
-	json_t *j = r->api == FE_API_JUDGE0 ? fe_j0_error_body(status, msg)
-					    : json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
+	json_t *j = r->api == FE_API_JUDGE0    ? fe_j0_error_body(status, msg)
+		    : r->api == FE_API_JUPYTER ? json_pack("{s:s,s:n}", "message", msg, "reason")
+					       : json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
 	/* Piston clients read a top-level "message". */
 	if (j && r->api == FE_API_PISTON)
 		json_object_set_new(j, "message", json_string(msg));
@@ -403,6 +405,15 @@ void fe_route_matched(struct fe_req *r, enum fe_match_result mr)
 	case FE_ROUTE_J0_ABOUT:
 	case FE_ROUTE_J0_CONFIG_INFO:
 	case FE_ROUTE_J0_WORKERS: r->api = FE_API_JUDGE0; break;
+	case FE_ROUTE_KERNELSPECS:
+	case FE_ROUTE_KERNELSPEC:
+	case FE_ROUTE_KERNELS_LIST:
+	case FE_ROUTE_KERNELS_CREATE:
+	case FE_ROUTE_KERNEL:
+	case FE_ROUTE_KERNEL_DELETE:
+	case FE_ROUTE_KERNEL_INTERRUPT:
+	case FE_ROUTE_KERNEL_RESTART:
+	case FE_ROUTE_KERNEL_CHANNELS: r->api = FE_API_JUPYTER; break;
 	default: r->api = FE_API_NATIVE;
 	}
 	if (r->m.route->id == FE_ROUTE_METRICS && !r->metrics_listener && !metrics_token_ok(r)) {

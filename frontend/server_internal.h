@@ -32,6 +32,8 @@ struct fe_auth_entry {
 
 struct fe_req;
 struct fe_pg_entry;
+struct fe_kwatch;
+struct fe_kreq;
 
 struct fe_worker {
 	struct fe_app *app;
@@ -65,6 +67,10 @@ struct fe_worker {
 	struct fe_conn *conns_head, *conns_tail;
 	/* Worker 0 only: GET /metrics without a token (frontend.metrics_port). */
 	struct evhttp *metrics_http;
+	/* Who listens to which kernel's gavel:kout:<kid> (kernel_channels.c):
+	 * WebSockets and requests waiting for a restart or a stop. */
+	struct fe_kwatch *kwatch;
+	int kdispatch; /* > 0 while a kout message is being handed out */
 };
 
 typedef void (*fe_wake_fn)(struct fe_req *r);
@@ -131,9 +137,12 @@ struct fe_req {
 	size_t batch_n;
 	struct fe_stats *stats; /* /v1/health, /metrics, /workers in flight */
 	uint32_t problem_version; /* /v1/problems: the version uploaded (r->sid: the problem) */
+	struct fe_kreq *kreq;  /* /api/kernels* (kernels.c) */
 };
 
-enum fe_api { FE_API_NATIVE, FE_API_JUDGE0, FE_API_PISTON };
+/* The API of the route: errors take its shape (Jupyter: {"message",
+ * "reason"}). */
+enum fe_api { FE_API_NATIVE, FE_API_JUDGE0, FE_API_PISTON, FE_API_JUPYTER };
 
 uint64_t fe_now_us(void);
 uint64_t fe_now_ms(void);

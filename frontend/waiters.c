@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/queue.h"
+#include "frontend/kernel_channels.h"
 #include "frontend/sse.h"
 
 void fe_wait_start(struct fe_req *r, fe_wake_fn on_wake)
@@ -52,6 +53,10 @@ void fe_wait_stop(struct fe_req *r)
 void fe_worker_on_message(void *arg, const char *channel, const char *payload, size_t len)
 {
 	struct fe_worker *w = arg;
+	if (!strncmp(channel, "gavel:kout:", 11)) {
+		fe_kernel_on_kout(w, channel + 11, (const uint8_t *)payload, len);
+		return;
+	}
 	bool done = !strcmp(channel, GV_QUEUE_DONE_CHANNEL);
 	const char *sid = NULL;
 	if (!done) {

@@ -53,6 +53,7 @@ struct fe_ws {
 	bool paused;
 	bool dead;            /* ending: the deferred event frees the connection */
 	bool closing;         /* our close frame is queued */
+	bool draining;        /* ours sent without the client's: reading to discard */
 	uint16_t code;        /* the close code to report */
 };
 
@@ -171,6 +172,8 @@ static void on_evcon_close(struct evhttp_connection *evcon, void *arg)
 	gone(arg);
 }
 
+static void arm_close_wait(struct fe_ws *ws);
+
 /* Sends what wslay has queued, then checks the caps and whether the
  * session is over. */
 static void flush(struct fe_ws *ws)
@@ -188,10 +191,23 @@ static void flush(struct fe_ws *ws)
 		return;
 	}
 	if (!wslay_event_want_read(ws->ctx) && !wslay_event_want_write(ws->ctx)) {
-		/* Both close frames exchanged (or ours sent after a protocol
-		 * error): the end, once the output is out (write callback). */
 		if (wslay_event_get_close_sent(ws->ctx))
 			ws->code = wslay_event_get_status_code_sent(ws->ctx);
+		if (!wslay_event_get_close_received(ws->ctx)) {
+			/* Ours sent after a protocol error (too big, not UTF-8),
+			 * while the client may still be sending: closing now
+			 * would reset the connection before it reads our close
+			 * frame. What it sends is discarded until it closes, or
+			 * the close wait ends. */
+			if (!ws->draining) {
+				ws->draining = true;
+				arm_close_wait(ws);
+				evbuffer_drain(bufferevent_get_input(ws->bev), evbuffer_get_length(bufferevent_get_input(ws->bev)));
+			}
+			return;
+		}
+		/* Both close frames exchanged: the end, once the output is
+		 * out (write callback). */
 		if (out == 0)
 			kill_ws(ws);
 	}
@@ -199,6 +215,11 @@ static void flush(struct fe_ws *ws)
 
 static void do_recv(struct fe_ws *ws)
 {
+	if (ws->draining) {
+		struct evbuffer *in = bufferevent_get_input(ws->bev);
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	if (ws->dead || ws->paused || !wslay_event_want_read(ws->ctx))
 		return;
 	ws->in_recv = true;
@@ -238,7 +259,7 @@ static void on_write(struct bufferevent *bev, void *arg)
 {
 	(void)bev;
 	struct fe_ws *ws = arg;
-	if (!ws->dead && !wslay_event_want_read(ws->ctx) && !wslay_event_want_write(ws->ctx))
+	if (!ws->dead && !ws->draining && !wslay_event_want_read(ws->ctx) && !wslay_event_want_write(ws->ctx))
 		kill_ws(ws);
 }
 

@@ -64,6 +64,7 @@
 #define TENANT_AUDIT_TENANT_CREATED     "tenant.created"
 #define TENANT_AUDIT_TENANT_CHANGED     "tenant.changed"    /* details: {"disabled":true} ... */
 #define TENANT_AUDIT_RETENTION_PURGED   "retention.purged"  /* details: {"deleted":N,"before":...} */
+#define TENANT_AUDIT_KERNEL_CREATED     "kernel.created"    /* object: the kernel id; details: {"api","kernel":{name, limits}} */
 
 /* Top-level details keys refused by tenant_audit_append (NULL-terminated);
  * gavel_audit_append refuses the same list (0005). */
