@@ -21,7 +21,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 . tests/lib/tap.sh
 . tests/lib/npm.sh
 . tests/lib/stack.sh
-echo "1..46"
+echo "1..47"
 npm_clients_ready || bail "the npm clients of tests/js could not be installed"
 command -v node >/dev/null || bail "node is missing"
 
@@ -111,13 +111,20 @@ req GET "/api/kernels?_=1700000000000" "${TOK[@]}"
 check "GET /api/kernels (a cache buster ignored): both kernels, as models" \
 	py "len(j)==2 and all(($MODEL) for j in j) and {k['id'] for k in j}=={'$K1','$K2'}"
 
-# 11-15: one kernel; other tenants; quotas.
+# 11-16: one kernel; other tenants; quotas.
 req GET "/api/kernels/$K1" "${TOK[@]}"
 check "GET /api/kernels/<id>: the model" py "$MODEL and j['id']=='$K1'"
 req GET "/api/kernels/$K1" -H "Authorization: token $KB"
 check "another tenant's kernel: 404 Kernel does not exist" py "j=={'message':'Kernel does not exist: $K1','reason':None}"
 req GET /api/kernels/not-a-kernel "${TOK[@]}"
 check "an id that is no kernel id: 404" eval '[ "$last_code" = 404 ]'
+req GET "/v1/submissions/$K1" -H "X-Auth-Token: $KA"
+s1=$last_code
+req GET "/submissions/$K1" -H "X-Auth-Token: $KA"
+s2=$last_code
+req GET "/submissions?per_page=100" -H "X-Auth-Token: $KA"
+check "a kernel is no submission of the other APIs (native, Judge0 GET and list)" \
+	eval '[ "$s1" = 404 ] && [ "$s2" = 404 ] && ! grep -q "$K1" <<<"$last_body"'
 req POST /api/kernels "${TOK[@]}"
 n3=$(sql -c "SELECT count(*) FROM audit_log WHERE tenant_id = '$TIDA' AND action = 'quota.refused' AND details->>'limit' = 'max_kernels'")
 check "max_kernels (2) reached: 403, quota.refused audited" eval '[ "$last_code" = 403 ] && py "\"max_kernels\" in j[\"message\"]" && [ "${n3:-0}" -ge 1 ]'
@@ -127,7 +134,7 @@ req POST /api/kernels -H "Authorization: token $KB"
 check "kernels_per_minute (1): the second creation in a minute is 403" \
 	eval '[ "$b1" = 201 ] && [ "$last_code" = 403 ] && py "\"kernels_per_minute\" in j[\"message\"]"'
 
-# 16-17: interrupt and restart of a queued kernel.
+# 17-18: interrupt and restart of a queued kernel.
 req POST "/api/kernels/$K1/interrupt" "${TOK[@]}"
 s1=$last_code
 req POST "/api/kernels/$K1/restart" "${TOK[@]}"
@@ -135,7 +142,7 @@ check "a queued kernel: interrupt 204, restart 200 with the model" eval '[ "$s1"
 req POST "/api/kernels/$K1/restart" -H "Authorization: token $KB"
 check "another tenant's restart: 404" eval '[ "$last_code" = 404 ]'
 
-# 18-41: the WebSockets (23 checks from the node client).
+# 19-42: the WebSockets (23 checks from the node client).
 req GET "/api/kernels/$K1/channels" "${TOK[@]}"
 check "channels without a WebSocket handshake: 400" eval '[ "$last_code" = 400 ]'
 BASE=$B KEY_A=$KA KEY_B=$KB KID=$K1 KID2=$K2 ROOT=$ROOT node tests/js/kernel_ws_client.mjs >"$TMP/ws.out" 2>&1
@@ -149,7 +156,7 @@ while IFS= read -r line; do
 done <"$TMP/ws.out"
 for ((; nws < 23; nws++)); do notok "ws: a check the client did not report"; done
 
-# 42: delete a queued kernel.
+# 43: delete a queued kernel.
 req DELETE "/api/kernels/$K1" "${TOK[@]}"
 d1=$last_code
 req GET "/api/kernels/$K1" "${TOK[@]}"
@@ -157,7 +164,7 @@ res=$(sql -c "SELECT status, result->'kernel'->>'reason' FROM submissions WHERE 
 check "DELETE of a queued kernel: 204, then 404; the row done, reason client" \
 	eval '[ "$d1" = 204 ] && [ "$last_code" = 404 ] && [ "$res" = "done|client" ]'
 
-# 43-46: a running kernel (set by hand; the test answers as its executor).
+# 44-47: a running kernel (set by hand; the test answers as its executor).
 sql -c "UPDATE submissions SET status = 'running' WHERE id = '$K2'" >/dev/null
 rc DEL "gavel:kin:$K2" >/dev/null
 rc HSET "gavel:kstate:$K2" execution_state idle last_activity_ms 1700000000000 connections 2 >/dev/null
