@@ -14,12 +14,13 @@
 #include "frontend/rows.h"
 
 static const char SQL_GET_MANY[] =
-	"SELECT " FE_ROW_COLS ", request::text FROM submissions WHERE tenant_id = $1::uuid AND id = ANY($2::text[])";
+	"SELECT " FE_ROW_COLS ", request::text FROM submissions WHERE tenant_id = $1::uuid AND id = ANY($2::text[]) "
+	"AND kind = 'submission'";
 static const char SQL_LIST[] =
 	"SELECT " FE_ROW_COLS ", request::text, count(*) OVER () FROM submissions WHERE tenant_id = $1::uuid "
-	"ORDER BY created_at DESC, id LIMIT $2::int OFFSET $3::int";
+	"AND kind = 'submission' ORDER BY created_at DESC, id LIMIT $2::int OFFSET $3::int";
 static const char SQL_DELETE[] =
-	"DELETE FROM submissions WHERE tenant_id = $1::uuid AND id = $2 "
+	"DELETE FROM submissions WHERE tenant_id = $1::uuid AND id = $2 AND kind = 'submission' "
 	"AND status IN ('done', 'failed', 'cancelled') RETURNING " FE_ROW_COLS ", request::text";
 
 static void on_get_row(struct fe_req *r, struct fe_rowbuf *rb, const char *error)

@@ -20,8 +20,11 @@
 	"(SELECT p.feedback::text FROM problems p WHERE p.tenant_id = submissions.tenant_id "   \
 	"AND p.id = submissions.problem_id)"
 /* $3: only a submission made through the playground (an anonymous read
- * of a tenant without token_capability, frontend/playground.h). */
-#define ROW_SCOPE " FROM submissions WHERE tenant_id = $1::uuid AND id = $2 AND (NOT $3::boolean OR playground)"
+ * of a tenant without token_capability, frontend/playground.h). A
+ * notebook kernel's row is no submission of these APIs (kernels.c). */
+#define ROW_SCOPE                                                                                  \
+	" FROM submissions WHERE tenant_id = $1::uuid AND id = $2 AND kind = 'submission' "          \
+	"AND (NOT $3::boolean OR playground)"
 static const char SQL_GET[] = "SELECT " FE_ROW_COLS ", NULL, NULL, " PROBLEM_POLICY ROW_SCOPE;
 static const char SQL_GET_REQ[] = "SELECT " FE_ROW_COLS ", request::text, NULL, " PROBLEM_POLICY ROW_SCOPE;
 

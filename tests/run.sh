@@ -96,6 +96,9 @@ for t in "$BUILD"/tests/unit/test_*; do
 	[ -x "$t" ] || continue
 	run_tap "unit/$(basename "$t")" 300 "$t"
 done
+# The notebook kernels' bridge on the host, against a real ipykernel
+# (executor/kernels/bridge.py; exit status only, its lines are not TAP).
+run_tap "unit/kernels/test_bridge.py" 300 /usr/bin/python3 tests/kernels/test_bridge.py
 
 section "services for integration tests"
 if ! services_start "$services_dir"; then

@@ -208,13 +208,16 @@ static void tables__outside_each_daemons_needs__refused(void **state)
 		const char *daemon;
 		const char *sql;
 	} per_role[] = {
-		/* The frontend: submissions are created queued, never changed;
-		 * no quotas (the key lookup carries them), no webhooks, no
+		/* The frontend: submissions are created queued, never changed
+		 * (a queued kernel's cancel is a function of its own, 0017); no
+		 * quotas but the kernel budgets it copies into a kernel's row
+		 * (0016; the key lookup carries the rest), no webhooks, no
 		 * blobs, no cross-tenant listing. */
 		{ "frontend", "INSERT INTO submissions (id, tenant_id, language, source, status, verdict) VALUES "
 			      "('aaaaaaaaaaaaaaaaaaaaaaaa', $1::uuid, 'c', 'x', 'done', 'AC')" },
 		{ "frontend", "UPDATE submissions SET verdict = 'AC'" },
-		{ "frontend", "SELECT count(*) FROM tenant_quotas" },
+		{ "frontend", "SELECT max_queued FROM tenant_quotas" },
+		{ "frontend", "UPDATE tenant_quotas SET max_kernels = 10000" },
 		{ "frontend", "SELECT count(*) FROM tenants" },
 		{ "frontend", "SELECT count(*) FROM webhook_outbox" },
 		{ "frontend", "SELECT count(*) FROM webhook_deliveries" },
@@ -327,17 +330,20 @@ static void catalog__each_role__granted_exactly_its_list(void **state)
 	} want[] = {
 		{ "gavel_frontend",
 		  "audit_log:SELECT gavel_audit_append():EXECUTE gavel_audit_append_many():EXECUTE "
-		  "gavel_key_lookup():EXECUTE gavel_playground_lookup():EXECUTE "
+		  "gavel_kernel_cancel_queued():EXECUTE gavel_key_lookup():EXECUTE gavel_playground_lookup():EXECUTE "
 		  "problem_versions.archive:INSERT problem_versions.archive_bytes:INSERT "
 		  "problem_versions.archive_sha256:INSERT problem_versions.problem_id:INSERT "
 		  "problem_versions.tenant_id:INSERT problem_versions.version:INSERT problem_versions:SELECT "
 		  "problems.deleted_at:UPDATE problems.feedback:INSERT problems.feedback:UPDATE problems.id:INSERT "
 		  "problems.latest_version:INSERT problems.latest_version:UPDATE problems.tenant_id:INSERT "
 		  "problems.updated_at:UPDATE problems:SELECT schema:USAGE "
-		  "submissions.api:INSERT submissions.id:INSERT submissions.language:INSERT "
+		  "submissions.api:INSERT submissions.id:INSERT submissions.kind:INSERT submissions.language:INSERT "
 		  "submissions.playground:INSERT submissions.problem_id:INSERT submissions.problem_version:INSERT submissions.request:INSERT "
 		  "submissions.source:INSERT submissions.tenant_id:INSERT submissions:DELETE submissions:SELECT "
-		  "tenant_queue_counts:SELECT usage_daily:SELECT" },
+		  "tenant_queue_counts:SELECT tenant_quotas.kernel_cpu_pct:SELECT tenant_quotas.kernel_idle_s:SELECT "
+		  "tenant_quotas.kernel_lifetime_s:SELECT tenant_quotas.kernel_memory_mb:SELECT "
+		  "tenant_quotas.kernels_per_minute:SELECT tenant_quotas.max_kernels:SELECT "
+		  "tenant_quotas.tenant_id:SELECT usage_daily:SELECT" },
 		{ "gavel_scheduler",
 		  "gavel_audit_append():EXECUTE gavel_tenant_ids():EXECUTE gavel_unfinished_submissions():EXECUTE "
 		  "schema:USAGE submissions.finished_at:UPDATE submissions.result:UPDATE submissions.status:UPDATE "
@@ -364,7 +370,9 @@ static void catalog__each_role__granted_exactly_its_list(void **state)
 		  "submissions.verdict:UPDATE submissions:SELECT "
 		  "tenant_quotas.egress_policy:SELECT tenant_quotas.tenant_id:SELECT "
 		  "usage_daily.day:INSERT usage_daily.egress_bytes:INSERT usage_daily.egress_bytes:UPDATE "
-		  "usage_daily.gpu_ms:INSERT usage_daily.gpu_ms:UPDATE usage_daily.sandbox_cpu_ms:INSERT "
+		  "usage_daily.gpu_ms:INSERT usage_daily.gpu_ms:UPDATE usage_daily.kernel_ms:INSERT "
+		  "usage_daily.kernel_ms:UPDATE usage_daily.kernel_peak_memory_kb:INSERT "
+		  "usage_daily.kernel_peak_memory_kb:UPDATE usage_daily.sandbox_cpu_ms:INSERT "
 		  "usage_daily.sandbox_cpu_ms:UPDATE usage_daily.submissions:INSERT usage_daily.submissions:UPDATE "
 		  "usage_daily.tenant_id:INSERT usage_daily:SELECT "
 		  "webhook_deliveries.attempt:INSERT webhook_deliveries.error:INSERT webhook_deliveries.outcome:INSERT "
