@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kernel_wire.h"
 #include "common/log.h"
 #include "common/queue.h"
 #include "frontend/lograte.h"
@@ -93,7 +94,7 @@ struct fe_kwatch *fe_kwatch_add(struct fe_worker *w, const char *kid, fe_kwatch_
 {
 	char ch[sizeof(KOUT_PREFIX) + FE_KERNEL_ID_BUF];
 	struct gv_err err;
-	if (!fe_kernel_id_valid(kid))
+	if (!gv_kernel_id_valid(kid))
 		return NULL;
 	struct fe_kwatch *k = calloc(1, sizeof(*k));
 	if (!k)
@@ -141,7 +142,7 @@ void fe_kwatch_remove(struct fe_kwatch *k)
 void fe_kernel_on_kout(struct fe_worker *w, const char *kid, const uint8_t *payload, size_t len)
 {
 	struct fe_kout m;
-	if (!fe_kernel_id_valid(kid))
+	if (!gv_kernel_id_valid(kid))
 		return;
 	if (fe_kout_parse(payload, len, &m) < 0) {
 		/* The executor checks every frame before it publishes: this is

@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "common/json.h"
-#include "frontend/utf8.h"
+#include "common/kernel_wire.h"
+#include "common/utf8.h"
 
 #define KCONN_MAX 999999999999999999ull /* [1-9][0-9]{0,17} */
 
@@ -38,22 +39,6 @@ static int channel_of(const char *p, size_t n, bool all, enum fe_kchannel *ch)
 
 /* ----------------------------------------------------------- ids */
 
-static bool hex_lower(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
-bool fe_kernel_id_valid(const char *s)
-{
-	if (!s)
-		return false;
-	for (size_t i = 0; i < 36; i++) {
-		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-		if (dash ? s[i] != '-' : !hex_lower(s[i]))
-			return false; /* also stops at a NUL */
-	}
-	return s[36] == '\0';
-}
 
 void fe_kernel_id_format(const uint8_t b[16], char out[FE_KERNEL_ID_BUF])
 {
@@ -104,14 +89,6 @@ bool fe_kconn_parse(const char *s, size_t n, bool zero_ok, uint64_t *out)
 
 /* ------------------------------------------- client -> kernel checks */
 
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static uint32_t be32(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
@@ -119,34 +96,16 @@ static uint32_t be32(const uint8_t *p)
 
 int fe_kmsg_v1_check(const uint8_t *p, size_t n, enum fe_kchannel *ch)
 {
-	if (n < 8)
+	size_t off, len;
+	if (!gv_kernel_v1_channel(p, n, &off, &len))
 		return -1;
-	uint64_t k = le64(p);
-	if (k < 2 || k > FE_KMSG_PARTS_MAX)
-		return -1;
-	/* k <= 1024: 8*(k+1) cannot overflow. */
-	uint64_t table = 8 * (k + 1);
-	if (table > n)
-		return -1;
-	uint64_t prev = 0;
-	for (uint64_t i = 0; i < k; i++) {
-		uint64_t off = le64(p + 8 * (i + 1));
-		if (i == 0 ? off != table : off < prev)
-			return -1;
-		if (off > n)
-			return -1;
-		prev = off;
-	}
-	if (prev != n)
-		return -1;
-	uint64_t c0 = le64(p + 8), c1 = le64(p + 16);
-	return channel_of((const char *)p + c0, (size_t)(c1 - c0), false, ch);
+	return channel_of((const char *)p + off, len, false, ch);
 }
 
 /* The "channel" of a legacy message's JSON text. */
 static int json_channel(const uint8_t *p, size_t n, enum fe_kchannel *ch)
 {
-	if (n == 0 || !fe_utf8_valid(p, n) || gv_json_depth((const char *)p, n, FE_KMSG_JSON_DEPTH) > FE_KMSG_JSON_DEPTH)
+	if (n == 0 || !gv_utf8_valid(p, n) || gv_json_depth((const char *)p, n, FE_KMSG_JSON_DEPTH) > FE_KMSG_JSON_DEPTH)
 		return -1;
 	json_error_t jerr;
 	json_t *j = json_loadb((const char *)p, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
@@ -276,7 +235,7 @@ int fe_kout_parse(const uint8_t *buf, size_t n, struct fe_kout *out)
 		out->kind = FE_KOUT_MSG;
 		out->off = end + 1;
 		out->len = (size_t)len;
-		if (!out->binary && !fe_utf8_valid(buf + out->off, out->len))
+		if (!out->binary && !gv_utf8_valid(buf + out->off, out->len))
 			return -1;
 		return 0;
 	}

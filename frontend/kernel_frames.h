@@ -40,8 +40,7 @@ const char *fe_kchannel_name(enum fe_kchannel c);
 
 /* ----------------------------------------------------------- ids */
 
-/* s is a kernel id: 36 bytes, lower-case hex in 8-4-4-4-12 groups. */
-bool fe_kernel_id_valid(const char *s);
+/* Kernel ids are checked with gv_kernel_id_valid (common/kernel_wire.h). */
 /* The id of random bytes b as a UUID version 4 (RFC 4122 section 4.4). */
 void fe_kernel_id_format(const uint8_t b[16], char out[FE_KERNEL_ID_BUF]);
 

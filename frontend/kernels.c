@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "common/json.h"
+#include "common/kernel_wire.h"
 #include "common/log.h"
 #include "common/queue.h"
 #include "frontend/api_tenant.h"
@@ -809,7 +810,7 @@ void fe_handle_kernels(struct fe_req *r)
 	/* Ids are lower-case UUIDs: anything else names no kernel (and is
 	 * echoed only as the router's parameter grammar lets it through). */
 	snprintf(k->kid, sizeof(k->kid), "%.36s", r->m.params[0]);
-	if (!fe_kernel_id_valid(r->m.params[0])) {
+	if (!gv_kernel_id_valid(r->m.params[0])) {
 		reply_no_kernel(r, r->m.params[0]);
 		return;
 	}

@@ -31,7 +31,7 @@
 #include "frontend/conn.h"
 #include "frontend/metrics.h"
 #include "frontend/sha1.h"
-#include "frontend/utf8.h"
+#include "common/utf8.h"
 
 #define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 #define CLOSE_WAIT_MS 5000
@@ -344,7 +344,7 @@ static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_
 		return;
 	if (arg->opcode != WSLAY_TEXT_FRAME && arg->opcode != WSLAY_BINARY_FRAME)
 		return; /* ping (wslay answers), pong, close (wslay answers) */
-	if (arg->opcode == WSLAY_TEXT_FRAME && !fe_utf8_valid(arg->msg, arg->msg_length)) {
+	if (arg->opcode == WSLAY_TEXT_FRAME && !gv_utf8_valid(arg->msg, arg->msg_length)) {
 		static const char why[] = "text message is not UTF-8";
 		ws->closing = true;
 		ws->code = FE_WS_INVALID_DATA;

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kernel_wire.h"
+#include "common/utf8.h"
+
 #define WORDS_MAX 7
 
 /* Splits a header line (without its \n) at single spaces into at most
@@ -72,75 +75,6 @@ bool kernel_channel_ok(const char *ch, bool inbound)
 	       (!inbound && !strcmp(ch, "iopub"));
 }
 
-bool kernel_utf8_ok(const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-	while (i < n) {
-		unsigned c = p[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		size_t k;
-		unsigned cp, min;
-		if (c >= 0xc2 && c <= 0xdf)
-			k = 1, cp = c & 0x1f, min = 0x80;
-		else if (c >= 0xe0 && c <= 0xef)
-			k = 2, cp = c & 0x0f, min = 0x800;
-		else if (c >= 0xf0 && c <= 0xf4)
-			k = 3, cp = c & 0x07, min = 0x10000;
-		else
-			return false;
-		if (n - i <= k)
-			return false;
-		for (size_t j = 1; j <= k; j++) {
-			if ((p[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i + j] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += k + 1;
-	}
-	return true;
-}
-
-static uint64_t le64(const char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | (unsigned char)p[i];
-	return v;
-}
-
-bool kernel_v1_channel(const char *p, size_t n, char *channel, size_t chsz)
-{
-	/* offset count, then the offsets: the channel, header, parent
-	 * header, metadata, content start at offsets[0..4], buffers after;
-	 * the last offset is the end of the message. */
-	if (n < 8)
-		return false;
-	uint64_t count = le64(p);
-	if (count < 2 || count > (n - 8) / 8)
-		return false;
-	uint64_t prev = 8 + 8 * count;
-	for (uint64_t i = 0; i < count; i++) {
-		uint64_t o = le64(p + 8 + 8 * i);
-		if (o < prev || o > n)
-			return false;
-		if (i == 0 && o != 8 + 8 * count)
-			return false;
-		prev = o;
-	}
-	uint64_t c0 = le64(p + 8), c1 = le64(p + 16);
-	if (c1 - c0 >= chsz)
-		return false;
-	memcpy(channel, p + c0, (size_t)(c1 - c0));
-	channel[c1 - c0] = '\0';
-	return strlen(channel) == c1 - c0;
-}
-
 void kernel_out_decoder_init(struct kernel_out_decoder *d)
 {
 	memset(d, 0, sizeof(*d));
@@ -203,10 +137,11 @@ static int out_payload(struct kernel_out_decoder *d, struct kernel_out_frame *f,
 {
 	f->payload = d->buf + d->header_len;
 	if (!f->binary)
-		return kernel_utf8_ok(f->payload, f->len) ? 0 : out_fail(d, err, "text message not UTF-8");
-	char ch[8];
+		return gv_utf8_valid((const uint8_t *)f->payload, f->len) ? 0 : out_fail(d, err, "text message not UTF-8");
+	size_t off, len;
 	if (f->framing == KERNEL_FRAMING_V1 &&
-	    (!kernel_v1_channel(f->payload, f->len, ch, sizeof(ch)) || strcmp(ch, f->channel)))
+	    (!gv_kernel_v1_channel((const uint8_t *)f->payload, f->len, &off, &len) || len != strlen(f->channel) ||
+	     memcmp(f->payload + off, f->channel, len)))
 		return out_fail(d, err, "v1 message malformed or on another channel");
 	if (f->len == 0)
 		return out_fail(d, err, "empty binary message");

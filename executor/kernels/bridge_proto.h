@@ -72,14 +72,5 @@ struct kernel_cmd {
 /* Parses one list element (the whole of it). 0 or -1 with err. */
 int kernel_cmd_parse(const char *el, size_t n, struct kernel_cmd *c, struct gv_err *err) GV_MUST_CHECK;
 
-/* ---- checks shared by both directions ---- */
-
-/* True when p[0..n) is well-formed UTF-8 (no overlongs, no surrogates,
- * at most U+10FFFF). */
-bool kernel_utf8_ok(const char *p, size_t n);
-/* A v1.kernel.websocket.jupyter.org message: the offset table fits, the
- * offsets rise and stay within the message; the channel (the first part)
- * in *channel (NUL-terminated, at most chsz - 1 bytes, else false). */
-bool kernel_v1_channel(const char *p, size_t n, char *channel, size_t chsz);
 /* shell, control, stdin (inbound = true) or those and iopub. */
 bool kernel_channel_ok(const char *ch, bool inbound);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "common/kernel_wire.h"
 #include "common/queue.h"
 #include "executor/kernels/bridge_proto.h"
 #include "executor/sandbox/session.h"
@@ -74,20 +75,6 @@ void exec_kernel_announce_end(struct gv_redis *r, const char *kid, const char *r
 	size_t l[] = {7, strlen(ch), (size_t)n};
 	struct gv_err err;
 	gv_redis_reply_free(gv_redis_commandv(r, 3, a, l, &err));
-}
-
-bool exec_kernel_id_ok(const char *kid)
-{
-	static const int groups[] = {8, 4, 4, 4, 12};
-	const char *p = kid;
-	for (size_t g = 0; g < 5; g++) {
-		for (int i = 0; i < groups[g]; i++, p++)
-			if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-				return false;
-		if (g < 4 && *p++ != '-')
-			return false;
-	}
-	return *p == '\0';
 }
 
 static int64_t mono_ms(void)
@@ -574,7 +561,7 @@ int exec_kernel_run(const struct exec_kernel_env *env, const struct exec_kernel_
 		    struct exec_kernel_outcome *out, struct gv_err *err)
 {
 	memset(out, 0, sizeof(*out));
-	if (!exec_kernel_id_ok(spec->kid))
+	if (!gv_kernel_id_valid(spec->kid))
 		return gv_err_set(err, GV_EINVAL, "not a kernel id");
 	if (!spec->lifetime_s || !spec->idle_s || spec->memory_mb < 64)
 		return gv_err_set(err, GV_EINVAL, "kernel budgets missing");

@@ -75,6 +75,3 @@ int exec_kernel_run(const struct exec_kernel_env *env, const struct exec_kernel_
  * sends it once the end is recorded, so that a client that reconnects
  * finds the kernel gone (404). Best effort. */
 void exec_kernel_announce_end(struct gv_redis *r, const char *kid, const char *reason);
-
-/* A kernel id: a lower-case UUID (8-4-4-4-12 hex digits). */
-bool exec_kernel_id_ok(const char *kid);

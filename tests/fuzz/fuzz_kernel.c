@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kernel_wire.h"
+#include "common/utf8.h"
 #include "executor/kernels/bridge_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -18,14 +20,15 @@ static void check_frame(const struct kernel_out_frame *f)
 {
 	if (f->kind != KERNEL_OUT_MSG)
 		return;
-	char ch[8];
+	size_t off, len;
 	if (!kernel_channel_ok(f->channel, false) || f->len > KERNEL_OUT_PAYLOAD_MAX ||
 	    f->raw + f->raw_len != f->payload + f->len)
 		abort();
-	if (!f->binary && !kernel_utf8_ok(f->payload, f->len))
+	if (!f->binary && !gv_utf8_valid((const uint8_t *)f->payload, f->len))
 		abort();
 	if (f->binary && f->framing == KERNEL_FRAMING_V1 &&
-	    (!kernel_v1_channel(f->payload, f->len, ch, sizeof(ch)) || strcmp(ch, f->channel)))
+	    (!gv_kernel_v1_channel((const uint8_t *)f->payload, f->len, &off, &len) || len != strlen(f->channel) ||
+	     memcmp(f->payload + off, f->channel, len)))
 		abort();
 }
 

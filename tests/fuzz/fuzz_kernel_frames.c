@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "frontend/kernel_frames.h"
-#include "frontend/utf8.h"
+#include "common/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -66,7 +66,7 @@ static void check_kout(const uint8_t *p, size_t n)
 	case FE_KOUT_MSG:
 		if (m.off != hlen || m.off + m.len != n || m.len > FE_KOUT_PAYLOAD_MAX)
 			abort();
-		if (!m.binary && !fe_utf8_valid(p + m.off, m.len))
+		if (!m.binary && !gv_utf8_valid(p + m.off, m.len))
 			abort();
 		k = snprintf(h, sizeof(h), "msg %llu %s %s %s %zu\n", (unsigned long long)m.conn,
 			     fe_kframing_name(m.framing), m.binary ? "binary" : "text", fe_kchannel_name(m.channel), m.len);
@@ -96,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		break;
 	case 2:
-		if (fe_kmsg_json_check(p, n, false, &ch) == 0 && (ch == FE_KCH_IOPUB || !fe_utf8_valid(p, n)))
+		if (fe_kmsg_json_check(p, n, false, &ch) == 0 && (ch == FE_KCH_IOPUB || !gv_utf8_valid(p, n)))
 			abort();
 		break;
 	case 3:
@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		break;
 	case 4:
-		if (fe_utf8_valid(p, n) != naive_utf8(p, n))
+		if (gv_utf8_valid(p, n) != naive_utf8(p, n))
 			abort();
 		break;
 	}

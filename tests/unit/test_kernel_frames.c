@@ -13,9 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kernel_wire.h"
+#include "common/utf8.h"
 #include "frontend/kernel_frames.h"
 #include "frontend/sha1.h"
-#include "frontend/utf8.h"
 #include "frontend/ws.h"
 
 #define B(s) (const uint8_t *)(s), sizeof(s) - 1
@@ -121,7 +122,7 @@ static void utf8__rfc3629_table(void **state)
 		{ "\xe2\x28\xa1", 3, false },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		assert_int_equal(fe_utf8_valid((const uint8_t *)cases[i].s, cases[i].n), cases[i].ok);
+		assert_int_equal(gv_utf8_valid((const uint8_t *)cases[i].s, cases[i].n), cases[i].ok);
 }
 
 /* ------------------------------------------------------------------ ids */
@@ -134,15 +135,15 @@ static void kernel_id__uuid_v4_lower_case(void **state)
 	memset(b, 0xff, sizeof(b));
 	fe_kernel_id_format(b, id);
 	assert_string_equal(id, "ffffffff-ffff-4fff-bfff-ffffffffffff");
-	assert_true(fe_kernel_id_valid(id));
+	assert_true(gv_kernel_id_valid(id));
 	memset(b, 0, sizeof(b));
 	fe_kernel_id_format(b, id);
 	assert_string_equal(id, "00000000-0000-4000-8000-000000000000");
-	assert_false(fe_kernel_id_valid("FFFFFFFF-ffff-4fff-bfff-ffffffffffff"));
-	assert_false(fe_kernel_id_valid("ffffffff-ffff-4fff-bfff-fffffffffff"));
-	assert_false(fe_kernel_id_valid("ffffffff-ffff-4fff-bfff-ffffffffffff0"));
-	assert_false(fe_kernel_id_valid("ffffffffffff-4fff-bfff-ffffffffffff-"));
-	assert_false(fe_kernel_id_valid(NULL));
+	assert_false(gv_kernel_id_valid("FFFFFFFF-ffff-4fff-bfff-ffffffffffff"));
+	assert_false(gv_kernel_id_valid("ffffffff-ffff-4fff-bfff-fffffffffff"));
+	assert_false(gv_kernel_id_valid("ffffffff-ffff-4fff-bfff-ffffffffffff0"));
+	assert_false(gv_kernel_id_valid("ffffffffffff-4fff-bfff-ffffffffffff-"));
+	assert_false(gv_kernel_id_valid(NULL));
 }
 
 static void kconn__grammar(void **state)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kernel_wire.h"
 #include "executor/kernels/bridge_proto.h"
 
 /* A v1 message: channel, then four JSON parts. */
@@ -123,25 +124,38 @@ static void test_out_refuses(void **state)
 static void test_v1_channel(void **state)
 {
 	(void)state;
-	char m[256], ch[8];
-	size_t n = v1_message(m, "control");
-	assert_true(kernel_v1_channel(m, n, ch, sizeof(ch)));
-	assert_string_equal(ch, "control");
-	/* Offsets out of order, past the end, a huge count, truncation. */
+	char m[256];
+	size_t n = v1_message(m, "control"), off = 0, len = 0;
+	const uint8_t *u = (const uint8_t *)m;
+	assert_true(gv_kernel_v1_channel(u, n, &off, &len));
+	assert_true(len == 7 && !memcmp(m + off, "control", 7));
+	/* Offsets out of order, past the end, a huge count, truncation, the
+	 * last offset short of the end. */
 	char bad[256];
 	memcpy(bad, m, n);
 	uint64_t v = 1000;
 	memcpy(bad + 16, &v, 8);
-	assert_false(kernel_v1_channel(bad, n, ch, sizeof(ch)));
+	assert_false(gv_kernel_v1_channel((const uint8_t *)bad, n, &off, &len));
 	memcpy(bad, m, n);
 	v = UINT64_MAX / 4;
 	memcpy(bad, &v, 8);
-	assert_false(kernel_v1_channel(bad, n, ch, sizeof(ch)));
-	assert_false(kernel_v1_channel(m, 7, ch, sizeof(ch)));
+	assert_false(gv_kernel_v1_channel((const uint8_t *)bad, n, &off, &len));
+	assert_false(gv_kernel_v1_channel(u, 7, &off, &len));
 	memcpy(bad, m, n);
 	v = 3;
 	memcpy(bad + 8, &v, 8); /* the first offset must be the end of the table */
-	assert_false(kernel_v1_channel(bad, n, ch, sizeof(ch)));
+	assert_false(gv_kernel_v1_channel((const uint8_t *)bad, n, &off, &len));
+	assert_false(gv_kernel_v1_channel(u, n + 1, &off, &len));
+}
+
+static void test_kernel_ids(void **state)
+{
+	(void)state;
+	assert_true(gv_kernel_id_valid("0f8fad5b-d9cb-469f-a165-70867728950e"));
+	assert_false(gv_kernel_id_valid("0F8FAD5B-d9cb-469f-a165-70867728950e"));
+	assert_false(gv_kernel_id_valid("0f8fad5b-d9cb-469f-a165-70867728950"));
+	assert_false(gv_kernel_id_valid("0f8fad5b-d9cb-469f-a165-70867728950e0"));
+	assert_false(gv_kernel_id_valid("0f8fad5bxd9cb-469f-a165-70867728950e"));
 }
 
 static void test_commands(void **state)
@@ -165,15 +179,6 @@ static void test_commands(void **state)
 			fail_msg("accepted: %s", bad[i]);
 }
 
-static void test_utf8(void **state)
-{
-	(void)state;
-	assert_true(kernel_utf8_ok("h\xc3\xa9llo \xf0\x9f\x98\x80", 11));
-	assert_false(kernel_utf8_ok("\xf4\x90\x80\x80", 4)); /* above U+10FFFF */
-	assert_false(kernel_utf8_ok("\xe2\x82", 2));         /* truncated */
-	assert_false(kernel_utf8_ok("\xff", 1));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,7 +186,7 @@ int main(void)
 		cmocka_unit_test(test_out_refuses),
 		cmocka_unit_test(test_v1_channel),
 		cmocka_unit_test(test_commands),
-		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_kernel_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
 /* UTF-8 validation (utf8.h), after RFC 3629's table of well-formed byte
  * sequences: the second byte's range depends on the first. */
-#include "frontend/utf8.h"
+#include "common/utf8.h"
 
-bool fe_utf8_valid(const uint8_t *p, size_t n)
+bool gv_utf8_valid(const uint8_t *p, size_t n)
 {
 	size_t i = 0;
 	while (i < n) {
