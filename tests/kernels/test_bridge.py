@@ -557,7 +557,9 @@ def run_checks(a):
         r = a.wait(is_reply(mid, 1), 30, s, "execute_reply")
         assert r.msg["content"]["status"] == "ok", r.msg["content"]
         try:
-            idle_after(a, mid, s)
+            # The reply comes on shell, the idle after 6000 iopub messages
+            # the bridge reads first: slow on a loaded machine.
+            idle_after(a, mid, s, timeout=60)
         except AssertionError:
             got = [f for f in a.since(s) if f.kind == "msg" and f.framing == "v1"]
             raise AssertionError("no idle: %d frames, statuses %r" % (len(got), [
