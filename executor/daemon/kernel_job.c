@@ -52,9 +52,11 @@ static int parse_budgets(const char *request, struct exec_kernel_spec *spec, str
 	long life = k ? member_in(k, "lifetime_s", 10, 43200) : -1;
 	long idle = k ? member_in(k, "idle_s", 10, 43200) : -1;
 	long mem = k ? member_in(k, "memory_mb", 64, 65536) : -1;
+	/* Optional: absent, the node's quota. */
+	long cpu = k && json_object_get(k, "cpu_pct") ? member_in(k, "cpu_pct", 10, 6400) : 0;
 	const json_t *name = k ? json_object_get(k, "name") : NULL;
 	int rc = 0;
-	if (life < 0 || idle < 0 || mem < 0)
+	if (life < 0 || idle < 0 || mem < 0 || cpu < 0)
 		rc = gv_err_set(err, GV_EINVAL, "stored kernel request: budgets missing or out of range");
 	else if (!json_is_string(name) || strcmp(json_string_value(name), "python3"))
 		rc = gv_err_set(err, GV_EINVAL, "stored kernel request: unknown kernel spec");
@@ -63,6 +65,7 @@ static int parse_budgets(const char *request, struct exec_kernel_spec *spec, str
 		spec->lifetime_s = (uint32_t)life;
 		spec->idle_s = (uint32_t)idle;
 		spec->memory_mb = (uint32_t)mem;
+		spec->cpu_pct = (uint32_t)cpu;
 	}
 	return rc;
 }
@@ -174,8 +177,8 @@ void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, co
 		snprintf(o.reason, sizeof(o.reason), "error");
 		snprintf(o.message, sizeof(o.message), "%.255s", err.msg);
 	} else {
-		gv_info(&kj.ctx, "kernel starts (%u MB, lifetime %u s, idle %u s)", spec.memory_mb, spec.lifetime_s,
-			spec.idle_s);
+		gv_info(&kj.ctx, "kernel starts (%u MB, %u%% CPU, lifetime %u s, idle %u s)", spec.memory_mb,
+			spec.cpu_pct, spec.lifetime_s, spec.idle_s);
 		run(&kj, &spec, &o);
 	}
 	if (strcmp(o.reason, "node_lost") != 0 && strcmp(o.reason, "error") != 0)

@@ -242,6 +242,7 @@ static int open_sandbox(struct kernel *k, struct gv_err *err)
 			       .output_bytes = 0, .stderr_bytes = 65536, .fsize_kb = KERNEL_FSIZE_KB,
 			       .procs = KERNEL_PROCS, .open_files = KERNEL_OPEN_FILES},
 		.egress = k->spec->egress,
+		.cpu_quota_pct = k->spec->cpu_pct,
 	};
 	struct exec_phase_result compile;
 	int rc = exec_session_open(k->env->engine, &job, &k->s, &compile, err);
@@ -263,8 +264,10 @@ static int open_sandbox(struct kernel *k, struct gv_err *err)
 	}
 	if (k->env->audit) {
 		char details[160];
-		snprintf(details, sizeof(details), "{\"memory_mb\":%u,\"lifetime_s\":%u,\"idle_s\":%u,\"restart\":%s}",
-			 k->spec->memory_mb, k->spec->lifetime_s, k->spec->idle_s, k->restarting ? "true" : "false");
+		snprintf(details, sizeof(details),
+			 "{\"memory_mb\":%u,\"cpu_pct\":%u,\"lifetime_s\":%u,\"idle_s\":%u,\"restart\":%s}",
+			 k->spec->memory_mb, exec_session_shape(k->s)->cpu_quota_pct, k->spec->lifetime_s,
+			 k->spec->idle_s, k->restarting ? "true" : "false");
 		k->env->audit(k->env->audit_arg, "kernel.started", exec_session_id(k->s), details);
 	}
 	return 0;

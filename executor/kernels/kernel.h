@@ -29,6 +29,7 @@ struct exec_kernel_spec {
 	const char *tenant; /* tenant id: the sandbox's cgroup parent */
 	const char *kid;    /* kernel id: a lower-case UUID */
 	uint32_t lifetime_s, idle_s, memory_mb;
+	uint32_t cpu_pct; /* the sandbox's CPU quota, % of one CPU; 0: the node's */
 	/* The tenant's egress policy, as for its submissions (NULL: none). */
 	const struct tenant_egress_policy *egress;
 };

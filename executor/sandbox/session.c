@@ -70,12 +70,13 @@ void exec_job_shape(const struct exec_engine *e, const struct exec_job *job, str
 	 * overhead (measured ~20 MB; default headroom 64 MiB). */
 	out->memory_limit_bytes = (prog_kb + e->cfg.tmp_size_kb + e->cfg.headroom_kb) * KB;
 	out->fsize_bytes = fsize_kb * KB;
+	out->cpu_quota_pct = job->cpu_quota_pct ? job->cpu_quota_pct : e->cfg.cpu_quota_pct;
 }
 
 bool exec_shape_equal(const struct exec_sandbox_shape *a, const struct exec_sandbox_shape *b)
 {
 	return strcmp(a->tenant, b->tenant) == 0 && a->memory_limit_bytes == b->memory_limit_bytes &&
-	       a->fsize_bytes == b->fsize_bytes;
+	       a->fsize_bytes == b->fsize_bytes && a->cpu_quota_pct == b->cpu_quota_pct;
 }
 
 const struct exec_sandbox_shape *exec_session_shape(const struct exec_session *s)
@@ -128,7 +129,7 @@ static int build_bundle(struct exec_session *s, int bfd, struct gv_err *err)
 		.box_path = boxp,
 		.memory_limit_bytes = s->shape.memory_limit_bytes,
 		.pids_limit = c->pids_limit,
-		.cpu_quota_us = (uint64_t)c->cpu_quota_pct * 1000,
+		.cpu_quota_us = (uint64_t)s->shape.cpu_quota_pct * 1000,
 		.cpu_period_us = 100000,
 		.tmp_size_bytes = c->tmp_size_kb * KB,
 		.nofile = 4096,

@@ -77,6 +77,9 @@ struct exec_job {
 	 * network at all. Host names are resolved when the sandbox opens.
 	 * Borrowed for exec_session_open. */
 	const struct tenant_egress_policy *egress;
+	/* CPU quota of the sandbox in % of one CPU (1..6400); 0: the
+	 * engine's cpu_quota_pct. Notebook kernels take their tenant's. */
+	uint32_t cpu_quota_pct;
 };
 
 /* Caps of what a validator's feedback dir sends back (init enforces them,
@@ -171,13 +174,14 @@ void exec_session_close(struct exec_session *s);
  *
  * What a sandbox is built with before it knows its job: the tenant (its
  * cgroup sits under the tenant's parent), the memcg limit and the
- * RLIMIT_FSIZE backstop of the bundle. Everything else in a bundle is the
+ * RLIMIT_FSIZE backstop of the bundle and the CPU quota. Everything else in a bundle is the
  * engine's. Two jobs of one shape get identical bundles, so a sandbox
  * created for a shape has exactly the limits a job of that shape needs. */
 struct exec_sandbox_shape {
 	char tenant[65];
 	uint64_t memory_limit_bytes;
 	uint64_t fsize_bytes;
+	uint32_t cpu_quota_pct; /* the sandbox's CPU quota, % of one CPU */
 };
 
 /* The shape of job's sandbox (job as checked by open). */

@@ -71,6 +71,8 @@ int exec_job_check(const struct exec_job *job, struct gv_err *err)
 		return -1;
 	if (check_limits(&job->run_limits, "run", err) != 0)
 		return -1;
+	if (job->cpu_quota_pct > 6400)
+		return gv_err_set(err, GV_ELIMIT, "cpu_quota_pct above 6400");
 	if (job->compile_argv && check_limits(&job->compile_limits, "compile", err) != 0)
 		return -1;
 	if (job->n_files > MAX_FILES)

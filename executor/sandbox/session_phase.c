@@ -65,7 +65,7 @@ enum exec_phase_end exec_phase_cpu_check(struct exec_session *s, uint64_t kill_n
 	if (used >= kill_ns)
 		return EXEC_PH_CPU;
 	/* The quota is in % of one CPU: at most quota/100 CPU-ms per ms. */
-	uint64_t pct = s->e->cfg.cpu_quota_pct ? s->e->cfg.cpu_quota_pct : 100;
+	uint64_t pct = s->shape.cpu_quota_pct ? s->shape.cpu_quota_pct : 100;
 	uint64_t ms = (kill_ns - used) / 1000000 * 100 / pct + 1;
 	if (ms > 1000)
 		ms = 1000;
