@@ -62,6 +62,7 @@ struct kernel {
 	int64_t t0, last_activity, next_refresh;
 	int64_t sandbox_t0;
 	uint64_t cpu_ms_done; /* CPU of the sandboxes already closed */
+	int64_t next_redis_warn;
 	double tokens;        /* output budget, bytes */
 	int64_t tokens_at;
 };
@@ -510,7 +511,9 @@ static void check_timers(struct kernel *k)
 		conn_drop(k, &k->conns[i]);
 		state_write(k);
 	}
-	if (k->n_conns == 0 && now - k->last_activity >= (int64_t)k->spec->idle_s * 1000)
+	/* As Jupyter's culler by default: a kernel still computing is not idle. */
+	if (k->n_conns == 0 && strcmp(k->state, "busy") != 0 &&
+	    now - k->last_activity >= (int64_t)k->spec->idle_s * 1000)
 		kernel_end(k, "idle", "no activity and no connection");
 	if (now - k->t0 >= (int64_t)k->spec->lifetime_s * 1000)
 		kernel_end(k, "lifetime", "lifetime reached");
@@ -525,14 +528,21 @@ static int wait_turn(struct kernel *k, bool reading, struct gv_err *err)
 	struct pollfd p[EXEC_STREAM_POLLFDS + 1];
 	int timeout = 1000;
 	size_t n = k->st ? exec_stream_pollfds(k->st, reading, p, &timeout) : 0;
-	if (blpop_send(k, err) != 0)
-		return -1;
-	p[n++] = (struct pollfd){gv_redis_context(k->env->rin)->fd, POLLIN, 0};
+	/* Redis away: the kernel runs on, its commands wait in the list;
+	 * the next turn tries again. */
+	struct gv_err rerr;
+	bool redis = blpop_send(k, &rerr) == 0;
+	if (redis)
+		p[n++] = (struct pollfd){gv_redis_context(k->env->rin)->fd, POLLIN, 0};
+	else if (mono_ms() >= k->next_redis_warn) {
+		gv_warn(k->env->log, "kernel %s: waiting for its commands: %s", k->spec->kid, rerr.msg);
+		k->next_redis_warn = mono_ms() + 10000;
+	}
 	if (!reading && timeout > 5)
 		timeout = 5; /* the output budget refills */
 	if (poll(p, n, timeout) < 0 && errno != EINTR)
 		return gv_err_errno(err, "poll");
-	if (p[n - 1].revents & (POLLIN | POLLHUP | POLLERR))
+	if (redis && (p[n - 1].revents & (POLLIN | POLLHUP | POLLERR)))
 		take_command(k);
 	return 0;
 }
