@@ -79,7 +79,9 @@ json_t *tenant_usage_report(PGconn *conn, const char *tenant_id, const char *sin
 				      (json_int_t)strtoll(PQgetvalue(res, i, 2), NULL, 10), "sandbox_cpu_seconds",
 				      strtoll(PQgetvalue(res, i, 3), NULL, 10) / 1000.0, "gpu_seconds",
 				      strtoll(PQgetvalue(res, i, 4), NULL, 10) / 1000.0, "egress_bytes",
-				      (json_int_t)strtoll(PQgetvalue(res, i, 5), NULL, 10));
+				      (json_int_t)strtoll(PQgetvalue(res, i, 5), NULL, 10), "kernel_seconds",
+				      strtoll(PQgetvalue(res, i, 6), NULL, 10) / 1000.0, "kernel_peak_memory_kb",
+				      (json_int_t)strtoll(PQgetvalue(res, i, 7), NULL, 10));
 		if (!o || json_array_append_new(arr, o) != 0) {
 			json_decref(arr);
 			arr = NULL;
