@@ -145,7 +145,12 @@ check "another tenant's restart: 404" eval '[ "$last_code" = 404 ]'
 # 19-42: the WebSockets (23 checks from the node client).
 req GET "/api/kernels/$K1/channels" "${TOK[@]}"
 check "channels without a WebSocket handshake: 400" eval '[ "$last_code" = 400 ]'
+# The test plays a running kernel, which has its model in Redis (the
+# executor keeps it while the kernel lives; without it, and with its list
+# empty, a close or ping is for an ended kernel and dropped).
+rc HSET "gavel:kstate:$K1" execution_state idle connections 0 >/dev/null
 BASE=$B KEY_A=$KA KEY_B=$KB KID=$K1 KID2=$K2 ROOT=$ROOT node tests/js/kernel_ws_client.mjs >"$TMP/ws.out" 2>&1
+rc DEL "gavel:kstate:$K1" >/dev/null
 nws=0
 while IFS= read -r line; do
 	case "$line" in
