@@ -92,11 +92,12 @@ run_client "classic notebook 6.4 with its gateway option in headless Chromium: a
 run_client "probes from inside a kernel: the sandbox holds" /usr/bin/python3 tests/kernels/probes.py "$B" "$KA"
 
 # ---- 5. what the service keeps ----
+live="SELECT count(*) FROM submissions WHERE tenant_id = '$TA' AND kind = 'kernel' AND status IN ('queued', 'running')"
 for _ in $(seq 100); do
-	[ "$(sql -c "SELECT count(*) FROM submissions WHERE kind = 'kernel' AND status <> 'done'")" = 0 ] && break
+	[ "$(sql -c "$live")" = 0 ] && break
 	sleep 0.2
 done
-left=$(sql -c "SELECT count(*) FROM submissions WHERE kind = 'kernel' AND status <> 'done'")
+left=$(sql -c "$live")
 check "no kernel is left queued or running after the clients ended ($left)" test "$left" = 0
 started=$(sql -c "SELECT count(*) FROM audit_log WHERE tenant_id = '$TA' AND action = 'kernel.started'")
 stopped=$(sql -c "SELECT count(DISTINCT object) FROM audit_log WHERE tenant_id = '$TA' AND action = 'kernel.stopped'")
