@@ -303,17 +303,19 @@ sleep 1.1
 rl_refused=$(sql -c "SELECT count(*) FROM audit_log a WHERE a.tenant_id = '$PID_T' AND a.action = 'quota.refused'
 	AND a.actor = 'anonymous:127.0.0.1' AND a.details->>'limit' = 'playground_rps'")
 check "the 429 is audited (quota.refused, limit playground_rps, anonymous actor)" eval '[ "$rl_refused" -ge 1 ]'
-# Two client addresses (127.0.0.1 and 127.0.0.2, both loopback), each with
-# a bucket of 3: the first empties the tenant's 3, so the second is refused
-# by the tenant's bucket while its own is still full.
+# Two client addresses not used above (127.0.0.3 and 127.0.0.4, both
+# loopback: their own buckets are full, whatever the burst above left in
+# 127.0.0.1's), each with a bucket of 3: the first empties the tenant's 3,
+# so the second is refused by the tenant's bucket while its own is still
+# full.
 upd "$PN" playground_rps=1 playground_burst=3 requests_per_second=1 burst=3 || bail "tenant update failed"
 codes=""
 for _ in 1 2 3; do
-	req GET "$PG/statuses" --interface 127.0.0.1
+	req GET "$PG/statuses" --interface 127.0.0.3
 	codes="$codes $last_code"
 done
 for _ in 1 2 3; do
-	req GET "$PG/statuses" --interface 127.0.0.2
+	req GET "$PG/statuses" --interface 127.0.0.4
 	codes="$codes $last_code"
 	[ "$last_code" = 429 ] && break
 done
