@@ -26,9 +26,9 @@ BASE_PACKAGES=(
 	# language toolchains (used when no languages/*.yaml names packages)
 	g++ python3 default-jdk-headless nodejs rustc golang-go fp-compiler
 	# notebook kernels (executor/kernels/): ipykernel with numpy and
-	# matplotlib inside the sandboxes; Jupyter Server and the classic
-	# notebook as the unchanged clients of tests/kernels/
-	python3-ipykernel python3-numpy python3-matplotlib python3-jupyter-server python3-notebook
+	# matplotlib inside the sandboxes (the tests' Jupyter clients come
+	# with the tests: tests/lib/jupyter.sh)
+	python3-ipykernel python3-numpy python3-matplotlib
 )
 
 # Prints the names on the `packages:` line of one YAML file.

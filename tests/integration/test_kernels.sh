@@ -36,8 +36,13 @@ for b in gavel gavel-scheduler gavel-executor gavel-frontend gavel-init gavel-ke
 	[ -e "$BUILD/$b" ] || bail "$BUILD/$b is not built"
 done
 for c in psql redis-cli curl /usr/bin/python3 node; do command -v $c >/dev/null || bail "$c missing"; done
-/usr/bin/python3 -c 'import ipykernel, jupyter_server, notebook' 2>/dev/null ||
-	bail "python3-ipykernel, python3-jupyter-server or python3-notebook missing (deploy/deps.sh)"
+/usr/bin/python3 -c 'import ipykernel' 2>/dev/null || bail "python3-ipykernel missing (deploy/deps.sh)"
+# shellcheck source=tests/lib/jupyter.sh
+. tests/lib/jupyter.sh
+jupyter_clients_ready || bail "the Jupyter clients of tests/kernels/ cannot be installed"
+# shellcheck source=tests/lib/chromium.sh
+. tests/lib/chromium.sh
+chromium_ready || bail "Chromium (for the notebook page) cannot be installed"
 
 # shellcheck source=tests/lib/stack.sh
 . tests/lib/stack.sh
