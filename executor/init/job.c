@@ -33,6 +33,7 @@ static const struct limit_key limit_keys[] = {
 	{ "procs", 0, LIM(procs), 1, 4096, 64, 0 },
 	{ "open_files", 0, LIM(open_files), 4, 65536, 256, 0 },
 	{ "fsize_kb", 0, LIM(fsize_kb), 0, KB_MAX, 65536, 0 },
+	{ "sample_ms", 0, LIM(sample_ms), 1, 1000, 5, 0 },
 	{ "compile_cpu_ms", 1, LIM(cpu_ms), 1, 3600000, 0, 2 },
 	{ "compile_wall_ms", 1, LIM(wall_ms), 1, 7200000, 0, 2 },
 	{ "compile_memory_kb", 1, LIM(memory_kb), 1024, KB_MAX, 0, 2 },

@@ -23,6 +23,7 @@ struct init_limits {
 	uint64_t procs;          /* RLIMIT_NPROC */
 	uint64_t open_files;     /* RLIMIT_NOFILE */
 	uint64_t fsize_kb;       /* RLIMIT_FSIZE */
+	uint64_t sample_ms;      /* tests: how often the run is sampled (memory, CPU, idle) */
 	int rlimit_as;           /* also set RLIMIT_AS = memory_kb */
 };
 

@@ -334,7 +334,7 @@ static int watch_sample(struct init_runner *r, const struct init_run_spec *spec,
 	o->idle_ms = w->idle.idle_ms;
 	if (!w->killed && spec->idle_is_tle && lim->idle_ms && o->idle_ms >= lim->idle_ms)
 		watch_kill(w, &o->killed_idle);
-	w->next_sample = now + SAMPLE_EVERY_MS * 1000000ull;
+	w->next_sample = now + (lim->sample_ms ? lim->sample_ms : SAMPLE_EVERY_MS) * 1000000ull;
 	return 0;
 }
 

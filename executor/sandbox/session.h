@@ -33,6 +33,8 @@
  * one; cpu_ms, wall_ms and memory_kb are required. */
 struct exec_limits {
 	uint64_t cpu_ms, wall_ms, memory_kb, output_bytes, stderr_bytes, stack_kb, fsize_kb;
+	/* Tests: init's sampling period (PROTOCOL.md `sample_ms`); 0: its 5 ms. */
+	uint32_t sample_ms;
 	uint32_t procs, open_files;
 	bool rlimit_as;
 };

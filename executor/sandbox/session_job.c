@@ -56,7 +56,7 @@ static int check_limits(const struct exec_limits *l, const char *what, struct gv
 	if (l->wall_ms < l->cpu_ms)
 		return gv_err_set(err, GV_EINVAL, "%s limits: wall_ms below cpu_ms", what);
 	if (l->wall_ms > 43200000 || l->memory_kb > (64ull << 20) || l->memory_kb < 1024 ||
-	    l->output_bytes > (64u << 20) || l->stderr_bytes > (64u << 20) || l->procs > 4096)
+	    l->output_bytes > (64u << 20) || l->stderr_bytes > (64u << 20) || l->procs > 4096 || l->sample_ms > 1000)
 		return gv_err_set(err, GV_ELIMIT, "%s limits out of range", what);
 	return 0;
 }
@@ -142,6 +142,8 @@ static void limits_record(struct strbuf *b, const char *pfx, const struct exec_l
 		sb_printf(b, "stderr_bytes:%" PRIu64 "\n", l->stderr_bytes);
 	if (test && l->stack_kb)
 		sb_printf(b, "stack_kb:%" PRIu64 "\n", l->stack_kb);
+	if (test && l->sample_ms)
+		sb_printf(b, "sample_ms:%" PRIu32 "\n", l->sample_ms);
 	if (l->procs)
 		sb_printf(b, "%sprocs:%" PRIu32 "\n", pfx, l->procs);
 	if (l->open_files)
