@@ -565,6 +565,13 @@ static long a_nnp_off(long a)
 }
 static long a_vhangup(long a) { (void)a; return syscall(SYS_vhangup); }
 static long a_quotactl(long a) { (void)a; return syscall(SYS_quotactl, 0x800002 /* Q_GETQUOTA */, "/", 0, NULL); }
+/* Real-time scheduling: the policy allows sched_setscheduler to
+ * SCHED_OTHER only (libzmq sets what its threads already have). */
+static long a_sched_policy(long policy)
+{
+	struct sched_param sp = { .sched_priority = policy == SCHED_IDLE ? 0 : 1 };
+	return sched_setscheduler(0, (int)policy, &sp);
+}
 
 static void g_privileged_misc(void)
 {
@@ -575,6 +582,9 @@ static void g_privileged_misc(void)
 	attempt("prctl(PR_SET_NO_NEW_PRIVS, 0)", a_nnp_off, 0);
 	attempt("vhangup", a_vhangup, 0);
 	attempt("quotactl(Q_GETQUOTA, /)", a_quotactl, 0);
+	attempt("sched_setscheduler(SCHED_FIFO, 1)", a_sched_policy, SCHED_FIFO);
+	attempt("sched_setscheduler(SCHED_RR, 1)", a_sched_policy, SCHED_RR);
+	attempt("sched_setscheduler(SCHED_IDLE)", a_sched_policy, SCHED_IDLE);
 }
 
 static const struct {
