@@ -92,6 +92,10 @@ static inline void exec_close_fd(int *fd)
 
 void exec_result_init(struct exec_phase_result *r);
 void exec_result_set(struct exec_phase_result *r, const char *status, const char *limit, const char *msg);
+/* Writes buf[*off..len) to the non-blocking fd as far as it takes now,
+ * advancing *off: 1 all of it is written, 0 the pipe is full, -1 the
+ * reader is gone (EPIPE) or another write error. */
+int exec_write_some(int fd, const char *buf, size_t len, size_t *off);
 /* Copies a frame's payload into *dst (NUL-terminated; the old one freed). */
 int exec_result_copy_payload(char **dst, size_t *dst_len, const struct exec_frame *f);
 /* Keeps one `feedback` frame (already bounded by its cap). */

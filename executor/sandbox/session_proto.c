@@ -63,6 +63,19 @@ int exec_result_add_feedback(struct exec_phase_result *r, const struct exec_fram
 	return 0;
 }
 
+int exec_write_some(int fd, const char *buf, size_t len, size_t *off)
+{
+	while (*off < len) {
+		ssize_t w = write(fd, buf + *off, len - *off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno == EAGAIN ? 0 : -1;
+		*off += (size_t)w;
+	}
+	return 1;
+}
+
 void exec_result_init(struct exec_phase_result *r)
 {
 	memset(r, 0, sizeof(*r));

@@ -62,20 +62,10 @@ static bool relay_write(struct relay_side *x)
 	if (x->done && x->fwd_sent == 0)
 		x->fwd_len = 0;
 	while (x->cmd_sent < x->cmd_len || x->fwd_sent < x->fwd_len) {
-		bool c = x->cmd_sent < x->cmd_len;
-		const char *p = c ? x->cmd + x->cmd_sent : x->fwd + x->fwd_sent;
-		size_t n = c ? x->cmd_len - x->cmd_sent : x->fwd_len - x->fwd_sent;
-		ssize_t w = write(x->s->in_fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno == EAGAIN)
-			return true;
-		if (w < 0)
-			return false;
-		if (c)
-			x->cmd_sent += (size_t)w;
-		else
-			x->fwd_sent += (size_t)w;
+		int w = x->cmd_sent < x->cmd_len ? exec_write_some(x->s->in_fd, x->cmd, x->cmd_len, &x->cmd_sent)
+						 : exec_write_some(x->s->in_fd, x->fwd, x->fwd_len, &x->fwd_sent);
+		if (w <= 0)
+			return w == 0;
 	}
 	x->fwd_len = x->fwd_sent = 0;
 	return true;

@@ -146,20 +146,10 @@ static bool stream_write(struct exec_stream *st)
 			st->fwd_len = (size_t)h + n;
 			st->fwd_sent = 0;
 		}
-		bool c = st->cmd_sent < st->cmd_len;
-		const char *p = c ? st->cmd + st->cmd_sent : st->fwd + st->fwd_sent;
-		size_t n = c ? st->cmd_len - st->cmd_sent : st->fwd_len - st->fwd_sent;
-		ssize_t w = write(st->s->in_fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno == EAGAIN)
-			return true;
-		if (w < 0)
-			return false;
-		if (c)
-			st->cmd_sent += (size_t)w;
-		else
-			st->fwd_sent += (size_t)w;
+		int w = st->cmd_sent < st->cmd_len ? exec_write_some(st->s->in_fd, st->cmd, st->cmd_len, &st->cmd_sent)
+						   : exec_write_some(st->s->in_fd, st->fwd, st->fwd_len, &st->fwd_sent);
+		if (w <= 0)
+			return w == 0;
 	}
 }
 
