@@ -75,7 +75,8 @@ run_client() { # title script args...
 	shift
 	"$@" >"$TMP/client.out" 2>&1
 	local st=$?
-	grep -E '^(ok|FAIL|not ok)' "$TMP/client.out" | sed 's/^/#   /'
+	# Each check, and the reason a failed one gives (kclient's "# <Error>: ...").
+	grep -E '^(ok|FAIL|not ok)|^# [A-Za-z_.]*(Error|Exception)\b' "$TMP/client.out" | sed 's/^/#   /'
 	if [ $st -eq 0 ] && ! grep -qE '^(FAIL|not ok)' "$TMP/client.out"; then
 		ok "$title ($((SECONDS - t0)) s)"
 	else
