@@ -82,6 +82,10 @@ struct exec_daemon_config {
 	/* Sandboxes created ahead of demand, per worker
 	 * (executor/sandbox/pool.h). */
 	int pool_size;            /* 0: no pool */
+	/* Notebook kernels started ahead on the node
+	 * (executor/daemon/kernel_pool.c). */
+	int kernel_pool;          /* 0: none */
+	uint64_t kernel_pool_idle_ms;
 	int sandbox_uid_base;     /* sandboxes' host uids (executor/sandbox/sandbox_uid.h) */
 	int sandbox_uid_count;
 	uint64_t pool_idle_ms;

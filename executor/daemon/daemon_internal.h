@@ -15,6 +15,7 @@
 #include "common/queue.h"
 #include "common/redis.h"
 #include "executor/daemon/daemon.h"
+#include "executor/kernels/kernel.h"
 #include "executor/problems/problem_judge.h"
 #include "executor/problems/problem_store.h"
 #include "executor/problems/testdata_cache.h"
@@ -26,12 +27,32 @@
 #define DAEMON_MAX_WORKERS 64
 #define DAEMON_MAX_BURST 8
 #define DAEMON_LANGS_MAX 1024
+#define KERNEL_BRIDGE_NAME "gavel-kernel-bridge.py" /* beside gavel-init */
+
+/* What a notebook kernel started ahead is made for (kernel_pool.c). */
+struct kernel_shape {
+	char tenant[GV_QUEUE_TID_MAX + 1];
+	uint32_t memory_mb, cpu_pct, lifetime_s, idle_s;
+};
+
+/* A worker's part of the node's kernel pool (kernel_pool.c), in its slot. */
+struct kernel_pool_slot {
+	/* The shape of the last kernel this worker claimed; written by the
+	 * worker only, under a sequence count (odd while written). */
+	unsigned wanted_seq;
+	struct kernel_shape wanted;
+	int64_t wanted_ms;        /* CLOCK_MONOTONIC, the same for every process */
+	int warm_state;           /* compare-and-swap only (kernel_pool.c) */
+	struct kernel_shape warm; /* the held kernel's; written by its worker in state none */
+	char handoff[GV_QUEUE_TOKEN_MAX + 1]; /* written by the taker in state claimed */
+};
 
 /* Shared between the supervisor and the workers (MAP_SHARED). */
 struct worker_slot {
 	volatile int state; /* 0 starting, 1 ready, 2 failed */
 	char token[GV_QUEUE_TOKEN_MAX + 1];
 	char error[GV_ERR_MSG_MAX];
+	struct kernel_pool_slot kpool;
 };
 
 /* The supervisor's state; each worker and the webhook process inherit a
@@ -82,6 +103,12 @@ struct worker {
 	struct tenant_egress_policy *egress;
 	bool egress_granted;
 	uint64_t egress_blocked;
+	/* Notebook kernels: the bridge beside gavel-init, and the kernel
+	 * this worker holds started ahead (kernel_pool.c). */
+	char bridge_path[4200];
+	struct exec_kernel_warm *warm;
+	struct kernel_shape warm_shape;
+	int64_t warm_made_ms, warm_retry_ms;
 };
 
 /* CLOCK_MONOTONIC in milliseconds. */
@@ -108,6 +135,10 @@ void exec_daemon_worker_main(struct daemon *d, int k) __attribute__((noreturn));
  * the job recorded as IE or handed back. */
 void exec_daemon_job_run(struct worker *w, const char *token);
 
+/* job.c: puts a token this worker took back in front of its tenant queue
+ * (logged; when that fails the scheduler does it once the node is gone). */
+void exec_daemon_hand_back(struct worker *w, const char *token, const char *why);
+
 /* job.c: the tenant's current egress policy into w->egress (never from
  * the request); w->egress_granted tells whether it grants a network. -1
  * (err) when it cannot be loaded: the job must not run. */
@@ -120,6 +151,36 @@ bool exec_daemon_kernel_request(const char *request);
  * claim's count; above 1 its node was lost and it is not started again),
  * then writes its result, usage and audit and acknowledges the token. */
 void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, const char *request, long attempts);
+
+/* kernel_job.c: runs a kernel whose job another worker claimed and handed
+ * over (kernel_pool.c) with the kernel this worker held for its shape
+ * (NULL: a fresh one), to its end, as exec_daemon_kernel_run. */
+void exec_daemon_kernel_run_handed(struct worker *w, const char *token, const struct kernel_shape *shape,
+				   struct exec_kernel_warm *warm);
+
+/* kernel_pool.c: the node's notebook kernels started ahead. */
+void kernel_pool_shape(struct kernel_shape *out, const struct exec_kernel_spec *spec);
+/* Records that this worker's node wanted a kernel of shape now. */
+void kernel_pool_want(struct worker *w, const struct kernel_shape *shape);
+/* Between two jobs: runs a kernel handed to this worker (until it ends),
+ * or moves the held kernel on (started, died, expired), or starts one
+ * ahead for the most recently wanted shape the node holds none of. */
+void kernel_pool_tick(struct worker *w);
+/* True while this worker holds a kernel ahead or is being handed one: it
+ * then looks at its slot often (TAKE_WAIT_WARM_S in worker.c). */
+bool kernel_pool_busy(const struct worker *w);
+/* True while a taker is handing this worker a kernel job: a job it has
+ * just taken goes back to the queue rather than keep that kernel waiting. */
+bool kernel_pool_handover_pending(const struct worker *w);
+/* This worker's own kernel of shape, taken out of the pool; or NULL. */
+struct exec_kernel_warm *kernel_pool_take_own(struct worker *w, const struct kernel_shape *shape);
+/* Hands the kernel job token to an idle worker holding a kernel of shape;
+ * its index once that worker adopted it, or -1 (none, or it did not take
+ * it within 3 s: the caller runs the kernel itself). */
+int kernel_pool_hand_over(struct worker *w, const char *token, const struct kernel_shape *shape);
+/* Drops the held kernel, if any (the worker stops, or starts a kernel of
+ * another shape, which would keep it unwatched for hours). */
+void kernel_pool_drop(struct worker *w);
 
 /* webhook_process.c: forks the webhook delivery process; its pid, or -1
  * (logged). */

@@ -203,7 +203,7 @@ fail:
 	return -1;
 }
 
-static void hand_back(struct worker *w, const char *token, const char *why)
+void exec_daemon_hand_back(struct worker *w, const char *token, const char *why)
 {
 	char inf[GV_QUEUE_KEY_MAX];
 	struct gv_err err;
@@ -394,7 +394,7 @@ static void job_finish(struct worker *w, struct job *j, uint64_t t0, struct gv_e
 	}
 	free(text);
 	if (rc != 0) {
-		hand_back(w, j->token, "the result could not be stored");
+		exec_daemon_hand_back(w, j->token, "the result could not be stored");
 		return;
 	}
 	/* The outbox row committed with the result; a crash or a Redis
@@ -428,7 +428,7 @@ void exec_daemon_job_run(struct worker *w, const char *token)
 	long attempts = 0;
 	char *req = claim(w, &j.t, status, sizeof(status), &gone, &attempts, &err);
 	if (!req && !gone) {
-		hand_back(w, token, err.msg);
+		exec_daemon_hand_back(w, token, err.msg);
 		gv_backoff_sleep_ms(1000);
 		return;
 	}
@@ -451,7 +451,7 @@ void exec_daemon_job_run(struct worker *w, const char *token)
 	} else if (job_run_spec(w, &j, &err) > 0) {
 		free(req);
 		gv_jobspec_free(&j.spec);
-		hand_back(w, token, err.msg);
+		exec_daemon_hand_back(w, token, err.msg);
 		gv_backoff_sleep_ms(1000);
 		return;
 	}

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +16,6 @@
 #include "tenants/db.h"
 #include "tenants/usage.h"
 
-#define BRIDGE_NAME "gavel-kernel-bridge.py"
 #define KIN_TIMEOUT_MS 10000 /* BLPOP waits 5 s: the command timeout must exceed it */
 
 bool exec_daemon_kernel_request(const char *request)
@@ -134,25 +132,26 @@ static int write_end(struct kernel_job *kj, const struct exec_kernel_outcome *o,
 	return rc;
 }
 
-/* Runs the kernel with a Redis connection of its own for its commands. */
-static void run(struct kernel_job *kj, struct exec_kernel_spec *spec, struct exec_kernel_outcome *o)
+/* Runs the kernel with a Redis connection of its own for its commands;
+ * warm (owned from here on) as its first sandbox when not NULL. The
+ * tenant's egress policy is in w->egress. */
+static void run(struct kernel_job *kj, struct exec_kernel_spec *spec, struct exec_kernel_warm *warm,
+		struct exec_kernel_outcome *o)
 {
 	struct worker *w = kj->w;
 	struct gv_err err;
-	char dir[4096], bridge[4200];
-	snprintf(dir, sizeof(dir), "%s", w->d->cfg->init_path);
-	snprintf(bridge, sizeof(bridge), "%s/%s", dirname(dir), BRIDGE_NAME);
 	struct gv_redis *rin = exec_daemon_redis_open(w->d->cfg, KIN_TIMEOUT_MS, &err);
-	if (!rin || exec_daemon_load_egress(w, kj->t->tid, &err) != 0) {
+	if (!rin) {
+		exec_kernel_warm_free(warm);
 		snprintf(o->reason, sizeof(o->reason), "error");
 		snprintf(o->message, sizeof(o->message), "%.255s", err.msg);
-		gv_redis_free(rin);
 		return;
 	}
-	spec->egress = w->egress;
+	spec->egress = w->egress_granted ? w->egress : NULL;
 	struct exec_kernel_env env = {
-		.engine = &w->engine, .r = w->r, .rin = rin, .bridge_path = bridge, .node = w->d->node,
+		.engine = &w->engine, .r = w->r, .rin = rin, .bridge_path = w->bridge_path, .node = w->d->node,
 		.stop = w->d->stop, .log = &kj->ctx, .audit = audit, .audit_arg = kj, .ready = on_ready,
+		.warm = warm,
 	};
 	if (exec_kernel_run(&env, spec, o, &err) != 0) {
 		snprintf(o->reason, sizeof(o->reason), "error");
@@ -160,6 +159,30 @@ static void run(struct kernel_job *kj, struct exec_kernel_spec *spec, struct exe
 		gv_error(&kj->ctx, "kernel did not start: %s", err.msg);
 	}
 	gv_redis_free(rin);
+}
+
+/* The end: result, usage and audit recorded, then announced, then the
+ * token acknowledged. */
+static void finish(struct kernel_job *kj, const struct exec_kernel_outcome *o)
+{
+	struct worker *w = kj->w;
+	struct gv_err err;
+	if (strcmp(o->reason, "node_lost") != 0 && strcmp(o->reason, "error") != 0)
+		gv_info(&kj->ctx, "kernel ended: %s (%llu ms, peak %llu KB)", o->reason, (unsigned long long)o->kernel_ms,
+			(unsigned long long)o->peak_memory_kb);
+	else
+		gv_warn(&kj->ctx, "kernel ended: %s: %s", o->reason, o->message);
+	if (write_end(kj, o, &err) != 0)
+		gv_error(&kj->ctx, "recording the kernel's end: %s", err.msg);
+	exec_kernel_announce_end(w->r, kj->t->sid, o->reason);
+	if (gv_queue_complete(w->r, w->d->node, kj->t, &err) != 0)
+		gv_warn(&kj->ctx, "acknowledging: %s", err.msg);
+}
+
+static void log_start(struct kernel_job *kj, const struct exec_kernel_spec *spec, const char *how)
+{
+	gv_info(&kj->ctx, "kernel starts (%u MB, %u%% CPU, lifetime %u s, idle %u s; %s)", spec->memory_mb,
+		spec->cpu_pct, spec->lifetime_s, spec->idle_s, how);
 }
 
 void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, const char *request, long attempts)
@@ -173,22 +196,57 @@ void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, co
 		/* Its node died with it: never a fresh kernel in its place. */
 		snprintf(o.reason, sizeof(o.reason), "node_lost");
 		snprintf(o.message, sizeof(o.message), "the node running this kernel was lost");
-	} else if (parse_budgets(request, &spec, &err) != 0) {
+	} else if (parse_budgets(request, &spec, &err) != 0 || exec_daemon_load_egress(w, t->tid, &err) != 0) {
 		snprintf(o.reason, sizeof(o.reason), "error");
 		snprintf(o.message, sizeof(o.message), "%.255s", err.msg);
 	} else {
-		gv_info(&kj.ctx, "kernel starts (%u MB, %u%% CPU, lifetime %u s, idle %u s)", spec.memory_mb,
-			spec.cpu_pct, spec.lifetime_s, spec.idle_s);
-		run(&kj, &spec, &o);
+		struct kernel_shape shape;
+		kernel_pool_shape(&shape, &spec);
+		kernel_pool_want(w, &shape);
+		struct exec_kernel_warm *warm = NULL;
+		if (!w->egress_granted) {
+			warm = kernel_pool_take_own(w, &shape);
+			char token[GV_QUEUE_TOKEN_MAX + 1];
+			int to;
+			if (!warm && gv_queue_token_format(token, sizeof(token), t->tid, t->sid, t->gpus, &err) == 0 &&
+			    (to = kernel_pool_hand_over(w, token, &shape)) >= 0) {
+				gv_info(&kj.ctx, "kernel handed to worker %d, which holds one started ahead", to);
+				return;
+			}
+		}
+		kernel_pool_drop(w);
+		log_start(&kj, &spec, warm ? "started ahead" : "fresh sandbox");
+		run(&kj, &spec, warm, &o);
 	}
-	if (strcmp(o.reason, "node_lost") != 0 && strcmp(o.reason, "error") != 0)
-		gv_info(&kj.ctx, "kernel ended: %s (%llu ms, peak %llu KB)", o.reason, (unsigned long long)o.kernel_ms,
-			(unsigned long long)o.peak_memory_kb);
-	else
-		gv_warn(&kj.ctx, "kernel ended: %s: %s", o.reason, o.message);
-	if (write_end(&kj, &o, &err) != 0)
-		gv_error(&kj.ctx, "recording the kernel's end: %s", err.msg);
-	exec_kernel_announce_end(w->r, t->sid, o.reason);
-	if (gv_queue_complete(w->r, w->d->node, t, &err) != 0)
-		gv_warn(&kj.ctx, "acknowledging: %s", err.msg);
+	finish(&kj, &o);
+}
+
+void exec_daemon_kernel_run_handed(struct worker *w, const char *token, const struct kernel_shape *shape,
+				   struct exec_kernel_warm *warm)
+{
+	struct gv_queue_token t;
+	struct gv_err err;
+	if (gv_queue_token_parse(token, strlen(token), &t, &err) != 0) {
+		gv_error(&w->d->log, "worker %d: handed a bad token: %s", w->index, err.msg);
+		exec_kernel_warm_free(warm);
+		return;
+	}
+	struct kernel_job kj = { .w = w, .t = &t, .ctx = { .tenant = t.tid, .job = t.sid, .node = w->d->node } };
+	/* Its taker claimed the row, checked the budgets against this
+	 * shape and found no network in the tenant's policy. */
+	struct exec_kernel_spec spec = { .tenant = t.tid, .kid = t.sid, .lifetime_s = shape->lifetime_s,
+					 .idle_s = shape->idle_s, .memory_mb = shape->memory_mb,
+					 .cpu_pct = shape->cpu_pct };
+	struct exec_kernel_outcome o;
+	memset(&o, 0, sizeof(o));
+	w->egress_granted = false;
+	if (strcmp(shape->tenant, t.tid) != 0) {
+		/* Never: the shape was compared in full. Fail safe anyway. */
+		gv_error(&kj.ctx, "handed a kernel of another tenant's shape: starting it fresh");
+		exec_kernel_warm_free(warm);
+		warm = NULL;
+	}
+	log_start(&kj, &spec, warm ? "handed over, started ahead" : "handed over, fresh sandbox");
+	run(&kj, &spec, warm, &o);
+	finish(&kj, &o);
 }

@@ -9,6 +9,7 @@
 #include "executor/daemon/daemon_internal.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,8 @@ static void problems_import_tick(struct worker *w)
 	/* Right away again after an import: more may be waiting. */
 	w->next_import_ms = rc == 1 ? now : now + w->d->cfg->import_poll_interval_ms;
 }
+
+#define TAKE_WAIT_WARM_S 0.1
 
 static volatile sig_atomic_t worker_stop;
 static void worker_on_term(int sig)
@@ -165,7 +168,10 @@ static void worker_loop(struct worker *w)
 		/* While a finished sandbox's tear-down is pending, wait briefly:
 		 * each poll moves it on, and reaps the gofer that its `runsc
 		 * delete` waits for (a zombie counts as running to runsc). */
-		double wait_s = w->engine.n_pending > 0 ? 0.05 : 1.0;
+		kernel_pool_tick(w);
+		/* Holding a kernel started ahead, look at the slot often: a job
+		 * for it may be handed over (kernel_pool.c). */
+		double wait_s = w->engine.n_pending > 0 ? 0.05 : kernel_pool_busy(w) ? TAKE_WAIT_WARM_S : 1.0;
 		int got = gv_queue_take(w->r, d->node, wait_s, token, sizeof(token), &err);
 		if (got < 0) {
 			if (exec_daemon_mono_ms() - last_err > 5000) {
@@ -177,6 +183,10 @@ static void worker_loop(struct worker *w)
 		}
 		if (got == 0) {
 			exec_engine_poll(&w->engine);
+			continue;
+		}
+		if (kernel_pool_handover_pending(w)) {
+			exec_daemon_hand_back(w, token, "a kernel job is being handed to this worker");
 			continue;
 		}
 		snprintf(slot->token, sizeof(slot->token), "%s", token);
@@ -217,8 +227,12 @@ void exec_daemon_worker_main(struct daemon *d, int k)
 					     .has_spare = node_has_spare, .spare_arg = &w };
 	if (exec_pool_attach(&pool, &w.engine, &pool_cfg, &err) != 0 || problems_init(&w, &err) != 0)
 		worker_start_failed(&w, &err, true);
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", c->init_path);
+	snprintf(w.bridge_path, sizeof(w.bridge_path), "%s/%s", dirname(dir), KERNEL_BRIDGE_NAME);
 	d->slots[k].state = 1;
 	worker_loop(&w);
+	kernel_pool_drop(&w);
 	gv_redis_free(w.r);
 	gv_pg_free(w.pg);
 	exec_pool_detach(&pool);

@@ -176,25 +176,76 @@ static int blpop_send(struct kernel *k, struct gv_err *err)
 
 /* ---- the sandbox ---- */
 
-static int load_bridge(struct kernel *k, struct gv_err *err)
+/* The bridge's source, read from the host (sent into each sandbox as a
+ * job file). */
+static char *bridge_load(const char *path, size_t *len, struct gv_err *err)
 {
-	int fd = open(k->env->bridge_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return gv_err_errno(err, "open %s", k->env->bridge_path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		gv_err_errno(err, "open %s", path);
+		return NULL;
+	}
 	struct stat st;
-	int rc = -1;
+	char *buf = NULL;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > BRIDGE_MAX) {
-		gv_err_set(err, GV_EINVAL, "%s: not a regular file of at most %u bytes", k->env->bridge_path,
-			   BRIDGE_MAX);
-	} else if ((k->bridge = malloc((size_t)st.st_size)) == NULL) {
+		gv_err_set(err, GV_EINVAL, "%s: not a regular file of at most %u bytes", path, BRIDGE_MAX);
+	} else if ((buf = malloc((size_t)st.st_size)) == NULL) {
 		gv_err_set(err, ENOMEM, "bridge: out of memory");
-	} else if (gv_read_upto(fd, k->bridge, (size_t)st.st_size) != (size_t)st.st_size) {
-		gv_err_errno(err, "read %s", k->env->bridge_path);
+	} else if (gv_read_upto(fd, buf, (size_t)st.st_size) != (size_t)st.st_size) {
+		gv_err_errno(err, "read %s", path);
+		free(buf);
+		buf = NULL;
 	} else {
-		k->bridge_len = (size_t)st.st_size;
-		rc = 0;
+		*len = (size_t)st.st_size;
 	}
 	close(fd);
+	return buf;
+}
+
+static int load_bridge(struct kernel *k, struct gv_err *err)
+{
+	k->bridge = bridge_load(k->env->bridge_path, &k->bridge_len, err);
+	return k->bridge ? 0 : -1;
+}
+
+/* A fresh sandbox running the bridge, its stream started. Its wall and
+ * CPU limits are the lifetime plus extra_ms (a kernel started ahead
+ * waits for adoption). */
+static int sandbox_start(struct exec_engine *e, const char *bridge, size_t bridge_len,
+			 const struct exec_kernel_spec *spec, uint64_t extra_ms, struct exec_session **s,
+			 struct exec_stream **st, struct gv_err *err)
+{
+	const char *argv[] = {PYTHON, "-I", "/box/" BRIDGE_FILE, NULL};
+	struct exec_file files[] = {{.name = BRIDGE_FILE, .data = bridge, .len = bridge_len}};
+	uint64_t life_ms = (uint64_t)spec->lifetime_s * 1000 + extra_ms;
+	struct exec_job job = {
+		.tenant = spec->tenant,
+		.interactive = true,
+		.run_argv = argv,
+		.files = files,
+		.n_files = 1,
+		.run_limits = {.cpu_ms = life_ms, .wall_ms = life_ms,
+			       .memory_kb = (uint64_t)spec->memory_mb * 1024,
+			       .output_bytes = 0, .stderr_bytes = 65536, .fsize_kb = KERNEL_FSIZE_KB,
+			       .procs = KERNEL_PROCS, .open_files = KERNEL_OPEN_FILES,
+			       .sample_ms = KERNEL_SAMPLE_MS},
+		.egress = spec->egress,
+		.cpu_quota_pct = spec->cpu_pct,
+	};
+	struct exec_phase_result compile;
+	*s = NULL;
+	*st = NULL;
+	int rc = exec_session_open(e, &job, s, &compile, err);
+	if (rc == 0 && strcmp(compile.status, "OK") != 0)
+		rc = gv_err_set(err, GV_ESANDBOX, "kernel sandbox did not start: %s %s", compile.status,
+				compile.message);
+	exec_phase_result_free(&compile);
+	if (rc == 0 && exec_stream_start(*s, st, err) != 0)
+		rc = -1;
+	if (rc != 0 && *s) {
+		exec_session_close(*s);
+		*s = NULL;
+	}
 	return rc;
 }
 
@@ -232,51 +283,148 @@ static int replay_opens(struct kernel *k, struct gv_err *err)
 	return 0;
 }
 
+static void audit_started(struct kernel *k, bool pooled)
+{
+	if (!k->env->audit)
+		return;
+	char details[200];
+	snprintf(details, sizeof(details),
+		 "{\"memory_mb\":%u,\"cpu_pct\":%u,\"lifetime_s\":%u,\"idle_s\":%u,\"restart\":%s,\"pooled\":%s}",
+		 k->spec->memory_mb, exec_session_shape(k->s)->cpu_quota_pct, k->spec->lifetime_s, k->spec->idle_s,
+		 k->restarting ? "true" : "false", pooled ? "true" : "false");
+	k->env->audit(k->env->audit_arg, "kernel.started", exec_session_id(k->s), details);
+}
+
 static int open_sandbox(struct kernel *k, struct gv_err *err)
 {
-	const char *argv[] = {PYTHON, "-I", "/box/" BRIDGE_FILE, NULL};
-	struct exec_file files[] = {{.name = BRIDGE_FILE, .data = k->bridge, .len = k->bridge_len}};
-	uint64_t life_ms = (uint64_t)k->spec->lifetime_s * 1000;
-	struct exec_job job = {
-		.tenant = k->spec->tenant,
-		.interactive = true,
-		.run_argv = argv,
-		.files = files,
-		.n_files = 1,
-		.run_limits = {.cpu_ms = life_ms, .wall_ms = life_ms,
-			       .memory_kb = (uint64_t)k->spec->memory_mb * 1024,
-			       .output_bytes = 0, .stderr_bytes = 65536, .fsize_kb = KERNEL_FSIZE_KB,
-			       .procs = KERNEL_PROCS, .open_files = KERNEL_OPEN_FILES,
-			       .sample_ms = KERNEL_SAMPLE_MS},
-		.egress = k->spec->egress,
-		.cpu_quota_pct = k->spec->cpu_pct,
-	};
-	struct exec_phase_result compile;
-	int rc = exec_session_open(k->env->engine, &job, &k->s, &compile, err);
-	if (rc == 0 && strcmp(compile.status, "OK") != 0) {
-		rc = gv_err_set(err, GV_ESANDBOX, "kernel sandbox did not start: %s %s", compile.status,
-				compile.message);
-		exec_session_close(k->s);
-		k->s = NULL;
-	}
-	exec_phase_result_free(&compile);
-	if (rc != 0)
+	if (sandbox_start(k->env->engine, k->bridge, k->bridge_len, k->spec, 0, &k->s, &k->st, err) != 0)
 		return -1;
 	kernel_out_decoder_init(&k->dec);
 	k->ready_seen = false;
 	k->sandbox_t0 = mono_ms();
-	if (exec_stream_start(k->s, &k->st, err) != 0 || replay_opens(k, err) != 0) {
+	if (replay_opens(k, err) != 0) {
 		close_sandbox(k);
 		return -1;
 	}
-	if (k->env->audit) {
-		char details[160];
-		snprintf(details, sizeof(details),
-			 "{\"memory_mb\":%u,\"cpu_pct\":%u,\"lifetime_s\":%u,\"idle_s\":%u,\"restart\":%s}",
-			 k->spec->memory_mb, exec_session_shape(k->s)->cpu_quota_pct, k->spec->lifetime_s,
-			 k->spec->idle_s, k->restarting ? "true" : "false");
-		k->env->audit(k->env->audit_arg, "kernel.started", exec_session_id(k->s), details);
+	audit_started(k, false);
+	return 0;
+}
+
+/* ---- kernels started ahead ---- */
+
+struct exec_kernel_warm {
+	struct exec_session *s;
+	struct exec_stream *st;
+	struct kernel_out_decoder dec;
+	bool ready;
+	char state[12]; /* the last state the bridge sent */
+};
+
+int exec_kernel_warm_start(struct exec_engine *e, const char *bridge_path, const struct exec_kernel_spec *spec,
+			   uint64_t max_wait_ms, struct exec_kernel_warm **out, struct gv_err *err)
+{
+	*out = NULL;
+	if (!spec->lifetime_s || spec->memory_mb < 64)
+		return gv_err_set(err, GV_EINVAL, "kernel budgets missing");
+	if (spec->egress && spec->egress->grants)
+		return gv_err_set(err, GV_EINVAL, "a kernel with a network is never started ahead");
+	struct exec_kernel_warm *w = calloc(1, sizeof(*w));
+	size_t len = 0;
+	char *bridge = w ? bridge_load(bridge_path, &len, err) : NULL;
+	if (!w)
+		gv_err_set(err, ENOMEM, "kernel: out of memory");
+	int rc = bridge ? sandbox_start(e, bridge, len, spec, max_wait_ms, &w->s, &w->st, err) : -1;
+	free(bridge);
+	if (rc != 0) {
+		free(w);
+		return -1;
 	}
+	kernel_out_decoder_init(&w->dec);
+	snprintf(w->state, sizeof(w->state), "starting");
+	*out = w;
+	return 0;
+}
+
+struct warm_out {
+	struct exec_kernel_warm *w;
+	bool failed;
+	struct gv_err err;
+};
+
+/* Before adoption the bridge has no connection: only `ready` and `state`
+ * can come; a message (to nobody) is dropped. */
+static void warm_output(void *arg, const char *p, size_t n)
+{
+	struct warm_out *o = arg;
+	while (n > 0 && !o->failed) {
+		struct kernel_out_frame f;
+		size_t used = 0;
+		int r = kernel_out_feed(&o->w->dec, p, n, &used, &f, &o->err);
+		if (r < 0) {
+			o->failed = true;
+			return;
+		}
+		p += used;
+		n -= used;
+		if (r == 1 && f.kind == KERNEL_OUT_READY)
+			o->w->ready = true;
+		else if (r == 1 && f.kind == KERNEL_OUT_STATE)
+			snprintf(o->w->state, sizeof(o->w->state), "%s", f.state);
+	}
+}
+
+int exec_kernel_warm_step(struct exec_kernel_warm *w, struct gv_err *err)
+{
+	struct warm_out o = {.w = w};
+	struct exec_phase_result r;
+	int rc = exec_stream_step(w->st, true, warm_output, &o, &r, err);
+	if (rc == 1) {
+		gv_err_set(err, GV_ESANDBOX, "the kernel started ahead ended: %s %s", r.status, r.message);
+		exec_phase_result_free(&r);
+		return -1;
+	}
+	if (rc < 0)
+		return -1;
+	if (o.failed) {
+		*err = o.err;
+		return -1;
+	}
+	return w->ready ? 1 : 0;
+}
+
+const char *exec_kernel_warm_sandbox(const struct exec_kernel_warm *w)
+{
+	return exec_session_id(w->s);
+}
+
+void exec_kernel_warm_free(struct exec_kernel_warm *w)
+{
+	if (!w)
+		return;
+	exec_stream_free(w->st);
+	exec_session_close(w->s);
+	kernel_out_decoder_free(&w->dec);
+	free(w);
+}
+
+/* The kernel's first sandbox is w: what it already said counts. */
+static int adopt_warm(struct kernel *k, struct exec_kernel_warm *w, struct gv_err *err)
+{
+	k->s = w->s;
+	k->st = w->st;
+	k->dec = w->dec;
+	k->ready_seen = w->ready;
+	if (w->ready)
+		snprintf(k->state, sizeof(k->state), "%s", w->state);
+	k->sandbox_t0 = mono_ms();
+	free(w);
+	if (replay_opens(k, err) != 0) {
+		close_sandbox(k);
+		return -1;
+	}
+	audit_started(k, true);
+	if (k->ready_seen && k->env->ready)
+		k->env->ready(k->env->audit_arg, (uint64_t)(mono_ms() - k->t0));
 	return 0;
 }
 
@@ -593,7 +741,10 @@ int exec_kernel_run(const struct exec_kernel_env *env, const struct exec_kernel_
 	k->t0 = k->last_activity = k->tokens_at = mono_ms();
 	k->tokens = OUT_BURST_B;
 	int rc = -1;
-	if (load_bridge(k, err) == 0 && open_sandbox(k, err) == 0) {
+	struct exec_kernel_warm *warm = env->warm;
+	if (load_bridge(k, err) != 0)
+		exec_kernel_warm_free(warm);
+	else if ((warm ? adopt_warm(k, warm, err) : open_sandbox(k, err)) == 0) {
 		state_write(k);
 		relay(k);
 		rc = 0;

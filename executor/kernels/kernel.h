@@ -52,6 +52,10 @@ struct exec_kernel_env {
 	/* Called once the first sandbox answers (kernel_info works): for the
 	 * start-up figure. NULL: none. */
 	void (*ready)(void *arg, uint64_t ms_since_start);
+	/* A kernel started ahead for this kernel's shape (below), which
+	 * exec_kernel_run adopts as its first sandbox and owns from then on,
+	 * whatever happens; NULL: a fresh sandbox is started now. */
+	struct exec_kernel_warm *warm;
 };
 
 struct exec_kernel_outcome {
@@ -64,6 +68,30 @@ struct exec_kernel_outcome {
 	unsigned restarts, interrupts;
 	char sandbox[40];        /* the last sandbox's id */
 };
+
+/* A kernel started ahead of demand (executor/daemon/kernel_pool.c): the
+ * bridge and ipykernel started in a fresh sandbox made for exactly one
+ * future kernel's shape (tenant, memory, CPU quota, lifetime; never a
+ * network: kernels whose tenant grants egress always start fresh), before
+ * its kernel id is known. No tenant code and no client message reaches it
+ * before exec_kernel_run adopts it; it serves that one kernel and is
+ * destroyed with it. Its sandbox's wall and CPU limits are the lifetime
+ * plus max_wait_ms (the longest it may wait for adoption), and the relay
+ * ends the kernel at its lifetime counted from adoption. */
+struct exec_kernel_warm;
+
+/* Opens the sandbox and starts the bridge; does not wait for it to
+ * answer (exec_kernel_warm_step). spec->kid is not used. 0 with *out;
+ * -1 with err. */
+int exec_kernel_warm_start(struct exec_engine *e, const char *bridge_path, const struct exec_kernel_spec *spec,
+			   uint64_t max_wait_ms, struct exec_kernel_warm **out, struct gv_err *err) GV_MUST_CHECK;
+/* Takes what the bridge sent, without blocking: 1 once it answered, 0
+ * while it starts, -1 (err) when it died or broke the protocol (free it). */
+int exec_kernel_warm_step(struct exec_kernel_warm *w, struct gv_err *err) GV_MUST_CHECK;
+/* The sandbox's id (for logs). */
+const char *exec_kernel_warm_sandbox(const struct exec_kernel_warm *w);
+/* Closes its sandbox (NULL-safe). */
+void exec_kernel_warm_free(struct exec_kernel_warm *w);
 
 /* Runs the kernel until it ends; out says why. -1 (err) only when its
  * first sandbox could not be made (nothing ran: the caller records an

@@ -9,8 +9,9 @@
 #
 #   tests/bench/bench_kernels.sh      (as root; BUILD=build by default)
 #
-# Environment: BUILD, and kernels.py's BENCH_KERNEL_STARTS, BENCH_CELL_N,
-# BENCH_BIG_N, BENCH_IDLE_S, BENCH_FRAMING.
+# Environment: BUILD, GAVEL_EXECUTOR_KERNEL_POOL, and kernels.py's
+# BENCH_KERNEL_STARTS, BENCH_KERNEL_GAP_S, BENCH_CELL_N, BENCH_BIG_N,
+# BENCH_IDLE_S, BENCH_FRAMING.
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -24,6 +25,9 @@ done
 
 # shellcheck source=tests/lib/stack.sh
 . tests/lib/stack.sh
+# shellcheck source=tests/lib/jupyter.sh
+. tests/lib/jupyter.sh
+jupyter_clients_ready || bail "the baseline's jupyter_server is missing"
 stack_setup bench-kernels
 export GAVEL_LOG_LEVEL=warn
 "$BUILD/gavel" tenant create "${TAG}_k" >/dev/null 2>"$TMP/cli.log" || bail "tenant create: $(cat "$TMP/cli.log")"
@@ -33,6 +37,7 @@ KEY=$("$BUILD/gavel" key create --tenant "${TAG}_k" 2>>"$TMP/cli.log")
 GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 	"${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
 PIDS+=($!)
+echo "# executor.kernel_pool ${GAVEL_EXECUTOR_KERNEL_POOL:-2 (default)}"
 GAVEL_EXECUTOR_NODE_NAME=b-$TAG GAVEL_EXECUTOR_MAX_PARALLEL=3 stack_start_executor executor.log
 GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" stack_start_frontend
 stack_wait_healthy 120 "$PID_EXEC" "$PID_FE"
@@ -54,5 +59,14 @@ else
 fi
 HOOK
 chmod +x "$TMP/cg.sh"
-BENCH_KERNEL_MEM_CMD="$TMP/cg.sh \$1 mem" BENCH_KERNEL_CPU_CMD="$TMP/cg.sh \$1 cpu" \
+# Before each cold start: a kernel memory this tenant never had, so that no
+# kernel started ahead (executor.kernel_pool) fits it.
+cat >"$TMP/cold.sh" <<HOOK
+#!/usr/bin/env bash
+n=\$((\$(cat "$TMP/cold.n" 2>/dev/null || echo 0) + 1))
+echo \$n >"$TMP/cold.n"
+exec "$BUILD/gavel" tenant update "${TAG}_k" --quota kernel_memory_mb=\$((1024 + n))
+HOOK
+chmod +x "$TMP/cold.sh"
+BENCH_KERNEL_COLD_CMD="$TMP/cold.sh" BENCH_KERNEL_MEM_CMD="$TMP/cg.sh \$1 mem" BENCH_KERNEL_CPU_CMD="$TMP/cg.sh \$1 cpu" \
 	/usr/bin/python3 tests/bench/kernels.py "$B" "$KEY"

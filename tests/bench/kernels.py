@@ -17,7 +17,14 @@ machine's load drifts into both alike.
 Figures (each with the load average when it was taken):
   1. kernel start: POST api/kernels to the kernel_info_reply on a fresh
      channels WebSocket, p50 and p99 over BENCH_KERNEL_STARTS (10) starts;
-     the kernel is deleted after each (its DELETE timed too).
+     the kernel is deleted after each (its DELETE timed too). With
+     BENCH_KERNEL_COLD_CMD (a shell command run before each target start,
+     which makes sure no kernel started ahead fits it, e.g. by changing
+     the tenant's kernel memory), three times: 1a fresh sandboxes; then,
+     after one start not counted, the target's own way (Gavel: kernels
+     started ahead, executor.kernel_pool), 1b with BENCH_KERNEL_GAP_S (8)
+     seconds between starts (time for the target to get ready for the
+     next), 1c back to back.
   2. cell round trip, `1+1`: execute_request to execute_reply and idle,
      median and p99 over BENCH_CELL_N (50).
   3. cell round trip, `print('x'*1000000)` (1 MB of stream output), median
@@ -152,7 +159,9 @@ class Side:
 # -- figures --------------------------------------------------------------------
 
 
-def start_once(side):
+def start_once(side, before=None):
+    if before and side.name == "target":
+        subprocess.run(["sh", "-c", before], check=True, timeout=60, stdout=subprocess.DEVNULL)
     t0 = time.monotonic()
     k = side.s.start("python3")
     t_post = time.monotonic()
@@ -164,16 +173,17 @@ def start_once(side):
     return t_ready - t0, t_post - t0, time.monotonic() - t_ready
 
 
-def fig_starts(sides):
+def fig_starts(sides, label="1.", before=None, gap=0):
     res = {s.name: ([], [], []) for s in sides}
     for _ in range(STARTS):
+        time.sleep(gap)
         for s in sides:
-            ready, post, delete = start_once(s)
+            ready, post, delete = start_once(s, before)
             res[s.name][0].append(ready)
             res[s.name][1].append(post)
             res[s.name][2].append(delete)
     t, b = res["target"], res["baseline"]
-    print(f"1. kernel start, POST to kernel_info_reply, {STARTS} starts (load {loadavg()})")
+    print(f"{label} kernel start, POST to kernel_info_reply, {STARTS} starts (load {loadavg()})")
     for name, (r, p, d) in res.items():
         print(f"   {name:8}: p50 {ms(pct(r, 50))}, p99 {ms(pct(r, 99))} (the POST alone: p50 {ms(pct(p, 50))}; "
               f"DELETE p50 {ms(pct(d, 50))})")
@@ -257,7 +267,15 @@ def main():
         sides = [Side("target", target, target_dev is not None), Side("baseline", base_dev.server(), True)]
         print(f"# target {target.base}, baseline {base_dev.url} (plain jupyter_server, ipykernel on the host); "
               f"framing {FRAMING}; {os.cpu_count()} CPUs", flush=True)
-        fig_starts(sides)
+        cold = os.environ.get("BENCH_KERNEL_COLD_CMD")
+        if cold:
+            fig_starts(sides, "1a. fresh sandbox:", cold)
+            start_once(sides[0])
+            gap = float(os.environ.get("BENCH_KERNEL_GAP_S", "8"))
+            fig_starts(sides, f"1b. the target's way (Gavel: started ahead), {gap:g} s apart:", gap=gap)
+            fig_starts(sides, "1c. the target's way, back to back:")
+        else:
+            fig_starts(sides)
         fig_cells(sides)
     finally:
         base_dev.stop()

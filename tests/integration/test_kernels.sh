@@ -17,7 +17,11 @@
 #      stop, kernel time in usage, no kernel left running, no Redis state
 #      left behind;
 #   6. budgets: a second kernel over max_kernels is 403, an unconnected
-#      idle kernel is culled after kernel_idle_s (result reason idle).
+#      idle kernel is culled after kernel_idle_s (result reason idle);
+#   7. kernels started ahead (executor.kernel_pool) serve the tenant's
+#      later kernels, each sandbox once; the other ends: memory (over
+#      kernel_memory_mb), lifetime, node lost (its worker killed); the
+#      tenant's CPU quota on the sandbox's cgroup, throttling a busy loop.
 #
 # Needs root. TAP. GAVEL_KERNELS_SCREENSHOT keeps the notebook page's
 # screenshot there (default: $TMP, removed).
@@ -27,7 +31,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..12"
+echo "1..17"
 . tests/lib/tap.sh
 say() { echo "# $*"; }
 
@@ -134,3 +138,74 @@ why=$(sql -c "SELECT result->'kernel'->>'reason' FROM submissions WHERE id = '$K
 check "an idle kernel with no connection is culled after kernel_idle_s (reason: $why)" test "$why" = idle
 gone=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: token $KB" "$B/api/kernels/$KID")
 check "a culled kernel is gone for its clients (GET: $gone)" test "$gone" = 404
+
+# ---- 7. kernels started ahead, the other ends, the CPU quota ----
+read -r TC KC < <(mk_tenant "${TAG}_c" max_kernels=3 kernel_memory_mb=256 kernel_cpu_pct=50)
+read -r TD KD < <(mk_tenant "${TAG}_d" max_kernels=1 kernel_lifetime_s=10 kernel_idle_s=600)
+[ -n "$KC" ] && [ -n "$KD" ] || bail "tenants: $(cat "$TMP/cli.log")"
+pooled=$(sql -c "SELECT count(*) FROM audit_log WHERE tenant_id = '$TA' AND action = 'kernel.started' AND details->>'pooled' = 'true'")
+dup=$(sql -c "SELECT count(*) - count(DISTINCT sandbox) FROM audit_log WHERE action = 'kernel.started'")
+say "tenant a: $pooled of $started kernel sandboxes were started ahead"
+check "later kernels of a tenant start from kernels started ahead ($pooled of $started), each sandbox serving one kernel ($dup reused)" \
+	test "$pooled" -ge 1 -a "$dup" = 0
+# Lifetime: never connected, its idle time (600 s) far off.
+st=$(post "$KD")
+KLIFE=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$TMP/post.json" 2>/dev/null)
+wait_end() { # kid seconds -> its result's reason (empty: not ended)
+	for _ in $(seq $(($2 * 5))); do
+		[ "$(sql -c "SELECT status FROM submissions WHERE id = '$1'")" = done ] && break
+		sleep 0.2
+	done
+	sql -c "SELECT result->'kernel'->>'reason' FROM submissions WHERE id = '$1' AND status = 'done'"
+}
+run_cell() { # token code -> kernel id
+	/usr/bin/python3 tests/kernels/kclient.py start-and-run "$B" "$1" "$2" 2>>"$TMP/cells.log"
+}
+# The sandbox of a kernel: its id from kernel.started, its cgroup folder.
+sandbox_of() { sql -c "SELECT sandbox FROM audit_log WHERE object = '$1' AND action = 'kernel.started' ORDER BY at DESC LIMIT 1"; }
+cgroup_of() { find /sys/fs/cgroup -maxdepth 7 -type d -name "$1" 2>/dev/null | head -n1; }
+
+KMEM=$(run_cell "$KC" 'b = bytearray(600 << 20)')
+why=$(wait_end "$KMEM" 60)
+check "a kernel that allocates over kernel_memory_mb (256) ends with reason memory ($why)" test "$why" = memory
+
+KCPU=$(run_cell "$KC" 'while True: pass')
+sb=$(sandbox_of "$KCPU")
+cg=$(cgroup_of "$sb")
+quota=""
+thr0=0 thr1=0
+if [ -n "$cg" ] && [ -f "$cg/cpu.max" ]; then
+	quota=$(cat "$cg/cpu.max")
+	thr0=$(awk '/^nr_throttled/ { print $2 }' "$cg/cpu.stat")
+	sleep 2
+	thr1=$(awk '/^nr_throttled/ { print $2 }' "$cg/cpu.stat")
+elif [ -n "$(find /sys/fs/cgroup/cpu,cpuacct /sys/fs/cgroup/cpu -maxdepth 7 -type d -name "$sb" 2>/dev/null | head -n1)" ]; then
+	cg=$(find /sys/fs/cgroup/cpu,cpuacct /sys/fs/cgroup/cpu -maxdepth 7 -type d -name "$sb" 2>/dev/null | head -n1)
+	quota="$(cat "$cg/cpu.cfs_quota_us") $(cat "$cg/cpu.cfs_period_us")"
+	thr0=$(awk '/^nr_throttled/ { print $2 }' "$cg/cpu.stat")
+	sleep 2
+	thr1=$(awk '/^nr_throttled/ { print $2 }' "$cg/cpu.stat")
+fi
+say "kernel $KCPU: sandbox $sb, cgroup ${cg:-none}, quota '$quota', throttled $thr0 -> $thr1"
+check "the tenant's kernel_cpu_pct (50) is its sandbox's CPU quota, and a busy loop is throttled ($quota; $thr0 -> $thr1)" \
+	test "$quota" = "50000 100000" -a "$thr1" -gt "$thr0"
+curl -s -o /dev/null -X DELETE -H "Authorization: token $KC" "$B/api/kernels/$KCPU"
+
+# Node lost: the worker process running the kernel dies (the sandbox's
+# processes are its children: the engine is their subreaper).
+KLOST=$(run_cell "$KC" 'x = 1')
+sb=$(sandbox_of "$KLOST")
+wpid=""
+for p in $(pgrep -f -- "$sb"); do
+	pp=$(ps -o ppid= -p "$p" | tr -d ' ')
+	[ -n "$pp" ] && [ "$(ps -o comm= -p "$pp")" = gavel-executor ] && { wpid=$pp; break; }
+done
+say "kernel $KLOST: sandbox $sb, worker ${wpid:-not found}"
+[ -n "$wpid" ] && kill -9 "$wpid"
+why=$(wait_end "$KLOST" 60)
+gone=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: token $KC" "$B/api/kernels/$KLOST")
+check "a kernel whose worker died ends with reason node_lost, never restarted elsewhere ($why), and is gone for its clients ($gone)" \
+	test -n "$wpid" -a "$why" = node_lost -a "$gone" = 404
+
+why=$(wait_end "$KLIFE" 60)
+check "a kernel ends at kernel_lifetime_s (10), never connected and its idle limit (600 s) far off (reason: $why)" test "$why" = lifetime

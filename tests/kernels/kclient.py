@@ -521,8 +521,38 @@ def _serve(state_file, extra):
         dev.stop()
 
 
+def _start_and_run(base, token, code):
+    """`kclient.py start-and-run BASE TOKEN CODE`: starts a kernel, waits
+    until it answers, sends CODE to run (without waiting for it), closes
+    the WebSocket and prints the kernel id (for the shell tests that watch
+    what the service does with the kernel then)."""
+    server = Server(base, token)
+    kid = server.start()["id"]
+    ch = server.connect(kid)
+    try:
+        ch.wait_ready()
+        ch.send("shell", "execute_request", {"code": code, "silent": False, "store_history": False,
+                                             "user_expressions": {}, "allow_stdin": False,
+                                             "stop_on_error": False})
+        # The request is in once the kernel says it is busy with it.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            m = ch.recv(deadline - time.monotonic())
+            if m and m["channel"] == "iopub" and m["header"]["msg_type"] == "status" \
+                    and m["content"]["execution_state"] == "busy":
+                break
+    finally:
+        ch.close()
+    print(kid)
+
+
+USAGE = """usage: kclient.py serve STATE_FILE [jupyter_server options...]
+       kclient.py start-and-run BASE_URL TOKEN CODE"""
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "serve":
         _serve(sys.argv[2], sys.argv[3:])
+    elif len(sys.argv) == 5 and sys.argv[1] == "start-and-run":
+        _start_and_run(*sys.argv[2:])
     else:
-        sys.exit("usage: kclient.py serve STATE_FILE [jupyter_server options...]")
+        sys.exit(USAGE)

@@ -1,0 +1,383 @@
+/* Notebook kernels started ahead of demand on this node
+ * (executor/daemon/daemon_internal.h, kernel_pool_*; the kernel side is
+ * exec_kernel_warm in executor/kernels/kernel.h).
+ *
+ * A kernel's start is a fresh sandbox plus Python importing ipykernel:
+ * seconds under gVisor. So an idle worker keeps one kernel started ahead
+ * for a shape (tenant, memory, CPU quota, lifetime, idle time) that this
+ * node's kernels had lately, and the next kernel of that shape adopts it.
+ * A worker process owns its sandboxes (the engine is its subreaper), so
+ * the kernel job goes to the worker holding the kernel, not the kernel to
+ * the job: the worker that claimed the job hands its token over through
+ * the shared slots, and the holder runs the kernel.
+ *
+ * Security argument: a kernel started ahead is made for one tenant's
+ * shape, with that tenant's cgroup limits and no network (a tenant whose
+ * egress policy grants a network gets a fresh sandbox each time, with the
+ * policy of the moment). Nothing of a tenant runs in it before adoption,
+ * it serves exactly one kernel, and it is destroyed with it, as every
+ * sandbox is. It never changes hands between tenants: its shape is
+ * compared in full at adoption.
+ *
+ * The slot's warm_state moves only by compare-and-swap:
+ *   NONE -> WARMING -> READY                      (the holder)
+ *   WARMING|READY -> CLAIMED -> HANDED            (a taker, who writes the token)
+ *   HANDED -> ADOPTED (the holder) -> NONE (the taker's acknowledgement)
+ *   HANDED -> NONE (the taker gave up waiting: it runs the kernel itself)
+ *   WARMING|READY -> NONE (the holder drops its kernel)
+ */
+#include "executor/daemon/daemon_internal.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "executor/kernels/kernel.h"
+
+enum { KPOOL_NONE, KPOOL_WARMING, KPOOL_READY, KPOOL_CLAIMED, KPOOL_HANDED, KPOOL_ADOPTED };
+
+#define HANDOFF_WAIT_MS 3000 /* the holder looks at its slot every TAKE_WAIT_WARM_S */
+#define RETRY_AFTER_FAIL_MS 30000
+
+static int state_load(const struct kernel_pool_slot *s)
+{
+	return __atomic_load_n(&s->warm_state, __ATOMIC_ACQUIRE);
+}
+
+static bool state_cas(struct kernel_pool_slot *s, int from, int to)
+{
+	return __atomic_compare_exchange_n(&s->warm_state, &from, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+static bool shape_eq(const struct kernel_shape *a, const struct kernel_shape *b)
+{
+	return !strcmp(a->tenant, b->tenant) && a->memory_mb == b->memory_mb && a->cpu_pct == b->cpu_pct &&
+	       a->lifetime_s == b->lifetime_s && a->idle_s == b->idle_s;
+}
+
+void kernel_pool_shape(struct kernel_shape *out, const struct exec_kernel_spec *spec)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->tenant, sizeof(out->tenant), "%s", spec->tenant);
+	out->memory_mb = spec->memory_mb;
+	out->cpu_pct = spec->cpu_pct;
+	out->lifetime_s = spec->lifetime_s;
+	out->idle_s = spec->idle_s;
+}
+
+static struct kernel_pool_slot *slot_of(const struct worker *w, int k)
+{
+	return &w->d->slots[k].kpool;
+}
+
+void kernel_pool_want(struct worker *w, const struct kernel_shape *shape)
+{
+	struct kernel_pool_slot *s = slot_of(w, w->index);
+	__atomic_add_fetch(&s->wanted_seq, 1, __ATOMIC_ACQ_REL); /* odd: being written */
+	s->wanted = *shape;
+	s->wanted_ms = (int64_t)exec_daemon_mono_ms();
+	__atomic_add_fetch(&s->wanted_seq, 1, __ATOMIC_ACQ_REL);
+}
+
+/* Worker k's last wanted shape, read consistently; false when it has
+ * none or it is being written. */
+static bool wanted_read(const struct worker *w, int k, struct kernel_shape *shape, int64_t *at)
+{
+	const struct kernel_pool_slot *s = slot_of(w, k);
+	unsigned seq = __atomic_load_n(&s->wanted_seq, __ATOMIC_ACQUIRE);
+	if (seq == 0 || (seq & 1))
+		return false;
+	*shape = s->wanted;
+	*at = s->wanted_ms;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&s->wanted_seq, __ATOMIC_ACQUIRE) == seq;
+}
+
+/* What the node holds ahead: every kernel (any state but none), those
+ * still starting, and those of shape (when not NULL). */
+struct held_count {
+	unsigned all, starting, of_shape;
+};
+
+static struct held_count held(const struct worker *w, const struct kernel_shape *shape)
+{
+	struct held_count h = {0, 0, 0};
+	for (int k = 0; k < w->d->workers; k++) {
+		const struct kernel_pool_slot *s = slot_of(w, k);
+		int st = state_load(s);
+		if (st == KPOOL_NONE)
+			continue;
+		h.all++;
+		h.starting += st == KPOOL_WARMING;
+		if (shape && (st == KPOOL_WARMING || st == KPOOL_READY) && shape_eq(&s->warm, shape))
+			h.of_shape++;
+	}
+	return h;
+}
+
+/* The demand for shape: how many workers' last kernel had it, within
+ * kernel_pool_idle (each worker remembers one); *last when it was
+ * last wanted. */
+static unsigned demand(const struct worker *w, const struct kernel_shape *shape, int64_t now, int64_t *last)
+{
+	unsigned n = 0;
+	*last = -1;
+	for (int k = 0; k < w->d->workers; k++) {
+		struct kernel_shape sh;
+		int64_t t;
+		if (!wanted_read(w, k, &sh, &t) || now - t > (int64_t)w->d->cfg->kernel_pool_idle_ms ||
+		    !shape_eq(&sh, shape))
+			continue;
+		n++;
+		if (t > *last)
+			*last = t;
+	}
+	return n;
+}
+
+/* The shape to start a kernel ahead for: none while one is starting on
+ * the node (one at a time: starts running side by side only slow each
+ * other and the node's jobs down) or while it holds kernel_pool; else
+ * the shape whose demand exceeds what is held by most, the most recently
+ * wanted first. */
+static bool shape_to_warm(const struct worker *w, int64_t now, struct kernel_shape *out)
+{
+	struct held_count h = held(w, NULL);
+	if (h.starting > 0 || h.all >= (unsigned)w->d->cfg->kernel_pool)
+		return false;
+	int64_t best_at = -1;
+	unsigned best_gap = 0;
+	for (int k = 0; k < w->d->workers; k++) {
+		struct kernel_shape sh;
+		int64_t t, last;
+		if (!wanted_read(w, k, &sh, &t))
+			continue;
+		unsigned want = demand(w, &sh, now, &last);
+		unsigned have = held(w, &sh).of_shape;
+		if (want <= have)
+			continue;
+		if (want - have > best_gap || (want - have == best_gap && last > best_at)) {
+			*out = sh;
+			best_gap = want - have;
+			best_at = last;
+		}
+	}
+	return best_gap > 0;
+}
+
+static void drop_warm(struct worker *w, const char *why)
+{
+	gv_info(&w->d->log, "worker %d: kernel started ahead dropped (%s)", w->index, why);
+	exec_kernel_warm_free(w->warm);
+	w->warm = NULL;
+}
+
+/* Starts a kernel ahead for the most wanted shape not held yet. */
+static void warm_start(struct worker *w, int64_t now)
+{
+	struct kernel_pool_slot *s = slot_of(w, w->index);
+	struct kernel_shape shape;
+	if (now < w->warm_retry_ms || !shape_to_warm(w, now, &shape))
+		return;
+	struct gv_err err;
+	/* The tenant's policy of now: a network means no kernel ahead. */
+	if (exec_daemon_load_egress(w, shape.tenant, &err) != 0 || w->egress_granted) {
+		w->warm_retry_ms = now + RETRY_AFTER_FAIL_MS;
+		return;
+	}
+	s->warm = shape;
+	if (!state_cas(s, KPOOL_NONE, KPOOL_WARMING))
+		return;
+	/* Other idle workers may have decided at once: never more than
+	 * kernel_pool, one starting (all may back off; the next turn tries
+	 * again). */
+	struct held_count h = held(w, NULL);
+	if (h.all > (unsigned)w->d->cfg->kernel_pool || h.starting > 1) {
+		state_cas(s, KPOOL_WARMING, KPOOL_NONE);
+		return;
+	}
+	struct exec_kernel_spec spec = {.tenant = shape.tenant, .lifetime_s = shape.lifetime_s,
+					.idle_s = shape.idle_s, .memory_mb = shape.memory_mb, .cpu_pct = shape.cpu_pct};
+	if (exec_kernel_warm_start(&w->engine, w->bridge_path, &spec, w->d->cfg->kernel_pool_idle_ms, &w->warm,
+				   &err) != 0) {
+		gv_warn(&w->d->log, "worker %d: starting a kernel ahead: %s", w->index, err.msg);
+		w->warm_retry_ms = now + RETRY_AFTER_FAIL_MS;
+		w->warm = NULL;
+		/* Claimed meanwhile: the handed kernel starts fresh here. */
+		state_cas(s, KPOOL_WARMING, KPOOL_NONE);
+		return;
+	}
+	w->warm_made_ms = now;
+	w->warm_shape = shape;
+	gv_info(&w->d->log, "worker %d: kernel started ahead in %s for tenant %s", w->index,
+		exec_kernel_warm_sandbox(w->warm), shape.tenant);
+}
+
+/* Whether no worker after this one holds a kernel of this one's shape
+ * (of several too many, the last drops its own). */
+static bool last_holder(const struct worker *w)
+{
+	for (int k = w->index + 1; k < w->d->workers; k++) {
+		const struct kernel_pool_slot *s = slot_of(w, k);
+		int st = state_load(s);
+		if ((st == KPOOL_WARMING || st == KPOOL_READY) && shape_eq(&s->warm, &w->warm_shape))
+			return false;
+	}
+	return true;
+}
+
+/* The held kernel: its start, its death, its expiry. */
+static void warm_watch(struct worker *w, int64_t now)
+{
+	struct kernel_pool_slot *s = slot_of(w, w->index);
+	struct gv_err err;
+	int r = exec_kernel_warm_step(w->warm, &err);
+	if (r == 1)
+		state_cas(s, KPOOL_WARMING, KPOOL_READY);
+	const char *why = r < 0 ? err.msg : NULL;
+	if (!why && now - w->warm_made_ms > (int64_t)w->d->cfg->kernel_pool_idle_ms)
+		why = "unused for executor.kernel_pool_idle";
+	int64_t last;
+	unsigned want = demand(w, &w->warm_shape, now, &last);
+	if (!why && want == 0)
+		why = "its shape was not wanted for executor.kernel_pool_idle";
+	if (!why && held(w, &w->warm_shape).of_shape > want && last_holder(w))
+		why = "more are held for its shape than wanted";
+	if (!why)
+		return;
+	if (state_cas(s, KPOOL_WARMING, KPOOL_NONE) || state_cas(s, KPOOL_READY, KPOOL_NONE)) {
+		drop_warm(w, why);
+		if (r < 0)
+			w->warm_retry_ms = now + RETRY_AFTER_FAIL_MS;
+	} else if (r < 0) {
+		/* Being handed a kernel: it starts fresh instead. */
+		drop_warm(w, why);
+	}
+}
+
+void kernel_pool_tick(struct worker *w)
+{
+	if (w->d->cfg->kernel_pool <= 0 && !w->warm)
+		return;
+	struct kernel_pool_slot *s = slot_of(w, w->index);
+	int st = state_load(s);
+	if (st == KPOOL_HANDED) {
+		/* The token is ours (the supervisor hands it back if we die)
+		 * before the taker lets go of it. */
+		struct worker_slot *ws = &w->d->slots[w->index];
+		snprintf(ws->token, sizeof(ws->token), "%s", s->handoff);
+		if (!state_cas(s, KPOOL_HANDED, KPOOL_ADOPTED)) {
+			ws->token[0] = '\0';
+			return;
+		}
+		struct exec_kernel_warm *warm = w->warm;
+		struct kernel_shape shape = s->warm;
+		w->warm = NULL;
+		exec_daemon_kernel_run_handed(w, ws->token, &shape, warm);
+		ws->token[0] = '\0';
+		state_cas(s, KPOOL_ADOPTED, KPOOL_NONE); /* the taker did not acknowledge */
+		return;
+	}
+	if (st == KPOOL_CLAIMED || st == KPOOL_HANDED)
+		return; /* the taker is writing */
+	int64_t now = (int64_t)exec_daemon_mono_ms();
+	if (w->warm && st == KPOOL_NONE) {
+		/* A taker gave up on it: held again. */
+		if (!state_cas(s, KPOOL_NONE, KPOOL_WARMING)) {
+			drop_warm(w, "slot changed");
+			return;
+		}
+	}
+	if (w->warm)
+		warm_watch(w, now);
+	else if (w->d->cfg->kernel_pool > 0 && st == KPOOL_NONE)
+		warm_start(w, now);
+}
+
+bool kernel_pool_busy(const struct worker *w)
+{
+	return w->warm != NULL || state_load(slot_of(w, w->index)) != KPOOL_NONE;
+}
+
+bool kernel_pool_handover_pending(const struct worker *w)
+{
+	int st = state_load(slot_of(w, w->index));
+	return st == KPOOL_CLAIMED || st == KPOOL_HANDED;
+}
+
+struct exec_kernel_warm *kernel_pool_take_own(struct worker *w, const struct kernel_shape *shape)
+{
+	struct kernel_pool_slot *s = slot_of(w, w->index);
+	if (!w->warm || !shape_eq(&w->warm_shape, shape))
+		return NULL;
+	if (!state_cas(s, KPOOL_READY, KPOOL_NONE) && !state_cas(s, KPOOL_WARMING, KPOOL_NONE))
+		return NULL;
+	struct exec_kernel_warm *warm = w->warm;
+	w->warm = NULL;
+	return warm;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Claims worker k's kernel if it is of shape and in state `want`, its
+ * worker idle (a holder busy with a job would keep the kernel waiting). */
+static bool claim_slot(struct worker *w, int k, int want, const struct kernel_shape *shape)
+{
+	struct kernel_pool_slot *s = slot_of(w, k);
+	if (k == w->index || state_load(s) != want || ((const volatile char *)w->d->slots[k].token)[0] ||
+	    !shape_eq(&s->warm, shape) || !state_cas(s, want, KPOOL_CLAIMED))
+		return false;
+	/* s->warm cannot change now (its holder writes it only in NONE):
+	 * compared again, in full, as it is now. */
+	if (!shape_eq(&s->warm, shape)) {
+		__atomic_store_n(&s->warm_state, want, __ATOMIC_RELEASE);
+		return false;
+	}
+	return true;
+}
+
+int kernel_pool_hand_over(struct worker *w, const char *token, const struct kernel_shape *shape)
+{
+	int k = -1;
+	for (int i = 0; i < w->d->workers && k < 0; i++)
+		if (claim_slot(w, i, KPOOL_READY, shape))
+			k = i;
+	for (int i = 0; i < w->d->workers && k < 0; i++)
+		if (claim_slot(w, i, KPOOL_WARMING, shape))
+			k = i;
+	if (k < 0)
+		return -1;
+	struct kernel_pool_slot *s = slot_of(w, k);
+	snprintf(s->handoff, sizeof(s->handoff), "%s", token);
+	__atomic_store_n(&s->warm_state, KPOOL_HANDED, __ATOMIC_RELEASE);
+	uint64_t until = exec_daemon_mono_ms() + HANDOFF_WAIT_MS;
+	for (;;) {
+		int st = state_load(s);
+		if (st == KPOOL_ADOPTED) {
+			state_cas(s, KPOOL_ADOPTED, KPOOL_NONE);
+			return k;
+		}
+		if (st != KPOOL_HANDED)
+			return -1; /* its worker died and was replaced */
+		if (exec_daemon_mono_ms() >= until) {
+			if (state_cas(s, KPOOL_HANDED, KPOOL_NONE))
+				return -1;
+			continue; /* adopted just now */
+		}
+		sleep_ms(2);
+	}
+}
+
+void kernel_pool_drop(struct worker *w)
+{
+	struct kernel_pool_slot *s = slot_of(w, w->index);
+	if (!state_cas(s, KPOOL_WARMING, KPOOL_NONE))
+		state_cas(s, KPOOL_READY, KPOOL_NONE);
+	exec_kernel_warm_free(w->warm);
+	w->warm = NULL;
+}
