@@ -20,6 +20,7 @@ the kernel at 127.0.0.1; default: BASE_URL's port and 22,80,443,5432,6379,
 8080), a marker file this script writes in /tmp for the duration of the run.
 """
 
+import json
 import os
 import secrets
 import sys
@@ -313,6 +314,8 @@ def main():
             tmp_isolation(srv, start, report, rand)
         if want("two kernels"):
             two_kernels(srv, start, report, rand)
+        if want("bridge"):
+            bridge_stdout(srv, start, report, rand)
     finally:
         for k in kids:
             try:
@@ -428,6 +431,65 @@ _verdict(not seen, f"sees the other kernel's processes: {{seen}}" if seen else "
         srv.delete(kid_a)
         srv.delete(kid_b)
         report(name, ok, text)
+    except Exception as e:  # noqa: BLE001
+        report(name, None, f"ERROR {type(e).__name__}: {e}")
+
+
+def bridge_stdout(srv, start, report, rand):
+    """Kernel code runs as the bridge's own uid, so it may reach the
+    bridge's stdout (the frames to the host) through /proc/<parent>/fd/1.
+    What it writes there must harm only its own kernel: a malformed frame
+    ends that kernel, and another kernel of the same tenant runs on,
+    receiving nothing of it."""
+    name = "bridge's stdout written by kernel code: only its own kernel is harmed"
+    tag = f"gavel-forged-{rand}"
+    try:
+        kid_a, a = start("json")
+        kid_b, b = start("json")
+        frame = '{"forged": "%s"}' % tag
+        forged = f"msg 0 json text iopub {len(frame)}\n{frame}gone client\nstate dead\n".encode()
+        code = f"""
+import os
+try:
+    fd = os.open(f"/proc/{{os.getppid()}}/fd/1", os.O_WRONLY)
+except OSError as e:
+    print("refused", e)
+else:
+    os.write(fd, {forged!r})
+    print("written")
+"""
+        a.send("shell", "execute_request", {"code": code, "silent": False, "store_history": False,
+                                            "user_expressions": {}, "allow_stdin": False, "stop_on_error": False})
+        # A's session may end now; B must carry on and hear nothing of A.
+        seen_a = []
+        end = time.monotonic() + 5
+        try:
+            while time.monotonic() < end:
+                m = a.recv(end - time.monotonic())
+                if m:
+                    seen_a.append(m)
+        except Exception:  # noqa: BLE001  (A's WebSocket closed: its kernel ended)
+            pass
+        leaked = []
+        end = time.monotonic() + 1
+        while time.monotonic() < end:
+            m = b.recv(end - time.monotonic())
+            if m:
+                leaked.append(m)
+        rb = b.execute("1+1", timeout=60)
+        a_alive = srv.kernel(kid_a) is not None
+        forged_b = [m for m in leaked if tag in json.dumps(m)]
+        ok = rb.result() == "2" and not forged_b
+        a.close()
+        b.close()
+        srv.delete(kid_b)
+        if a_alive:
+            srv.delete(kid_a)
+        outs = " ".join(str(m.get("content", {}).get("text", "")).strip() for m in seen_a
+                        if m.get("header", {}).get("msg_type") == "stream")
+        report(name, ok, (f"PASS the other kernel ran on (1+1 -> 2, nothing of the forgery reached it); the writer "
+                          f"said {outs[:60]!r} and its kernel {'runs on' if a_alive else 'ended'}") if ok else
+               f"ESCAPED the other kernel: 1+1 -> {rb.brief()}, forged messages on its socket: {len(forged_b)}")
     except Exception as e:  # noqa: BLE001
         report(name, None, f"ERROR {type(e).__name__}: {e}")
 
