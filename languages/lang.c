@@ -29,6 +29,7 @@ void lang_def_clear(struct lang_def *def)
 	lang_argv_free(def->compile);
 	lang_argv_free(def->run);
 	lang_argv_free(def->extensions);
+	lang_argv_free(def->sources);
 	lang_argv_free(def->packages);
 	lang_argv_free(def->host_etc);
 	lang_argv_free(def->precompiled_headers);
@@ -36,6 +37,25 @@ void lang_def_clear(struct lang_def *def)
 	free(def->compile_class_archive);
 	free(def->path);
 	memset(def, 0, sizeof(*def));
+}
+
+const char *const *lang_source_endings(const struct lang_def *def)
+{
+	static const char *const none[] = {NULL};
+	if (def->sources)
+		return (const char *const *)def->sources;
+	return def->extensions ? (const char *const *)def->extensions : none;
+}
+
+bool lang_is_source(const struct lang_def *def, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *const *e = lang_source_endings(def); *e; e++) {
+		size_t l = strlen(*e);
+		if (n > l && !strcmp(name + n - l, *e) && name[n - l - 1] != '/')
+			return true;
+	}
+	return false;
 }
 
 bool lang_compile_option_allowed(const struct lang_def *def, const char *word)

@@ -61,6 +61,10 @@ struct lang_def {
 	char **run;            /* argv template */
 	int judge0_id;         /* 0: none */
 	char **extensions;     /* lower case, with the dot: ".cpp" */
+	/* Endings of a submission's other files that a compile command's
+	 * "{sources}" names after the main source (a multi-file program);
+	 * NULL: extensions. */
+	char **sources;
 	char **packages;       /* Debian packages providing the toolchain */
 	char **host_etc;       /* host /etc paths the toolchain needs in the sandbox */
 	char **precompiled_headers; /* headers built ahead for compile's exact flags
@@ -81,6 +85,12 @@ struct lang_def {
 
 /* Is word one of def's compile_options? */
 bool lang_compile_option_allowed(const struct lang_def *def, const char *word);
+/* The endings "{sources}" takes other files by (def->sources, else its
+ * extensions), NULL-terminated. */
+const char *const *lang_source_endings(const struct lang_def *def);
+/* Whether file name (a plain name or a relative path) ends in one of
+ * lang_source_endings, with something before it. */
+bool lang_is_source(const struct lang_def *def, const char *name);
 
 struct lang_registry {
 	struct lang_def *defs; /* sorted by id */
@@ -96,7 +106,15 @@ struct lang_vars {
 	uint32_t compile_memory_mb;
 	const char *source;
 	const char *main_class;
+	/* "{sources}" (a whole argument): source, then these (NULL-terminated;
+	 * NULL: none), or, with sources_in_sandbox, source and "{sources}"
+	 * itself, which gavel-unpack expands inside the sandbox once the
+	 * submission's archive is unpacked (its files are known only there). */
+	const char *const *more_sources;
+	bool sources_in_sandbox;
 };
+
+#define LANG_SOURCES_ARG "{sources}"
 
 
 /* Loads every "*.yaml" file of dir (not recursive; other files are ignored)

@@ -54,6 +54,8 @@ static int expand_one(const char *t, const struct lang_vars *vars, char **out, s
 				str = vars->source, is_str = true;
 			} else if (nlen == 10 && !strncmp(name, "main_class", 10)) {
 				str = vars->main_class, is_str = true;
+			} else if (nlen == 7 && !strncmp(name, "sources", 7)) {
+				return gv_err_set(err, GV_ECONFIG, "'{sources}' must be a whole argument, not part of '%.80s'", t);
 			} else {
 				return gv_err_set(err, GV_ECONFIG, "unknown placeholder '%.*s' in '%.80s'",
 						  (int)(nlen > 40 ? 40 : nlen + 2), s, t);
@@ -83,6 +85,22 @@ static int expand_one(const char *t, const struct lang_vars *vars, char **out, s
 	return 0;
 }
 
+/* The words "{sources}" stands for (lang_vars). */
+static size_t sources_words(const struct lang_vars *vars, const char **words, size_t max)
+{
+	size_t n = 0;
+	if (vars->source && n < max)
+		words[n++] = vars->source;
+	if (vars->sources_in_sandbox) {
+		if (n < max)
+			words[n++] = LANG_SOURCES_ARG;
+		return n;
+	}
+	for (size_t i = 0; vars->more_sources && vars->more_sources[i] && n < max; i++)
+		words[n++] = vars->more_sources[i];
+	return n;
+}
+
 int lang_expand_argv(const char *const *tmpl, const struct lang_vars *vars, char ***out, struct gv_err *err)
 {
 	*out = NULL;
@@ -91,11 +109,29 @@ int lang_expand_argv(const char *const *tmpl, const struct lang_vars *vars, char
 		return gv_err_set(err, GV_EINVAL, "empty argv template");
 	if (n > LANG_ARGV_MAX)
 		return gv_err_set(err, GV_ELIMIT, "argv template longer than %d", LANG_ARGV_MAX);
-	char **v = calloc(n + 1, sizeof(*v));
+	const char *words[LANG_ARGV_MAX + 1];
+	size_t n_words = sources_words(vars, words, LANG_ARGV_MAX + 1);
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += strcmp(tmpl[i], LANG_SOURCES_ARG) ? 1 : n_words;
+	if (total > LANG_ARGV_MAX)
+		return gv_err_set(err, GV_ELIMIT, "command longer than %d words (too many source files)", LANG_ARGV_MAX);
+	if (!vars->source && total < n)
+		return gv_err_set(err, GV_EINVAL, "placeholder '{sources}' has no value");
+	char **v = calloc(total + 1, sizeof(*v));
 	if (!v)
 		return gv_err_errno(err, "calloc");
+	size_t o = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (expand_one(tmpl[i], vars, &v[i], err) < 0) {
+		if (!strcmp(tmpl[i], LANG_SOURCES_ARG)) {
+			for (size_t k = 0; k < n_words; k++)
+				if (!(v[o++] = strdup(words[k]))) {
+					lang_argv_free(v);
+					return gv_err_errno(err, "strdup");
+				}
+			continue;
+		}
+		if (expand_one(tmpl[i], vars, &v[o++], err) < 0) {
 			lang_argv_free(v);
 			return -1;
 		}

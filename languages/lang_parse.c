@@ -124,6 +124,7 @@ static const struct lang_key top_keys[] = {
 	{"entry_scan", K_ENTRY, F(entry_scan), false},
 	{"packages", K_LIST, F(packages), true},
 	{"extensions", K_LIST, F(extensions), true},
+	{"sources", K_LIST, F(sources), false},
 	{"judge0_id", K_INT, F(judge0_id), false},
 	{"source", K_STR, F(source), true},
 	{"compile", K_ARGV, F(compile), false},

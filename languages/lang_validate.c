@@ -183,6 +183,11 @@ int lang_validate(struct lang_pctx *c, struct lang_def *def, yaml_node_t *root)
 	}
 	if (lang_argv_len((const char *const *)def->extensions) > LANG_LIST_MAX)
 		return lang_perr(c, root, "too many extensions");
+	for (char **e = def->sources ? def->sources : (char *[]){NULL}; *e; e++)
+		if ((*e)[0] != '.' || !(*e)[1] || strlen(*e) > 16 || !valid_filename(*e + 1))
+			return lang_perr(c, root, "sources: '%.20s' must look like '.cpp'", *e);
+	if (def->sources && lang_argv_len((const char *const *)def->sources) > LANG_LIST_MAX)
+		return lang_perr(c, root, "too many sources endings");
 	for (char **p = def->packages; *p; p++)
 		for (const char *s = *p; *s; s++)
 			if (!(islower((unsigned char)*s) || isdigit((unsigned char)*s) || strchr("+-.:", *s)))

@@ -113,6 +113,13 @@ int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, c
 			const void *source, size_t len, const struct exec_run_limits *lim,
 			struct gv_err *err)
 {
+	return exec_lang_job_build_multi(lj, lang, tenant, source, len, NULL, false, lim, err);
+}
+
+int exec_lang_job_build_multi(struct exec_lang_job *lj, const struct lang_def *lang, const char *tenant,
+			      const void *source, size_t len, const char *const *others, bool sources_in_sandbox,
+			      const struct exec_run_limits *lim, struct gv_err *err)
+{
 	memset(lj, 0, sizeof(*lj));
 	lj->lang = lang;
 	const struct lang_limits *d = &lang->defaults, *m = &lang->max;
@@ -149,6 +156,8 @@ int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, c
 		.compile_memory_mb = d->compile_memory_mb,
 		.source = ent.file,
 		.main_class = ent.main_class,
+		.more_sources = others,
+		.sources_in_sandbox = sources_in_sandbox,
 	};
 	if (lang->compile &&
 	    lang_expand_argv((const char *const *)lang->compile, &vars, &lj->compile_argv, err) != 0) {
@@ -246,9 +255,23 @@ int exec_lang_job_extract_first(struct exec_lang_job *lj, const struct exec_extr
 	snprintf(nums[2], sizeof(nums[2]), "%" PRIu32, l->max_dirs);
 	snprintf(nums[3], sizeof(nums[3]), "%" PRIu32, l->max_path);
 	snprintf(nums[4], sizeof(nums[4]), "%" PRIu32, l->max_depth);
+	/* "{sources}" left in the compile command: gavel-unpack names the
+	 * files with these endings, but the main source, once unpacked. */
+	char endings[LANG_LIST_MAX * 17 + 1] = "";
+	bool sources = false;
+	for (char **a = lj->compile_argv; a && *a; a++)
+		sources = sources || !strcmp(*a, LANG_SOURCES_ARG);
+	for (const char *const *e = lang_source_endings(lj->lang); sources && *e; e++)
+		snprintf(endings + strlen(endings), sizeof(endings) - strlen(endings), "%s%s", endings[0] ? "," : "", *e);
+	if (sources && !endings[0])
+		return gv_err_set(err, GV_EINVAL, "language %s: '{sources}' but no source endings", lj->lang->id);
 	const char *head[] = { "/box/" EXEC_EXTRACT_UNPACKER, "extract", "/box/" EXEC_EXTRACT_ARCHIVE, "/box",
-			       nums[0], nums[1], nums[2], nums[3], nums[4], "--" };
+			       nums[0], nums[1], nums[2], nums[3], nums[4], "sources", endings, lj->source_name, "--" };
 	size_t nh = sizeof(head) / sizeof(head[0]);
+	if (!sources) {
+		head[9] = "--";
+		nh = 10;
+	}
 	size_t have = lj->compile_argv ? lang_argv_len((const char *const *)lj->compile_argv) : 0;
 	if (have && lj->compile_argv[0][0] != '/')
 		return gv_err_set(err, GV_EINVAL, "language %s: compile command is not an absolute path", lj->lang->id);

@@ -46,6 +46,15 @@ struct exec_lang_job {
 int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, const char *tenant,
 			const void *source, size_t len, const struct exec_run_limits *lim,
 			struct gv_err *err) GV_MUST_CHECK;
+/* The same for a program of several files: a compile command's
+ * "{sources}" names the main source, then others (NULL-terminated names of
+ * job files with the language's source endings, in order; NULL: none),
+ * or, with sources_in_sandbox (the submission has an archive of
+ * additional files), leaves "{sources}" for gavel-unpack to expand inside
+ * the sandbox (exec_lang_job_extract_first). */
+int exec_lang_job_build_multi(struct exec_lang_job *lj, const struct lang_def *lang, const char *tenant,
+			      const void *source, size_t len, const char *const *others, bool sources_in_sandbox,
+			      const struct exec_run_limits *lim, struct gv_err *err) GV_MUST_CHECK;
 void exec_lang_job_free(struct exec_lang_job *lj);
 /* Appends a submission's compile options (each one of the language's
  * compile_options, else GV_EINVAL: the job fails closed) to the compile

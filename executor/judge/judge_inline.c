@@ -115,13 +115,21 @@ static int build_job(struct exec_engine *e, struct job_state *st, const struct l
 	};
 	if (spec->n_files == 0)
 		return gv_err_set(err, GV_EINVAL, "no source file");
-	if (exec_lang_job_build(&st->lj, lang, tenant, spec->files[0].content, spec->files[0].len, &lim, err) != 0)
+	bool extra = spec->additional_files && spec->additional_files_len > 0;
+	/* The other files the compiler takes with the main source. */
+	const char *others[GV_JOBSPEC_FILES_MAX + 1];
+	size_t n_others = 0;
+	for (size_t i = 1; i < spec->n_files && n_others < GV_JOBSPEC_FILES_MAX; i++)
+		if (lang_is_source(lang, spec->files[i].name))
+			others[n_others++] = spec->files[i].name;
+	others[n_others] = NULL;
+	if (exec_lang_job_build_multi(&st->lj, lang, tenant, spec->files[0].content, spec->files[0].len, others, extra,
+				      &lim, err) != 0)
 		return -1;
 	if (exec_lang_job_add_words(&st->lj, spec->compile_options, spec->n_compile_options, spec->args,
 				    spec->n_args, err) != 0)
 		return -1;
 	st->lj.job.stderr_to_stdout = spec->stderr_to_stdout;
-	bool extra = spec->additional_files && spec->additional_files_len > 0;
 	if (spec->n_files == 1 && !extra)
 		return 0;
 	size_t n = spec->n_files + (extra ? 2 : 0);

@@ -11,13 +11,18 @@
  *   gavel-unpack emit STREAM WINDOW
  *       (each test) reads a decimal offset from stdin and writes the next
  *       at most WINDOW bytes of STREAM from there to stdout
- *   gavel-unpack extract ARCHIVE DIR MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH -- [PROGRAM ARGS...]
+ *   gavel-unpack extract ARCHIVE DIR MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH
+ *                        [sources ENDINGS MAIN] -- [PROGRAM ARGS...]
  *       (a compile phase) checks ARCHIVE as `unpack` does, writes its files
  *       under DIR (unpack_extract: never replacing a file, never through a
  *       link), then execv()s PROGRAM (an absolute path) with ARGS: the
  *       language's compiler, under the same limits; without PROGRAM it
- *       exits 0. A refused archive: exit 2 with the reason on stderr, 1
- *       when something else failed; nothing is executed after either.
+ *       exits 0. With `sources`, an ARG that is exactly "{sources}" becomes
+ *       the files under DIR ending in one of ENDINGS (comma-separated), but
+ *       MAIN, sorted (executor/unpack/sources.h): a multi-file program's
+ *       other sources, known only once unpacked. A refused archive: exit 2
+ *       with the reason on stderr, 1 when something else failed; nothing is
+ *       executed after either.
  *
  * The stream comes back in windows because one phase's stdout is capped
  * (PROTOCOL.md: output_bytes <= 64 MiB) while a package may be larger. */
@@ -33,6 +38,7 @@
 #include <unistd.h>
 
 #include "common/io.h"
+#include "executor/unpack/sources.h"
 #include "executor/unpack/unpack.h"
 
 #define ARCHIVE_MAX (256ull << 20)
@@ -172,14 +178,51 @@ static int cmd_emit(const char *stream, const char *window_s)
 	return rc;
 }
 
-/* argv: ARCHIVE DIR five limits "--" [PROGRAM ARGS...]; had_tz: whether TZ
- * was set before main set it. */
+#define SOURCES_ARG "{sources}"
+#define ARGV_MAX 4096
+
+/* prog with each "{sources}" replaced by the source files under dirfd
+ * (a new argv whose words are borrowed from prog and list); NULL when
+ * that fails (said on stderr). */
+static char **expand_sources(char **prog, int dirfd, const char *endings, const char *main_name,
+			     const struct unpack_limits *lim, char ***list)
+{
+	size_t n = 0;
+	if (unpack_sources_list(dirfd, endings, main_name, lim->max_depth, lim->max_files, list, &n) != 0)
+		return NULL;
+	size_t words = 0, total = 0;
+	while (prog[words])
+		total += strcmp(prog[words++], SOURCES_ARG) ? 1 : n;
+	char **v = total < ARGV_MAX ? calloc(total + 1, sizeof(*v)) : NULL;
+	if (!v) {
+		fprintf(stderr, "gavel-unpack: the compile command would have %zu words\n", total);
+		return NULL;
+	}
+	size_t o = 0;
+	for (size_t i = 0; i < words; i++) {
+		if (strcmp(prog[i], SOURCES_ARG) != 0)
+			v[o++] = prog[i];
+		else
+			for (size_t k = 0; k < n; k++)
+				v[o++] = (*list)[k];
+	}
+	return v;
+}
+
+/* argv: ARCHIVE DIR five limits ["sources" ENDINGS MAIN] "--" [PROGRAM
+ * ARGS...]; had_tz: whether TZ was set before main set it. */
 static int cmd_extract(char **argv, bool had_tz, const char *tz)
 {
 	struct unpack_limits lim;
 	if (parse_limits(argv + 2, &lim) != 0)
 		return UNPACK_FAILED;
+	const char *endings = NULL, *main_name = NULL;
 	char **prog = argv + 8;
+	if (!strcmp(argv[7], "sources")) {
+		endings = argv[8];
+		main_name = argv[9];
+		prog = argv + 11;
+	}
 	if (prog[0] && prog[0][0] != '/') {
 		fprintf(stderr, "gavel-unpack: program '%s' is not an absolute path\n", prog[0]);
 		return UNPACK_FAILED;
@@ -202,11 +245,17 @@ static int cmd_extract(char **argv, bool had_tz, const char *tz)
 	char reason[512];
 	enum unpack_outcome o = unpack_extract(archive, len, dirfd, &lim, &sum, reason, sizeof(reason));
 	free(archive);
-	close(dirfd);
 	if (o != UNPACK_OK) {
+		close(dirfd);
 		fprintf(stderr, "additional files: %s\n", reason);
 		return o;
 	}
+	char **list = NULL;
+	if (endings && prog[0] && !(prog = expand_sources(prog, dirfd, endings, main_name, &lim, &list))) {
+		close(dirfd);
+		return UNPACK_FAILED;
+	}
+	close(dirfd);
 	if (!prog[0])
 		return UNPACK_OK;
 	/* The compiler gets the environment and umask gavel-init gave us, as
@@ -235,11 +284,12 @@ int main(int argc, char **argv)
 		return cmd_unpack(argv + 2);
 	if (argc == 4 && strcmp(argv[1], "emit") == 0)
 		return cmd_emit(argv[2], argv[3]);
-	if (argc >= 10 && strcmp(argv[1], "extract") == 0 && strcmp(argv[9], "--") == 0)
+	if (argc >= 10 && strcmp(argv[1], "extract") == 0 &&
+	    (strcmp(argv[9], "--") == 0 || (argc >= 13 && strcmp(argv[9], "sources") == 0 && strcmp(argv[12], "--") == 0)))
 		return cmd_extract(argv + 2, had_tz, tz);
 	fprintf(stderr, "usage: gavel-unpack unpack ARCHIVE STREAM MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH\n"
 			"       gavel-unpack emit STREAM WINDOW\n"
-			"       gavel-unpack extract ARCHIVE DIR MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH -- "
-			"[PROGRAM ARGS...]\n");
+			"       gavel-unpack extract ARCHIVE DIR MAX_BYTES MAX_FILES MAX_DIRS MAX_PATH MAX_DEPTH "
+			"[sources ENDINGS MAIN] -- [PROGRAM ARGS...]\n");
 	return 1;
 }

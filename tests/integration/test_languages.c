@@ -136,7 +136,8 @@ static int compile_in(const struct lang_def *d, const char *src, char *box, size
 	unlink(log);
 	if (!d->compile)
 		return 0;
-	struct lang_vars vars = { d->defaults.memory_mb, d->defaults.compile_memory_mb, ent.file, ent.main_class };
+	struct lang_vars vars = { .memory_mb = d->defaults.memory_mb, .compile_memory_mb = d->defaults.compile_memory_mb,
+				  .source = ent.file, .main_class = ent.main_class };
 	char **argv;
 	struct gv_err err;
 	if (lang_expand_argv((const char *const *)d->compile, &vars, &argv, &err) < 0)
@@ -190,7 +191,8 @@ static void judge_accepted(const struct lang_def *d, const char *src)
 	}
 	struct lang_entry ent;
 	entry_of(d, src, &ent);
-	struct lang_vars vars = { d->defaults.memory_mb, d->defaults.compile_memory_mb, ent.file, ent.main_class };
+	struct lang_vars vars = { .memory_mb = d->defaults.memory_mb, .compile_memory_mb = d->defaults.compile_memory_mb,
+				  .source = ent.file, .main_class = ent.main_class };
 	char **argv;
 	struct gv_err err;
 	if (lang_expand_argv((const char *const *)d->run, &vars, &argv, &err) < 0)

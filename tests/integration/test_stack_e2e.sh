@@ -11,6 +11,9 @@
 #      get with base64 on and off, fields=, Judge0's status ids;
 #      additional_files (a zip unpacked inside the sandbox before the
 #      compile step: used, locked for the run, refused archives a CE);
+#      programs of several files (native "files" in C, C++, Java and Go;
+#      Judge0 archives with a C library and a Java package): compiled and
+#      linked together;
 #   d. a Piston client: runtimes, execute with Content-Type text/plain;
 #   e. 30 submissions from both tenants at once: each ends with exactly one
 #      result and one sandbox.finished audit record (checked in PostgreSQL);
@@ -31,7 +34,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..85"
+echo "1..92"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -399,6 +402,69 @@ req POST "/submissions?wait=true" "${A[@]}" "${J[@]}" \
 check "judge0 additional_files over frontend.max_additional_files_size -> 422 naming the field" \
 	eq "$last_code $(pj '"additional_files" in d, "16384" in str(d)')" "422 True True"
 check_alive "the additional_files group"
+
+# ------------------------------------- (c3) programs of several files
+# Each language builds its other files with the main one ("{sources}" in
+# its compile command): every .c / .cpp compiled and linked, Java's and
+# Go's files of the program compiled together; from "files" (names known
+# on the host) and from an archive (named inside the sandbox once
+# unpacked, folders included).
+# mbody LANG NAME=CONTENT...: a native request of those files, first the
+# main one, with the two sum tests.
+mbody() {
+	python3 - "$@" <<-'PY'
+		import json, sys
+		files = [dict(zip(("name", "content"), a.split("=", 1))) for a in sys.argv[2:]]
+		print(json.dumps({"language": sys.argv[1], "files": files,
+		                  "tests": [{"input": "1 2\n", "expected": "3\n"}, {"input": "20 22\n", "expected": "42\n"}]}))
+	PY
+}
+multi_case() { # title lang files...
+	local title=$1
+	shift
+	req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" --data-binary "$(mbody "$@")"
+	check "native, several files: $title -> AC on both tests" \
+		eq "$last_code $(pj 'd["verdict"], [t["verdict"] for t in d["result"]["tests"]], (d["result"].get("compile_output") or "")[:200]')" \
+		"201 AC ['AC', 'AC'] "
+}
+multi_case "C, main.c with sum.c and sum.h" c 'main.c=#include <stdio.h>
+#include "sum.h"
+int main(void) { long a, b; if (scanf("%ld %ld", &a, &b) != 2) return 1; printf("%ld\n", sum(a, b)); return 0; }' \
+	'sum.c=#include "sum.h"
+long sum(long a, long b) { return a + b; }' 'sum.h=long sum(long a, long b);'
+multi_case "C++, main.cpp with sum.cpp" cpp 'main.cpp=#include <iostream>
+long sum(long, long);
+int main() { long a, b; std::cin >> a >> b; std::cout << sum(a, b) << "\n"; }' \
+	'sum.cpp=long sum(long a, long b) { return a + b; }'
+multi_case "Java, Main.java with Sum.java" java 'Main.java=import java.util.Scanner;
+public class Main { public static void main(String[] x) { Scanner s = new Scanner(System.in);
+System.out.println(Sum.of(s.nextLong(), s.nextLong())); } }' \
+	'Sum.java=class Sum { static long of(long a, long b) { return a + b; } }'
+multi_case "Go, main.go with sum.go" go 'main.go=package main
+import "fmt"
+func main() { var a, b int64; fmt.Scan(&a, &b); fmt.Println(sum(a, b)) }' \
+	'sum.go=package main
+func sum(a, b int64) int64 { return a + b }'
+C_LIB='#include <stdio.h>
+#include "lib/sum.h"
+int main(void) { printf("%ld\n", sum(20, 22)); return 0; }'
+req POST "/submissions?base64_encoded=false&wait=true&fields=status_id,stdout,compile_output" "${A[@]}" "${J[@]}" \
+	--data-binary "$(jreq language_id=50 source_code="$(js "$C_LIB")" \
+		additional_files="$(js "$(mkzip 'lib/sum.h=long sum(long a, long b);' 'lib/sum.c=#include "sum.h"
+long sum(long a, long b) { return a + b; }')")")"
+check "judge0 additional_files, C: lib/sum.c from the zip is compiled and linked with main.c" \
+	eq "$last_code $(pj 'd["status_id"], d["stdout"], (d["compile_output"] or "")[:200]')" "201 3 42
+ "
+J_PKG='import com.acme.Sum;
+public class Main { public static void main(String[] a) { System.out.println(Sum.of(20, 22)); } }'
+req POST "/submissions?base64_encoded=false&wait=true&fields=status_id,stdout,compile_output" "${A[@]}" "${J[@]}" \
+	--data-binary "$(jreq language_id=62 source_code="$(js "$J_PKG")" \
+		additional_files="$(js "$(mkzip 'com/acme/Sum.java=package com.acme;
+public class Sum { public static long of(long a, long b) { return a + b; } }')")")"
+check "judge0 additional_files, Java: the package com.acme from the zip is compiled with Main" \
+	eq "$last_code $(pj 'd["status_id"], d["stdout"], (d["compile_output"] or "")[:200]')" "201 3 42
+ "
+check_alive "the several-files group"
 
 # --------------------------------------------------------- (d) Piston
 

@@ -522,12 +522,13 @@ def _serve(state_file, extra):
 
 
 def _start_and_run(base, token, code):
-    """`kclient.py start-and-run BASE TOKEN CODE`: starts a kernel, waits
-    until it answers, sends CODE to run (without waiting for it), closes
-    the WebSocket and prints the kernel id (for the shell tests that watch
-    what the service does with the kernel then)."""
+    """`kclient.py start-and-run BASE TOKEN CODE`: starts a kernel and
+    prints its id, waits until it answers, sends CODE to run (without
+    waiting for it to end), then closes the WebSocket (for the shell tests
+    that watch what the service does with the kernel then)."""
     server = Server(base, token)
     kid = server.start()["id"]
+    print(kid, flush=True)
     ch = server.connect(kid)
     try:
         ch.wait_ready()
@@ -541,9 +542,10 @@ def _start_and_run(base, token, code):
             if m and m["channel"] == "iopub" and m["header"]["msg_type"] == "status" \
                     and m["content"]["execution_state"] == "busy":
                 break
+    except ConnectionError:
+        pass  # the code ended the kernel already (what some callers want)
     finally:
         ch.close()
-    print(kid)
 
 
 USAGE = """usage: kclient.py serve STATE_FILE [jupyter_server options...]

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "executor/problems/import_stream.h"
+#include "executor/unpack/sources.h"
 #include "executor/unpack/unpack.h"
 #include "tests/support/testutil.h"
 
@@ -527,6 +528,57 @@ static void extract__zip_bomb__counted_bytes_refused(void **state)
 	free(mb.p);
 }
 
+static void touch(const char *rel)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* "{sources}" after unpacking: the other source files, sorted, at any
+ * depth up to the limit; not the main source, hidden names, links or
+ * folders; too many is refused. */
+static void sources__list__sorted_main_and_hidden_left_out(void **state)
+{
+	(void)state;
+	char p[256];
+	snprintf(p, sizeof(p), "%s/src", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/src/deep", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/dir.c", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	touch("main.c");
+	touch("util.c");
+	touch("util.h");
+	touch(".gavel-files.c");
+	touch("src/b.c");
+	touch("src/a.c");
+	touch("src/deep/z.c");
+	snprintf(p, sizeof(p), "%s/link.c", dir);
+	assert_int_equal(symlink("/etc/passwd", p), 0);
+	int root = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(root >= 0);
+	char **list = NULL;
+	size_t n = 0;
+	assert_int_equal(unpack_sources_list(root, ".c,.cc", "main.c", 1, 100, &list, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(list[0], "src/a.c");
+	assert_string_equal(list[1], "src/b.c");
+	assert_string_equal(list[2], "util.c");
+	assert_null(list[3]);
+	unpack_sources_free(list);
+	assert_int_equal(unpack_sources_list(root, ".c", "main.c", 2, 100, &list, &n), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(list[2], "src/deep/z.c");
+	unpack_sources_free(list);
+	assert_int_equal(unpack_sources_list(root, ".c", "main.c", 2, 3, &list, &n), -1);
+	assert_null(list);
+	close(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -542,6 +594,7 @@ int main(void)
 		cmocka_unit_test(extract__name_of_a_job_file__refused),
 		cmocka_unit_test(extract__limits__refused_writing_nothing),
 		cmocka_unit_test(extract__zip_bomb__counted_bytes_refused),
+		cmocka_unit_test(sources__list__sorted_main_and_hidden_left_out),
 	};
 	return cmocka_run_group_tests_name("import_unpack", tests, setup, teardown);
 }

@@ -181,6 +181,60 @@ static void lang__expand__table(void **state)
 	assert_int_equal(lang_expand_argv(src, &(struct lang_vars){0}, &argv, &err), -1);
 }
 
+/* "{sources}": the main source then the others, as separate words; left
+ * for gavel-unpack when the files are known only in the sandbox. */
+static void lang__expand__sources(void **state)
+{
+	(void)state;
+	const char *t[] = {"/usr/bin/gcc", "-o", "main", "{sources}", "-lm", NULL};
+	const char *others[] = {"util.c", "lib/x.c", NULL};
+	struct lang_vars vars = {.source = "main.c", .more_sources = others};
+	char **argv;
+	struct gv_err err;
+	assert_int_equal(lang_expand_argv(t, &vars, &argv, &err), 0);
+	const char *want[] = {"/usr/bin/gcc", "-o", "main", "main.c", "util.c", "lib/x.c", "-lm"};
+	for (size_t i = 0; i < 7; i++)
+		assert_string_equal(argv[i], want[i]);
+	assert_null(argv[7]);
+	lang_argv_free(argv);
+	vars = (struct lang_vars){.source = "main.c"};
+	assert_int_equal(lang_expand_argv(t, &vars, &argv, &err), 0);
+	assert_string_equal(argv[3], "main.c");
+	assert_string_equal(argv[4], "-lm");
+	lang_argv_free(argv);
+	vars = (struct lang_vars){.source = "main.c", .more_sources = others, .sources_in_sandbox = true};
+	assert_int_equal(lang_expand_argv(t, &vars, &argv, &err), 0);
+	assert_string_equal(argv[3], "main.c");
+	assert_string_equal(argv[4], "{sources}");
+	assert_string_equal(argv[5], "-lm");
+	lang_argv_free(argv);
+	/* Part of a word, or without a source: refused. */
+	const char *part[] = {"-x{sources}", NULL};
+	assert_int_equal(lang_expand_argv(part, &vars, &argv, &err), -1);
+	assert_int_equal(lang_expand_argv(t, &(struct lang_vars){0}, &argv, &err), -1);
+	/* More words than an argv holds. */
+	const char *many[LANG_ARGV_MAX + 1];
+	for (size_t i = 0; i < LANG_ARGV_MAX; i++)
+		many[i] = "x.c";
+	many[LANG_ARGV_MAX] = NULL;
+	vars = (struct lang_vars){.source = "main.c", .more_sources = many};
+	assert_int_equal(lang_expand_argv(t, &vars, &argv, &err), -1);
+}
+
+static void lang__sources__endings(void **state)
+{
+	(void)state;
+	const struct lang_def *c = lang_find(&reg, "c"), *cpp20 = lang_find(&reg, "cpp20");
+	assert_true(lang_is_source(c, "util.c"));
+	assert_true(lang_is_source(c, "lib/util.c"));
+	assert_false(lang_is_source(c, "util.h"));
+	assert_false(lang_is_source(c, ".c"));
+	assert_false(lang_is_source(c, "lib/.c"));
+	/* cpp20 has no extensions of its own but compiles C++ files. */
+	assert_true(lang_is_source(cpp20, "x.cc"));
+	assert_false(lang_is_source(cpp20, "x.c"));
+}
+
 /* ---- Java entry points ------------------------------------------------- */
 
 struct java_case {
@@ -485,6 +539,8 @@ int main(void)
 		cmocka_unit_test(lang__shipped__sane_fields),
 		cmocka_unit_test(lang__expand__substitutes_memory),
 		cmocka_unit_test(lang__expand__table),
+		cmocka_unit_test(lang__expand__sources),
+		cmocka_unit_test(lang__sources__endings),
 		cmocka_unit_test(lang__java_scan__table),
 		cmocka_unit_test(lang__java_scan__bounded_on_huge_input),
 		cmocka_unit_test(lang__entry__java_file_and_main_class),
