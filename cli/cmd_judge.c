@@ -10,18 +10,19 @@
 #include <string.h>
 
 #include "cli/local_engine.h"
+#include "cli/program_files.h"
 #include "common/json.h"
 #include "executor/judge/judge.h"
 
-#define JUDGE_SOURCE_MAX (16u * 1024u * 1024u)
 
 enum { JUDGE_EXIT_AC = 0, JUDGE_EXIT_REJECTED = 1, JUDGE_EXIT_USAGE = 2, JUDGE_EXIT_INTERNAL = 3 };
 
 static void judge_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gavel judge [--lang ID] [--time S] [--json] PROBLEM_DIR SOURCE\n"
-		"Judges SOURCE against the problem package in PROBLEM_DIR (problem.yaml, data/sample,\n"
+		"usage: gavel judge [--lang ID] [--time S] [--json] PROBLEM_DIR SOURCE [FILE...] | FOLDER\n"
+		"Judges SOURCE (with the other FILEs beside it, or a FOLDER whose main file is named as a\n"
+		"language's source: main.c, Main.java, ...) against the problem package in PROBLEM_DIR (problem.yaml, data/sample,\n"
 		"data/secret, groups and scoring, custom output validators: Kattis or testlib). The time limit\n"
 		"comes from --time, else problem.yaml's limits.time_limit, else a .timelimit file, else %d ms,\n"
 		"times the language's time factor, at most the language's maximum; a line before the verdict\n"
@@ -123,17 +124,13 @@ int cli_cmd_judge(int argc, char **argv)
 		default: judge_usage(stderr); return JUDGE_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 2) {
+	if (optind > argc - 2) {
 		judge_usage(stderr);
 		return JUDGE_EXIT_USAGE;
 	}
-	const char *problem_dir = argv[optind], *source_path = argv[optind + 1];
-	char *source = NULL;
-	size_t source_len = 0;
-	if (cli_read_file(source_path, JUDGE_SOURCE_MAX, &source, &source_len, &err) != 0) {
-		fprintf(stderr, "gavel judge: %s\n", err.msg);
-		return JUDGE_EXIT_USAGE;
-	}
+	const char *problem_dir = argv[optind];
+	struct cli_program prog;
+	memset(&prog, 0, sizeof(prog));
 	int rc = JUDGE_EXIT_INTERNAL;
 	struct cli_local local;
 	struct exec_problem problem;
@@ -145,7 +142,9 @@ int cli_cmd_judge(int argc, char **argv)
 		fprintf(stderr, "gavel judge: %s\n", err.msg);
 		goto out;
 	}
-	const struct lang_def *lang = cli_pick_language(&local, lang_id, source_path, &err);
+	const struct lang_def *lang = NULL;
+	if (cli_program_load(&prog, &local, argv + optind + 1, (size_t)(argc - optind - 1), lang_id, &err) == 0)
+		lang = cli_pick_language(&local, lang_id, prog.main_path, &err);
 	if (!lang) {
 		fprintf(stderr, "gavel judge: %s\n", err.msg);
 		rc = JUDGE_EXIT_USAGE;
@@ -162,8 +161,9 @@ int cli_cmd_judge(int argc, char **argv)
 	struct progress pr = { .out = json ? stderr : stdout, .total = problem.ncases };
 	struct exec_judge_opts jopts = {
 		.tenant = "local", .progress = print_progress, .progress_arg = &pr, .langs = &local.langs,
+		.others = prog.others, .n_others = prog.n_others,
 	};
-	if (exec_judge_problem(&local.engine, &problem, lang, source, source_len, &jopts, &j, &err) != 0) {
+	if (exec_judge_problem(&local.engine, &problem, lang, prog.main, prog.main_len, &jopts, &j, &err) != 0) {
 		fprintf(stderr, "gavel judge: %s\n", err.msg);
 		rc = JUDGE_EXIT_USAGE;
 		goto out;
@@ -191,6 +191,6 @@ out:
 	exec_judgement_free(&j);
 	exec_problem_free(&problem);
 	cli_local_close(&local);
-	free(source);
+	cli_program_free(&prog);
 	return rc;
 }

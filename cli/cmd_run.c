@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include "cli/local_engine.h"
+#include "cli/program_files.h"
 #include "common/io.h"
 #include "common/json.h"
 #include "executor/judge/judge.h"
 
-#define RUN_SOURCE_MAX (16u * 1024u * 1024u)
 #define RUN_STDIN_MAX (64u * 1024u * 1024u)
 
 enum { RUN_EXIT_OK = 0, RUN_EXIT_VERDICT = 1, RUN_EXIT_USAGE = 2, RUN_EXIT_INTERNAL = 3 };
@@ -23,8 +23,11 @@ static void run_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: gavel run [--lang ID] [--time S] [--wall S] [--memory MB] [--output KB]\n"
-		"                 [--stdin FILE] [--json] SOURCE\n"
+		"                 [--stdin FILE] [--json] SOURCE [FILE...] | FOLDER\n"
 		"Compiles SOURCE if its language needs it and runs it once in a fresh gVisor sandbox.\n"
+		"A program of several files: SOURCE first, the other FILEs go beside it (C, C++, Java\n"
+		"and Go compile theirs with it); or a FOLDER of files whose main one is named as a\n"
+		"language's source (main.c, main.py, Main.java, ...).\n"
 		"The language comes from --lang or SOURCE's extension. Without --json the program's\n"
 		"stdout and stderr are passed through and a non-OK status is reported on stderr.\n"
 		"Exit status: 0 OK, 1 the program failed (CE, RE, TLE, MLE, OLE), 2 usage, 3 internal error.\n");
@@ -131,36 +134,35 @@ int cli_cmd_run(int argc, char **argv)
 			return RUN_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind >= argc) {
 		run_usage(stderr);
 		return RUN_EXIT_USAGE;
 	}
-	const char *source_path = argv[optind];
-	char *source = NULL, *input = NULL;
-	size_t source_len = 0, input_len = 0;
-	if (cli_read_file(source_path, RUN_SOURCE_MAX, &source, &source_len, &err) != 0 ||
-	    (stdin_path && cli_read_file(stdin_path, RUN_STDIN_MAX, &input, &input_len, &err) != 0)) {
+	char *input = NULL;
+	size_t input_len = 0;
+	if (stdin_path && cli_read_file(stdin_path, RUN_STDIN_MAX, &input, &input_len, &err) != 0) {
 		fprintf(stderr, "gavel run: %s\n", err.msg);
-		free(source);
 		return RUN_EXIT_USAGE;
 	}
 	struct cli_local local;
 	if (cli_local_open(&local, &err) != 0) {
 		fprintf(stderr, "gavel run: %s\n", err.msg);
 		cli_local_close(&local);
-		free(source);
 		free(input);
 		return RUN_EXIT_INTERNAL;
 	}
 	int rc = RUN_EXIT_INTERNAL;
-	const struct lang_def *lang = cli_pick_language(&local, lang_id, source_path, &err);
+	struct cli_program prog;
+	const struct lang_def *lang = NULL;
+	if (cli_program_load(&prog, &local, argv + optind, (size_t)(argc - optind), lang_id, &err) == 0)
+		lang = cli_pick_language(&local, lang_id, prog.main_path, &err);
 	struct exec_run_result result;
 	memset(&result, 0, sizeof(result));
 	if (!lang) {
 		fprintf(stderr, "gavel run: %s\n", err.msg);
 		rc = RUN_EXIT_USAGE;
-	} else if (exec_run_once(&local.engine, lang, source, source_len, input ? input : "", input_len, &lim,
-				 &result, &err) != 0) {
+	} else if (exec_run_once(&local.engine, lang, prog.main, prog.main_len, prog.others, prog.n_others,
+				 input ? input : "", input_len, &lim, &result, &err) != 0) {
 		fprintf(stderr, "gavel run: %s\n", err.msg);
 		rc = RUN_EXIT_USAGE;
 	} else {
@@ -171,8 +173,8 @@ int cli_cmd_run(int argc, char **argv)
 						    : RUN_EXIT_VERDICT;
 	}
 	exec_run_result_free(&result);
+	cli_program_free(&prog);
 	cli_local_close(&local);
-	free(source);
 	free(input);
 	return rc;
 }

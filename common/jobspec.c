@@ -66,7 +66,7 @@ static bool language_ok(const char *s)
 /* One path component of [A-Za-z0-9._-], not ".", "..", "job" (the
  * engine's job record) nor ".gavel..." (the engine's own job files, e.g.
  * gavel-unpack and the additional files' archive). */
-static bool file_name_ok(const char *s)
+bool gv_jobspec_file_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 	if (n == 0 || n > GV_JOBSPEC_FILE_NAME_MAX || strcmp(s, ".") == 0 || strcmp(s, "..") == 0 ||
@@ -216,7 +216,7 @@ static int parse_files(const json_t *json, struct gv_jobspec *spec, struct gv_er
 		    take_string(f, "content", path, GV_JSON_REQUIRED, GV_JOBSPEC_SOURCE_MAX, &budget, "source files",
 				&out->content, &out->len, err) < 0)
 			return -1;
-		if (!file_name_ok(out->name))
+		if (!gv_jobspec_file_name_ok(out->name))
 			return gv_err_set(err, GV_EINVAL,
 					  "field '%s.name': must be one file name of [A-Za-z0-9._-], not 'job' nor "
 					  "'.gavel...'", path);

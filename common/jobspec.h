@@ -208,6 +208,11 @@ struct gv_jobspec {
 	size_t additional_files_len;
 };
 
+/* Whether s may name a submission's file (the "files" rule above): one
+ * path component of [A-Za-z0-9._-], at most GV_JOBSPEC_FILE_NAME_MAX
+ * bytes, not ".", "..", "job" nor ".gavel...". */
+bool gv_jobspec_file_name_ok(const char *s);
+
 /* Validates json (a request object) into spec (fully overwritten; release
  * with gv_jobspec_free, also after a failure). Errors are GV_EINVAL
  * ("field 'files[1].name': ...") or GV_ELIMIT, with messages fit for an

@@ -106,6 +106,7 @@ void exec_lang_job_free(struct exec_lang_job *lj)
 	lang_argv_free(lj->compile_argv);
 	lang_argv_free(lj->run_argv);
 	free(lj->source_name);
+	free(lj->files);
 	memset(lj, 0, sizeof(*lj));
 }
 
@@ -201,6 +202,41 @@ int exec_lang_job_build_multi(struct exec_lang_job *lj, const struct lang_def *l
 			.rlimit_as = lang->rlimit_as,
 		},
 	};
+	return 0;
+}
+
+int exec_lang_job_build_files(struct exec_lang_job *lj, const struct lang_def *lang, const char *tenant,
+			      const void *source, size_t len, const struct exec_file *others, size_t n,
+			      const struct exec_run_limits *lim, struct gv_err *err)
+{
+	if (n == 0)
+		return exec_lang_job_build(lj, lang, tenant, source, len, lim, err);
+	const char **names = calloc(n + 1, sizeof(*names));
+	if (!names)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (lang_is_source(lang, others[i].name))
+			names[k++] = others[i].name;
+	int rc = exec_lang_job_build_multi(lj, lang, tenant, source, len, names, false, lim, err);
+	free(names);
+	if (rc != 0)
+		return -1;
+	if (!(lj->files = calloc(n + 1, sizeof(*lj->files)))) {
+		exec_lang_job_free(lj);
+		return gv_err_set(err, ENOMEM, "out of memory");
+	}
+	lj->files[0] = lj->source;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(others[i].name, lj->source_name)) {
+			gv_err_set(err, GV_EINVAL, "file '%s' clashes with the main source's name", others[i].name);
+			exec_lang_job_free(lj);
+			return -1;
+		}
+		lj->files[i + 1] = others[i];
+	}
+	lj->job.files = lj->files;
+	lj->job.n_files = n + 1;
 	return 0;
 }
 
@@ -358,12 +394,12 @@ static enum exec_run_status compile_status(const struct exec_phase_result *c)
 }
 
 int exec_run_once(struct exec_engine *e, const struct lang_def *lang, const void *source, size_t len,
-		  const void *input, size_t input_len, const struct exec_run_limits *lim,
-		  struct exec_run_result *out, struct gv_err *err)
+		  const struct exec_file *others, size_t n, const void *input, size_t input_len,
+		  const struct exec_run_limits *lim, struct exec_run_result *out, struct gv_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	struct exec_lang_job lj;
-	if (exec_lang_job_build(&lj, lang, "local", source, len, lim, err) != 0)
+	if (exec_lang_job_build_files(&lj, lang, "local", source, len, others, n, lim, err) != 0)
 		return -1;
 	struct exec_session *s = NULL;
 	struct gv_err serr;
@@ -640,8 +676,8 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 	out->time_limit_ms = lim.time_ms;
 	out->memory_limit_mb = lim.memory_mb;
 	struct exec_lang_job lj;
-	if (exec_lang_job_build(&lj, lang, opts && opts->tenant ? opts->tenant : "local", source, len, &lim,
-				err) != 0)
+	if (exec_lang_job_build_files(&lj, lang, opts && opts->tenant ? opts->tenant : "local", source, len,
+				      opts ? opts->others : NULL, opts ? opts->n_others : 0, &lim, err) != 0)
 		return -1;
 	/* Interactive: the submission's stdin and stdout go through the host
 	 * relay to the interactor; it never gets the input file either. */

@@ -35,6 +35,7 @@ struct exec_lang_job {
 	struct exec_job job;
 	struct exec_file source;
 	char *source_name; /* the name source is saved under (lang_entry_resolve) */
+	struct exec_file *files; /* source and the others (exec_lang_job_build_files); owned */
 	const struct lang_def *lang; /* borrowed from the registry */
 	char **compile_argv;
 	char **run_argv;
@@ -54,6 +55,13 @@ int exec_lang_job_build(struct exec_lang_job *lj, const struct lang_def *lang, c
  * the sandbox (exec_lang_job_extract_first). */
 int exec_lang_job_build_multi(struct exec_lang_job *lj, const struct lang_def *lang, const char *tenant,
 			      const void *source, size_t len, const char *const *others, bool sources_in_sandbox,
+			      const struct exec_run_limits *lim, struct gv_err *err) GV_MUST_CHECK;
+/* The same with the program's other files (n of them, borrowed until the
+ * job is freed; none named as the saved main source): the job's files are
+ * the main source then these, and "{sources}" names those with the
+ * language's source endings. */
+int exec_lang_job_build_files(struct exec_lang_job *lj, const struct lang_def *lang, const char *tenant,
+			      const void *source, size_t len, const struct exec_file *others, size_t n,
 			      const struct exec_run_limits *lim, struct gv_err *err) GV_MUST_CHECK;
 void exec_lang_job_free(struct exec_lang_job *lj);
 /* Appends a submission's compile options (each one of the language's
@@ -136,12 +144,13 @@ struct exec_run_result {
 };
 void exec_run_result_free(struct exec_run_result *r);
 
-/* Compiles and runs source once on input in a fresh sandbox. Returns 0 with
- * *out filled (status IE included, with out->message); -1 only for bad
- * arguments (a limit over the language's maximum). */
+/* Compiles and runs source (with the program's n other files, which may
+ * be none) once on input in a fresh sandbox. Returns 0 with *out filled
+ * (status IE included, with out->message); -1 only for bad arguments (a
+ * limit over the language's maximum, a file clashing with the source). */
 int exec_run_once(struct exec_engine *e, const struct lang_def *lang, const void *source, size_t len,
-		  const void *input, size_t input_len, const struct exec_run_limits *lim,
-		  struct exec_run_result *out, struct gv_err *err) GV_MUST_CHECK;
+		  const struct exec_file *others, size_t n, const void *input, size_t input_len,
+		  const struct exec_run_limits *lim, struct exec_run_result *out, struct gv_err *err) GV_MUST_CHECK;
 
 /* One judged test case. */
 struct exec_judged_case {
@@ -183,6 +192,9 @@ struct exec_judge_opts {
 	 * borrowed for the call. */
 	void (*case_output)(size_t index, const char *out, size_t len, void *arg);
 	void *case_output_arg;
+	/* The program's other files (exec_lang_job_build_files); borrowed. */
+	const struct exec_file *others;
+	size_t n_others;
 };
 
 /* Judges source in lang against the loaded problem p. A custom output

@@ -6,6 +6,8 @@
 #   time_limit_exceeded → TLE, memory_limit_exceeded → MLE,
 #   run_time_error → RE, output_limit_exceeded → OLE, compile_error → CE,
 #   presentation_error → PE (testlib checkers).
+# A folder there is a program of several files (`gavel judge PROBLEM
+# FOLDER`: its main file is the one named as a language's source).
 # A file named *_scores_N.* must also get score N. Speaks TAP.
 set -u
 cd "$(dirname "$0")/../.."
@@ -21,7 +23,7 @@ declare -A want=(
 
 cases=()
 for sub in tests/problems/*/submissions/*/*; do
-	[ -f "$sub" ] || continue
+	[ -f "$sub" ] || [ -d "$sub" ] || continue
 	case "$sub" in *"$FILTER"*) ;; *) continue ;; esac
 	cases+=("$sub")
 done

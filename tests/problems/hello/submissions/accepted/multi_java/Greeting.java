@@ -1,0 +1,5 @@
+class Greeting {
+	static String text() {
+		return "Hello, World!";
+	}
+}

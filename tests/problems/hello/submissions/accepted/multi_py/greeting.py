@@ -1,0 +1,1 @@
+TEXT = "Hello, World!"
