@@ -2,6 +2,7 @@
  * normalized request with every size checked before it is copied, its
  * canonical serialisation, and the result document builders. */
 #include "common/jobspec.h"
+#include "common/utf8.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +39,8 @@ void gv_jobspec_free(struct gv_jobspec *spec)
 	free(spec->stdin_data);
 	free(spec->checker_flags);
 	free(spec->callback_url);
+	free(spec->student);
+	free(spec->assignment);
 	free(spec->problem_id);
 	for (size_t i = 0; i < spec->n_args; i++)
 		free(spec->args[i]);
@@ -66,6 +69,17 @@ static bool language_ok(const char *s)
 /* One path component of [A-Za-z0-9._-], not ".", "..", "job" (the
  * engine's job record) nor ".gavel..." (the engine's own job files, e.g.
  * gavel-unpack and the additional files' archive). */
+bool gv_jobspec_label_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > GV_JOBSPEC_LABEL_MAX || !gv_utf8_valid((const uint8_t *)s, n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
 bool gv_jobspec_file_name_ok(const char *s)
 {
 	size_t n = strlen(s);
@@ -365,7 +379,8 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 	static const char *const keys[] = { "language",     "files",    "stdin", "stdin_b64", "tests", "checker",
 					    "limits",       "return_output", "gpus", "callback_url", "problem_id",
 					    "problem_version", "run_all", "samples_only", "args",
-					    "compile_options", "stderr_to_stdout", "additional_files_b64", NULL };
+					    "compile_options", "stderr_to_stdout", "additional_files_b64", "student",
+					    "assignment", NULL };
 	if (gv_json_check_keys(json, keys, err) != 0)
 		return -1;
 	const char *lang = NULL;
@@ -399,6 +414,18 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 	    take_string(json, "problem_id", NULL, GV_JSON_NULL_OK, GV_JOBSPEC_PROBLEM_MAX, NULL, NULL,
 			&spec->problem_id, NULL, err) < 0)
 		return -1;
+	if (take_string(json, "student", NULL, GV_JSON_NULL_OK, GV_JOBSPEC_LABEL_MAX, NULL, NULL, &spec->student,
+			NULL, err) < 0 ||
+	    take_string(json, "assignment", NULL, GV_JSON_NULL_OK, GV_JOBSPEC_LABEL_MAX, NULL, NULL,
+			&spec->assignment, NULL, err) < 0)
+		return -1;
+	if (spec->student && !gv_jobspec_label_ok(spec->student))
+		return gv_err_set(err, GV_EINVAL, "field 'student': 1 to %d bytes of text without control characters",
+				  GV_JOBSPEC_LABEL_MAX);
+	if (spec->assignment && !gv_jobspec_label_ok(spec->assignment))
+		return gv_err_set(err, GV_EINVAL,
+				  "field 'assignment': 1 to %d bytes of text without control characters",
+				  GV_JOBSPEC_LABEL_MAX);
 	if (get_u32(json, "problem_version", INT32_MAX, &spec->problem_version, err) != 0 ||
 	    gv_json_get_bool(json, "run_all", GV_JSON_NULL_OK, &spec->run_all, err) < 0 ||
 	    gv_json_get_bool(json, "samples_only", GV_JSON_NULL_OK, &spec->samples_only, err) < 0)
@@ -526,6 +553,8 @@ json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
 	put(o, "return_output", json_boolean(spec->return_output), &ok);
 	put(o, "gpus", json_integer(spec->gpus), &ok);
 	put(o, "callback_url", str_or_null(spec->callback_url), &ok);
+	put(o, "student", str_or_null(spec->student), &ok);
+	put(o, "assignment", str_or_null(spec->assignment), &ok);
 	put(o, "problem_id", str_or_null(spec->problem_id), &ok);
 	put(o, "problem_version", json_integer(spec->problem_version), &ok);
 	put(o, "run_all", json_boolean(spec->run_all), &ok);

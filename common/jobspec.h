@@ -77,6 +77,14 @@
  *                                        GV_JOBSPEC_EXTRACT_* limits); ""
  *                                        counts as absent; not with
  *                                        problem_id
+ *     "student": null, "assignment": null
+ *                                        course labels (issue 20): opaque
+ *                                        strings of the tenant's own,
+ *                                        1..GV_JOBSPEC_LABEL_MAX bytes, no
+ *                                        control characters; stored in the
+ *                                        row's columns for
+ *                                        GET /v1/assignments/{name}/grades;
+ *                                        the executor ignores them
  *   }
  * gv_jobspec_to_json writes each of those as a string when its bytes are
  * UTF-8 without NUL, else as its "_b64" form.
@@ -140,6 +148,7 @@
 
 #define GV_JOBSPEC_LANGUAGE_MAX 32              /* bytes of a language id */
 #define GV_JOBSPEC_FILES_MAX 32                 /* files of one submission */
+#define GV_JOBSPEC_LABEL_MAX 128                /* bytes of student and assignment */
 #define GV_JOBSPEC_FILE_NAME_MAX 64             /* bytes of one file name */
 #define GV_JOBSPEC_TESTS_MAX 100                /* inline tests */
 #define GV_JOBSPEC_SOURCE_MAX (1024u * 1024u)   /* all files' content */
@@ -206,7 +215,12 @@ struct gv_jobspec {
 	bool run_all, samples_only;
 	char *additional_files; /* owned: the archive's bytes (never opened on the host); NULL when absent */
 	size_t additional_files_len;
+	char *student, *assignment; /* course labels; NULL when absent */
 };
+
+/* Whether s (NUL-terminated) is a course label: 1..GV_JOBSPEC_LABEL_MAX
+ * bytes of UTF-8 without control characters. */
+bool gv_jobspec_label_ok(const char *s);
 
 /* Whether s may name a submission's file (the "files" rule above): one
  * path component of [A-Za-z0-9._-], at most GV_JOBSPEC_FILE_NAME_MAX

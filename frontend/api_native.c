@@ -13,7 +13,27 @@
 static const char *const native_keys[] = { "language", "source", "files", "stdin", "stdin_b64", "tests",
 					   "checker", "limits", "return_output", "callback_url",
 					   "gpus", "problem_id", "version", "run_all", "samples_only", "args",
-					   "compile_options", "stderr_to_stdout", "additional_files_b64", NULL };
+					   "compile_options", "stderr_to_stdout", "additional_files_b64", "student",
+					   "assignment", NULL };
+
+/* Course labels (issue 20): who submitted, for which assignment; opaque
+ * to us, stored in the row (GET /v1/assignments/{name}/grades). */
+static int parse_labels(const json_t *body, struct fe_job *job, struct fe_apierr *e)
+{
+	static const char *const keys[] = {"student", "assignment"};
+	for (size_t i = 0; i < 2; i++) {
+		json_t *v = json_object_get(body, keys[i]);
+		if (!v || json_is_null(v))
+			continue;
+		if (!json_is_string(v) || !gv_jobspec_label_ok(json_string_value(v)) ||
+		    strlen(json_string_value(v)) != json_string_length(v))
+			return fe_apierr_set(e, 400, "invalid_request",
+					     "field '%s': 1 to %d bytes of text without control characters", keys[i],
+					     GV_JOBSPEC_LABEL_MAX);
+		json_object_set(job->spec, keys[i], v);
+	}
+	return 0;
+}
 
 static int parse_files(const json_t *body, struct fe_job *job, const struct fe_bounds *b,
 		       struct fe_apierr *e)
@@ -336,7 +356,7 @@ int fe_native_parse(const json_t *body, const struct fe_catalog *cat, const stru
 	if (fe_get_uint(body, "gpus", "gpus", GV_JOBSPEC_GPUS_MAX, &gpus, e) < 0)
 		goto fail;
 	json_object_set_new(job->spec, "gpus", json_integer(gpus));
-	if (fe_get_callback_url(body, job, e) < 0)
+	if (fe_get_callback_url(body, job, e) < 0 || parse_labels(body, job, e) < 0)
 		goto fail;
 	if (parse_problem(body, job, e) < 0)
 		goto fail;

@@ -40,10 +40,11 @@
  * counting the rows would cost a visit of every queued row per POST. */
 static const char SQL_INSERT[] =
 	"INSERT INTO submissions (id, tenant_id, language, source, request, api, problem_id, problem_version, "
-	"playground) "
+	"playground, student, assignment) "
 	"SELECT e->>'id', $1::uuid, e->>'language', "
 	"convert_to(e->'request'->'files'->0->>'content', 'UTF8'), e->'request', $4, "
-	"e->'request'->>'problem_id', (e->'request'->>'problem_version')::int, $5::boolean "
+	"e->'request'->>'problem_id', (e->'request'->>'problem_version')::int, $5::boolean, "
+	"e->'request'->>'student', e->'request'->>'assignment' "
 	"FROM jsonb_array_elements($2::jsonb) e "
 	"WHERE coalesce((SELECT queued FROM tenant_queue_counts WHERE tenant_id = $1::uuid), 0) "
 	"+ jsonb_array_length($2::jsonb) <= $3::int RETURNING id";

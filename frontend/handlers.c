@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "frontend/api_problems.h"
+#include "frontend/api_grades.h"
 #include "frontend/api_tenant.h"
 #include "frontend/kernels.h"
 #include "frontend/languages.h"
@@ -79,6 +80,8 @@ void fe_handle(struct fe_req *r)
 	case FE_ROUTE_V1_EVENTS: fe_handle_events(r); return;
 	case FE_ROUTE_V1_AUDIT: fe_handle_audit(r); return;
 	case FE_ROUTE_V1_USAGE: fe_handle_usage(r); return;
+	case FE_ROUTE_V1_ASSIGNMENT_GRADES: fe_handle_grades(r, r->m.params[0]); return;
+	case FE_ROUTE_V1_GRADES: fe_handle_grades(r, fe_query(r, "assignment")); return;
 	case FE_ROUTE_V1_PROBLEMS_CREATE:
 	case FE_ROUTE_V1_PROBLEMS_LIST:
 	case FE_ROUTE_V1_PROBLEM:

@@ -18,6 +18,8 @@ const struct fe_route fe_routes[] = {
 	{ FE_M_DELETE, "/v1/problems/{id}", FE_ROUTE_V1_PROBLEM_DELETE, true, "v1_problem_delete" },
 	{ FE_M_GET, "/v1/audit", FE_ROUTE_V1_AUDIT, true, "v1_audit" },
 	{ FE_M_GET, "/v1/usage", FE_ROUTE_V1_USAGE, true, "v1_usage" },
+	{ FE_M_GET, "/v1/assignments/{name}/grades", FE_ROUTE_V1_ASSIGNMENT_GRADES, true, "v1_assignment_grades" },
+	{ FE_M_GET, "/v1/grades", FE_ROUTE_V1_GRADES, true, "v1_grades" },
 	{ FE_M_GET, "/v1/languages", FE_ROUTE_V1_LANGUAGES, false, "v1_languages" },
 	{ FE_M_GET, "/v1/health", FE_ROUTE_V1_HEALTH, false, "v1_health" },
 	{ FE_M_GET, "/v1/openapi.json", FE_ROUTE_V1_OPENAPI, false, "v1_openapi" },

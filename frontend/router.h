@@ -47,6 +47,9 @@ enum fe_route_id {
 	/* the tenant's own audit trail and usage */
 	FE_ROUTE_V1_AUDIT,
 	FE_ROUTE_V1_USAGE,
+	/* a course's grades per assignment (classroom autograding) */
+	FE_ROUTE_V1_ASSIGNMENT_GRADES,
+	FE_ROUTE_V1_GRADES,
 	/* stored problems (issue 6) */
 	FE_ROUTE_V1_PROBLEMS_CREATE,
 	FE_ROUTE_V1_PROBLEMS_LIST,

@@ -309,7 +309,7 @@ static void ddl_and_role_changes__refused(void **state)
 
 /* Each role's privileges in the schema (tables, columns, functions, the
  * schema itself), read from the catalog: exactly what 0012 grants (and
- * 0015, for public playgrounds), no more. A grant added later shows here and must be added on purpose. */
+ * 0015, for public playgrounds; 0018, the course labels), no more. A grant added later shows here and must be added on purpose. */
 static const char SQL_GRANTS[] =
 	"SELECT coalesce(string_agg(x, ' ' ORDER BY x), '') FROM ("
 	"SELECT c.relname || ':' || a.privilege_type AS x FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a "
@@ -337,9 +337,11 @@ static void catalog__each_role__granted_exactly_its_list(void **state)
 		  "problems.deleted_at:UPDATE problems.feedback:INSERT problems.feedback:UPDATE problems.id:INSERT "
 		  "problems.latest_version:INSERT problems.latest_version:UPDATE problems.tenant_id:INSERT "
 		  "problems.updated_at:UPDATE problems:SELECT schema:USAGE "
-		  "submissions.api:INSERT submissions.id:INSERT submissions.kind:INSERT submissions.language:INSERT "
+		  "submissions.api:INSERT submissions.assignment:INSERT submissions.id:INSERT submissions.kind:INSERT "
+		  "submissions.language:INSERT "
 		  "submissions.playground:INSERT submissions.problem_id:INSERT submissions.problem_version:INSERT submissions.request:INSERT "
-		  "submissions.source:INSERT submissions.tenant_id:INSERT submissions:DELETE submissions:SELECT "
+		  "submissions.source:INSERT submissions.student:INSERT submissions.tenant_id:INSERT submissions:DELETE "
+		  "submissions:SELECT "
 		  "tenant_queue_counts:SELECT tenant_quotas.kernel_cpu_pct:SELECT tenant_quotas.kernel_idle_s:SELECT "
 		  "tenant_quotas.kernel_lifetime_s:SELECT tenant_quotas.kernel_memory_mb:SELECT "
 		  "tenant_quotas.kernels_per_minute:SELECT tenant_quotas.max_kernels:SELECT "

@@ -14,6 +14,8 @@
 #      programs of several files (native "files" in C, C++, Java and Go;
 #      Judge0 archives with a C library and a Java package): compiled and
 #      linked together;
+#      a course's grades: 30 students' labelled submissions, the grades
+#      of their assignment as CSV (latest) and JSON (best), as expected;
 #   d. a Piston client: runtimes, execute with Content-Type text/plain;
 #   e. 30 submissions from both tenants at once: each ends with exactly one
 #      result and one sandbox.finished audit record (checked in PostgreSQL);
@@ -34,7 +36,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..92"
+echo "1..99"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -465,6 +467,63 @@ check "judge0 additional_files, Java: the package com.acme from the zip is compi
 	eq "$last_code $(pj 'd["status_id"], d["stdout"], (d["compile_output"] or "")[:200]')" "201 3 42
  "
 check_alive "the several-files group"
+
+# ------------------------------------- (c4) a course's grades
+# 30 students labelled on their submissions for assignment "hw1": s01-s10
+# pass both tests (score 1), s11-s20 one (0.5), s21-s30 none (0); s01-s05
+# then submit again, failing both. Latest: s01-s05 get 0; best: 1.
+gbody() { # student assignment source
+	python3 -c 'import json,sys; print(json.dumps({"language": "python3", "source": sys.argv[3], "student": sys.argv[1],
+"assignment": sys.argv[2], "tests": [{"input": "1 2\n", "expected": "3\n"}, {"input": "20 22\n", "expected": "42\n"}]}))' "$@"
+}
+PASS_ALL='print(sum(map(int, input().split())))'
+# A class submits at once: tenant a's rate limit is raised for it.
+"$BUILD/gavel" tenant update "$TA_NAME" --quota requests_per_second=1000 --quota burst=1000 >>"$TMP/cli.log" 2>&1 ||
+	bail "tenant update: $(tail -n 3 "$TMP/cli.log")"
+GRADE_IDS=()
+GRADE_POSTS=""
+for i in $(seq -w 1 30); do
+	if [ "$i" -le 10 ]; then src=$PASS_ALL; elif [ "$i" -le 20 ]; then src='print(3)'; else src='print(0)'; fi
+	req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(gbody "s$i" hw1 "$src")"
+	GRADE_POSTS+="$last_code "
+	GRADE_IDS+=("$(pj 'd["id"]')")
+done
+for i in 1 2 3 4 5; do
+	req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(gbody "s0$i" hw1 'print(0)')"
+	GRADE_POSTS+="$last_code "
+	GRADE_IDS+=("$(pj 'd["id"]')")
+done
+req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(gbody "Ada, \"the\" first" "Week 2" "$PASS_ALL")"
+GRADE_IDS+=("$(pj 'd["id"]')")
+GRADE_POSTS+="$last_code"
+[ "$GRADE_POSTS" = "$(printf '201 %.0s' $(seq 35))201" ] || say "grades: POSTs answered $GRADE_POSTS"
+for id in "${GRADE_IDS[@]}"; do
+	for _ in 1 2 3 4 5 6; do
+		req GET "/v1/submissions/$id?wait=true" "${A[@]}"
+		[ "$(pj 'd["status"]')" = done ] && break
+	done
+done
+want=$(for i in $(seq -w 1 30); do
+	if [ "$i" -le 5 ]; then s=0; elif [ "$i" -le 10 ]; then s=1; elif [ "$i" -le 20 ]; then s=0.5; else s=0; fi
+	echo "s$i,$s"; done)
+req GET "/v1/assignments/hw1/grades?format=csv" "${A[@]}"
+got=$(tr -d '\r' <<<"$last_body" | awk -F, 'NR > 1 && NF > 1 { printf "%s,%g\n", $1, $2 }')
+check "grades of hw1 as CSV, latest submission per student: 30 students, each as the fixtures expect" \
+	eq "$last_code $(head -n1 <<<"$last_body" | tr -d '\r')|$got" "200 student,score,verdict,submission,submitted_at,submissions|$want"
+req GET "/v1/assignments/hw1/grades?rule=best" "${A[@]}"
+check "grades of hw1, best per student (JSON): s01-s05 keep their 1, each with 2 submissions" \
+	eq "$last_code $(pj '[(s["student"], s["score"], s["submissions"]) for s in d["students"][:6]], len(d["students"])')" \
+	"200 [('s01', 1.0, 2), ('s02', 1.0, 2), ('s03', 1.0, 2), ('s04', 1.0, 2), ('s05', 1.0, 2), ('s06', 1.0, 1)] 30"
+req GET "/v1/grades?assignment=Week%202" "${A[@]}" -H 'Accept: text/csv'
+check "any assignment label through ?assignment=, CSV by Accept: the student label quoted" \
+	eq "$last_code $(tr -d '\r' <<<"$last_body" | sed -n 2p | cut -d, -f1-3)" '200 "Ada, ""the"" first",1'
+req GET "/v1/assignments/hw1/grades" "${Bk[@]}"
+check "another tenant sees no grades of hw1" eq "$last_code $(pj 'd["students"]')" "200 []"
+req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(gbody "$(printf 'bad\tname')" hw1 "$PASS_ALL")"
+check "a student label with a control character -> 400 naming the field" eq "$last_code $(pj '"student" in d["error"]["message"]')" "400 True"
+req GET "/v1/grades?assignment=hw1&rule=worst" "${A[@]}"
+check "grades with an unknown rule -> 400" code_is 400
+check_alive "the grades group"
 
 # --------------------------------------------------------- (d) Piston
 
