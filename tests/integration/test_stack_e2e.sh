@@ -36,7 +36,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..99"
+echo "1..100"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -517,6 +517,9 @@ check "grades of hw1, best per student (JSON): s01-s05 keep their 1, each with 2
 req GET "/v1/grades?assignment=Week%202" "${A[@]}" -H 'Accept: text/csv'
 check "any assignment label through ?assignment=, CSV by Accept: the student label quoted" \
 	eq "$last_code $(tr -d '\r' <<<"$last_body" | sed -n 2p | cut -d, -f1-3)" '200 "Ada, ""the"" first",1'
+labels=$(sql -c "SELECT details->>'student', details->>'assignment' FROM audit_log WHERE action = 'submission.created'
+	AND object = '${GRADE_IDS[0]}'")
+check "the audit says who submitted for what (submission.created: student and assignment)" eq "$labels" "s01|hw1"
 req GET "/v1/assignments/hw1/grades" "${Bk[@]}"
 check "another tenant sees no grades of hw1" eq "$last_code $(pj 'd["students"]')" "200 []"
 req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(gbody "$(printf 'bad\tname')" hw1 "$PASS_ALL")"
