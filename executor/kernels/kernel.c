@@ -341,8 +341,28 @@ int exec_kernel_warm_start(struct exec_engine *e, const char *bridge_path, const
 	}
 	kernel_out_decoder_init(&w->dec);
 	snprintf(w->state, sizeof(w->state), "starting");
+	exec_session_set_counted(w->s, false); /* it waits: not a job of the worker's */
 	*out = w;
 	return 0;
+}
+
+/* Feeds the bridge's bytes to dec and hands each checked frame to fn;
+ * false (err) at a protocol error, after which dec fails every call. */
+static bool decode_frames(struct kernel_out_decoder *dec, const char *p, size_t n,
+			  void (*fn)(void *arg, const struct kernel_out_frame *f), void *arg, struct gv_err *err)
+{
+	while (n > 0) {
+		struct kernel_out_frame f;
+		size_t used = 0;
+		int r = kernel_out_feed(dec, p, n, &used, &f, err);
+		if (r < 0)
+			return false;
+		p += used;
+		n -= used;
+		if (r == 1)
+			fn(arg, &f);
+	}
+	return true;
 }
 
 struct warm_out {
@@ -353,24 +373,20 @@ struct warm_out {
 
 /* Before adoption the bridge has no connection: only `ready` and `state`
  * can come; a message (to nobody) is dropped. */
+static void warm_frame(void *arg, const struct kernel_out_frame *f)
+{
+	struct exec_kernel_warm *w = arg;
+	if (f->kind == KERNEL_OUT_READY)
+		w->ready = true;
+	else if (f->kind == KERNEL_OUT_STATE)
+		snprintf(w->state, sizeof(w->state), "%s", f->state);
+}
+
 static void warm_output(void *arg, const char *p, size_t n)
 {
 	struct warm_out *o = arg;
-	while (n > 0 && !o->failed) {
-		struct kernel_out_frame f;
-		size_t used = 0;
-		int r = kernel_out_feed(&o->w->dec, p, n, &used, &f, &o->err);
-		if (r < 0) {
-			o->failed = true;
-			return;
-		}
-		p += used;
-		n -= used;
-		if (r == 1 && f.kind == KERNEL_OUT_READY)
-			o->w->ready = true;
-		else if (r == 1 && f.kind == KERNEL_OUT_STATE)
-			snprintf(o->w->state, sizeof(o->w->state), "%s", f.state);
-	}
+	if (!o->failed && !decode_frames(&o->w->dec, p, n, warm_frame, o->w, &o->err))
+		o->failed = true;
 }
 
 int exec_kernel_warm_step(struct exec_kernel_warm *w, struct gv_err *err)
@@ -413,6 +429,7 @@ static int adopt_warm(struct kernel *k, struct exec_kernel_warm *w, struct gv_er
 	k->s = w->s;
 	k->st = w->st;
 	k->dec = w->dec;
+	exec_session_set_counted(k->s, true);
 	k->ready_seen = w->ready;
 	if (w->ready)
 		snprintf(k->state, sizeof(k->state), "%s", w->state);
@@ -576,24 +593,18 @@ struct out_ctx {
 	struct gv_err err;
 };
 
+static void relay_frame(void *arg, const struct kernel_out_frame *f)
+{
+	on_frame(arg, f);
+}
+
 static void on_output(void *arg, const char *p, size_t n)
 {
 	struct out_ctx *o = arg;
 	struct kernel *k = o->k;
 	k->tokens -= (double)n;
-	while (n > 0 && !o->failed) {
-		struct kernel_out_frame f;
-		size_t used = 0;
-		int r = kernel_out_feed(&k->dec, p, n, &used, &f, &o->err);
-		if (r < 0) {
-			o->failed = true;
-			return;
-		}
-		p += used;
-		n -= used;
-		if (r == 1)
-			on_frame(k, &f);
-	}
+	if (!o->failed && !decode_frames(&k->dec, p, n, relay_frame, k, &o->err))
+		o->failed = true;
 }
 
 static bool out_budget(struct kernel *k)

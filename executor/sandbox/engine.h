@@ -137,7 +137,7 @@ struct exec_engine {
 	 * poll refills it, fini empties it. */
 	struct exec_pool *pool;
 	const struct exec_pool_hooks *pool_hooks; /* set while pool is */
-	unsigned n_open;     /* sessions opened and not closed yet */
+	unsigned n_open;     /* sessions opened and not closed yet (but those set not counted) */
 	/* Sandbox network slots in use (netpolicy), and the blocked
 	 * connection attempts of every networked sandbox closed since the
 	 * caller last reset net_blocked (the daemon: per job, for audit). */

@@ -557,6 +557,17 @@ fail:
 	return -1;
 }
 
+void exec_session_set_counted(struct exec_session *s, bool counted)
+{
+	if (counted == s->counted)
+		return;
+	s->counted = counted;
+	if (counted)
+		s->e->n_open++;
+	else if (s->e->n_open > 0)
+		s->e->n_open--;
+}
+
 /* Kills the sandbox now and hands the rest of the tear-down to the engine
  * (engine.c). Security: SIGKILL of the Sentry ends every process
  * inside at once, so the program cannot outlive close; the OOM counter was

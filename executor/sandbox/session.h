@@ -156,6 +156,12 @@ int exec_session_run_test_files(struct exec_session *s, const struct exec_file *
 
 /* False once the sandbox is gone; run_test then fails with EXEC_EDEAD. */
 bool exec_session_alive(const struct exec_session *s);
+/* Whether s counts as a job's open session for the engine's pool of
+ * sandboxes created ahead (executor/sandbox/pool.h: no creation while
+ * one is open). Every session counts from exec_session_open; a notebook
+ * kernel started ahead (executor/kernels/kernel.h) does not while it waits
+ * for a kernel to adopt it, so that its worker's pool still refills. */
+void exec_session_set_counted(struct exec_session *s, bool counted);
 /* The sandbox's id (runsc container id, cgroup leaf); owned by s. */
 const char *exec_session_id(const struct exec_session *s);
 /* The sandbox cgroup's path relative to each controller; owned by s. */
