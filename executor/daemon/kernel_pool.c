@@ -28,7 +28,6 @@
  */
 #include "executor/daemon/daemon_internal.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
