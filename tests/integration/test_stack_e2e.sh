@@ -36,7 +36,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 # GAVEL_E2E_FRONTEND: another gavel-frontend binary (an ASan build).
 FRONTEND_BIN=${GAVEL_E2E_FRONTEND:-$BUILD/gavel-frontend}
 
-echo "1..100"
+echo "1..101"
 . tests/lib/tap.sh
 T_START=$(date +%s)
 # A failed check prints the last HTTP answer.
@@ -495,8 +495,12 @@ for i in 1 2 3 4 5; do
 done
 req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(gbody "Ada, \"the\" first" "Week 2" "$PASS_ALL")"
 GRADE_IDS+=("$(pj 'd["id"]')")
+GRADE_POSTS+="$last_code "
+# A label a spreadsheet would run as a formula.
+req POST /v1/submissions "${A[@]}" "${J[@]}" --data-binary "$(gbody '=HYPERLINK("x")' "Week 2" 'print(0)')"
+GRADE_IDS+=("$(pj 'd["id"]')")
 GRADE_POSTS+="$last_code"
-[ "$GRADE_POSTS" = "$(printf '201 %.0s' $(seq 35))201" ] || say "grades: POSTs answered $GRADE_POSTS"
+[ "$GRADE_POSTS" = "$(printf '201 %.0s' $(seq 36))201" ] || say "grades: POSTs answered $GRADE_POSTS"
 # Every one finished (polled: a GET does not wait).
 for id in "${GRADE_IDS[@]}"; do
 	for _ in $(seq 240); do
@@ -518,7 +522,10 @@ check "grades of hw1, best per student (JSON): s01-s05 keep their 1, each with 2
 	"200 [('s01', 1.0, 2), ('s02', 1.0, 2), ('s03', 1.0, 2), ('s04', 1.0, 2), ('s05', 1.0, 2), ('s06', 1.0, 1)] 30"
 req GET "/v1/grades?assignment=Week%202" "${A[@]}" -H 'Accept: text/csv'
 check "any assignment label through ?assignment=, CSV by Accept: the student label quoted" \
-	eq "$last_code $(tr -d '\r' <<<"$last_body" | sed -n 2p | cut -d, -f1-3)" '200 "Ada, ""the"" first",1'
+	eq "$last_code $(tr -d '\r' <<<"$last_body" | grep '^"Ada' | cut -d, -f1-3)" '200 "Ada, ""the"" first",1'
+check "a student label starting with = is quoted and prefixed in the CSV, never a bare formula" \
+	eq "$(tr -d '\r' <<<"$last_body" | grep -c '^=')|$(tr -d '\r' <<<"$last_body" | grep -F '"'"'"'=HYPERLINK(""x"")"' | cut -d, -f1-2)" \
+	"0|\"'=HYPERLINK(\"\"x\"\")\",0"
 labels=$(sql -c "SELECT details->>'student', details->>'assignment' FROM audit_log WHERE action = 'submission.created'
 	AND object = '${GRADE_IDS[0]}'")
 check "the audit says who submitted for what (submission.created: student and assignment)" eq "$labels" "s01|hw1"
