@@ -105,7 +105,8 @@ struct worker {
 	uint64_t egress_blocked;
 	/* Notebook kernels: the bridge beside gavel-init, and the kernel
 	 * this worker holds started ahead (kernel_pool.c). */
-	char bridge_path[4200];
+	char *bridge;      /* its source, read at the worker's start; NULL: unreadable (logged) */
+	size_t bridge_len;
 	struct exec_kernel_warm *warm;
 	struct kernel_shape warm_shape;
 	int64_t warm_made_ms, warm_retry_ms;

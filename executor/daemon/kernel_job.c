@@ -149,7 +149,7 @@ static void run(struct kernel_job *kj, struct exec_kernel_spec *spec, struct exe
 	}
 	spec->egress = w->egress_granted ? w->egress : NULL;
 	struct exec_kernel_env env = {
-		.engine = &w->engine, .r = w->r, .rin = rin, .bridge_path = w->bridge_path, .node = w->d->node,
+		.engine = &w->engine, .r = w->r, .rin = rin, .bridge = w->bridge, .bridge_len = w->bridge_len, .node = w->d->node,
 		.stop = w->d->stop, .log = &kj->ctx, .audit = audit, .audit_arg = kj, .ready = on_ready,
 		.warm = warm,
 	};

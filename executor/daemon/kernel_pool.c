@@ -198,7 +198,7 @@ static void warm_start(struct worker *w, int64_t now)
 	}
 	struct exec_kernel_spec spec = {.tenant = shape.tenant, .lifetime_s = shape.lifetime_s,
 					.idle_s = shape.idle_s, .memory_mb = shape.memory_mb, .cpu_pct = shape.cpu_pct};
-	if (exec_kernel_warm_start(&w->engine, w->bridge_path, &spec, w->d->cfg->kernel_pool_idle_ms, &w->warm,
+	if (exec_kernel_warm_start(&w->engine, w->bridge, w->bridge_len, &spec, w->d->cfg->kernel_pool_idle_ms, &w->warm,
 				   &err) != 0) {
 		gv_warn(&w->d->log, "worker %d: starting a kernel ahead: %s", w->index, err.msg);
 		w->warm_retry_ms = now + RETRY_AFTER_FAIL_MS;

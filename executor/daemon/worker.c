@@ -227,12 +227,16 @@ void exec_daemon_worker_main(struct daemon *d, int k)
 					     .has_spare = node_has_spare, .spare_arg = &w };
 	if (exec_pool_attach(&pool, &w.engine, &pool_cfg, &err) != 0 || problems_init(&w, &err) != 0)
 		worker_start_failed(&w, &err, true);
-	char dir[4096];
+	/* The kernel bridge, read once: every kernel's sandbox gets it. */
+	char dir[4096], bridge_path[4200];
 	snprintf(dir, sizeof(dir), "%s", c->init_path);
-	snprintf(w.bridge_path, sizeof(w.bridge_path), "%s/%s", dirname(dir), KERNEL_BRIDGE_NAME);
+	snprintf(bridge_path, sizeof(bridge_path), "%s/%s", dirname(dir), KERNEL_BRIDGE_NAME);
+	if (!(w.bridge = exec_kernel_bridge_load(bridge_path, &w.bridge_len, &err)))
+		gv_warn(&d->log, "worker %d: no notebook kernels: %s", k, err.msg);
 	d->slots[k].state = 1;
 	worker_loop(&w);
 	kernel_pool_drop(&w);
+	free(w.bridge);
 	gv_redis_free(w.r);
 	gv_pg_free(w.pg);
 	exec_pool_detach(&pool);

@@ -52,7 +52,7 @@ struct kernel {
 	const struct exec_kernel_spec *spec;
 	struct exec_kernel_outcome *out;
 	char kin[GV_QUEUE_KEY_MAX], kout[GV_QUEUE_KEY_MAX], kstate[GV_QUEUE_KEY_MAX];
-	char *bridge;
+	const char *bridge; /* borrowed from env */
 	size_t bridge_len;
 	struct exec_session *s;
 	struct exec_stream *st;
@@ -178,7 +178,7 @@ static int blpop_send(struct kernel *k, struct gv_err *err)
 
 /* The bridge's source, read from the host (sent into each sandbox as a
  * job file). */
-static char *bridge_load(const char *path, size_t *len, struct gv_err *err)
+char *exec_kernel_bridge_load(const char *path, size_t *len, struct gv_err *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
@@ -204,8 +204,11 @@ static char *bridge_load(const char *path, size_t *len, struct gv_err *err)
 
 static int load_bridge(struct kernel *k, struct gv_err *err)
 {
-	k->bridge = bridge_load(k->env->bridge_path, &k->bridge_len, err);
-	return k->bridge ? 0 : -1;
+	if (!k->env->bridge)
+		return gv_err_set(err, GV_ECONFIG, "the kernel bridge could not be read when the worker started");
+	k->bridge = k->env->bridge;
+	k->bridge_len = k->env->bridge_len;
+	return 0;
 }
 
 /* A fresh sandbox running the bridge, its stream started. Its wall and
@@ -320,7 +323,7 @@ struct exec_kernel_warm {
 	char state[12]; /* the last state the bridge sent */
 };
 
-int exec_kernel_warm_start(struct exec_engine *e, const char *bridge_path, const struct exec_kernel_spec *spec,
+int exec_kernel_warm_start(struct exec_engine *e, const char *bridge, size_t bridge_len, const struct exec_kernel_spec *spec,
 			   uint64_t max_wait_ms, struct exec_kernel_warm **out, struct gv_err *err)
 {
 	*out = NULL;
@@ -328,14 +331,12 @@ int exec_kernel_warm_start(struct exec_engine *e, const char *bridge_path, const
 		return gv_err_set(err, GV_EINVAL, "kernel budgets missing");
 	if (spec->egress && spec->egress->grants)
 		return gv_err_set(err, GV_EINVAL, "a kernel with a network is never started ahead");
+	if (!bridge)
+		return gv_err_set(err, GV_ECONFIG, "the kernel bridge could not be read when the worker started");
 	struct exec_kernel_warm *w = calloc(1, sizeof(*w));
-	size_t len = 0;
-	char *bridge = w ? bridge_load(bridge_path, &len, err) : NULL;
 	if (!w)
-		gv_err_set(err, ENOMEM, "kernel: out of memory");
-	int rc = bridge ? sandbox_start(e, bridge, len, spec, max_wait_ms, &w->s, &w->st, err) : -1;
-	free(bridge);
-	if (rc != 0) {
+		return gv_err_set(err, ENOMEM, "kernel: out of memory");
+	if (sandbox_start(e, bridge, bridge_len, spec, max_wait_ms, &w->s, &w->st, err) != 0) {
 		free(w);
 		return -1;
 	}
@@ -766,7 +767,6 @@ int exec_kernel_run(const struct exec_kernel_env *env, const struct exec_kernel_
 	const char *a[] = {"DEL", k->kin, k->kstate};
 	size_t l[] = {3, strlen(k->kin), strlen(k->kstate)};
 	redis_cmd(k, 3, a, l);
-	free(k->bridge);
 	free(k);
 	return rc;
 }

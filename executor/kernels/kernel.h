@@ -40,7 +40,10 @@ struct exec_kernel_env {
 	/* BLPOP gavel:kin:<kid> only: a connection of this kernel's own,
 	 * which the caller frees after (a BLPOP may still be pending). */
 	struct gv_redis *rin;
-	const char *bridge_path;    /* the bridge (executor/kernels/bridge.py) on the host */
+	/* The bridge's source (exec_kernel_bridge_load, once per process);
+	 * borrowed. NULL: kernels cannot start (their end says so). */
+	const char *bridge;
+	size_t bridge_len;
 	const char *node;
 	volatile sig_atomic_t *stop; /* the daemon stops: the kernel ends (reason shutdown) */
 	const struct gv_log_ctx *log;
@@ -83,7 +86,7 @@ struct exec_kernel_warm;
 /* Opens the sandbox and starts the bridge; does not wait for it to
  * answer (exec_kernel_warm_step). spec->kid is not used. 0 with *out;
  * -1 with err. */
-int exec_kernel_warm_start(struct exec_engine *e, const char *bridge_path, const struct exec_kernel_spec *spec,
+int exec_kernel_warm_start(struct exec_engine *e, const char *bridge, size_t bridge_len, const struct exec_kernel_spec *spec,
 			   uint64_t max_wait_ms, struct exec_kernel_warm **out, struct gv_err *err) GV_MUST_CHECK;
 /* Takes what the bridge sent, without blocking: 1 once it answered, 0
  * while it starts, -1 (err) when it died or broke the protocol (free it). */
@@ -92,6 +95,11 @@ int exec_kernel_warm_step(struct exec_kernel_warm *w, struct gv_err *err) GV_MUS
 const char *exec_kernel_warm_sandbox(const struct exec_kernel_warm *w);
 /* Closes its sandbox (NULL-safe). */
 void exec_kernel_warm_free(struct exec_kernel_warm *w);
+
+/* The bridge (executor/kernels/bridge.py, installed beside gavel-init) read
+ * from path: a fresh buffer of *len bytes, or NULL with err. Read once at
+ * the worker's start, not at each kernel's. */
+char *exec_kernel_bridge_load(const char *path, size_t *len, struct gv_err *err);
 
 /* Runs the kernel until it ends; out says why. -1 (err) only when its
  * first sandbox could not be made (nothing ran: the caller records an
