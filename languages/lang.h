@@ -172,6 +172,7 @@ int lang_run_capture(char *const *argv, int timeout_ms, char *out, size_t outsz,
 		     struct gv_err *err) GV_MUST_CHECK;
 
 #define LANG_VERSION_MAX 64 /* bytes of a clean version, with the NUL */
+#define LANG_VERSION_REGEX_MAX 128 /* bytes of version_regex */
 
 /* Extracts the clean version ("18.19.0") from a version command's output
  * (the whole capture, NUL-terminated) with def->version_regex, or takes the

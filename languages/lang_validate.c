@@ -122,6 +122,12 @@ static int check_version_template(struct lang_pctx *c, const struct lang_def *de
 	if (strchr(def->version, '}') && !strstr(def->version, "{version}"))
 		return lang_perr(c, root, "version: unbalanced '}'");
 	if (def->version_regex) {
+		/* glibc's regcomp unrolls interval bounds, so nested ones
+		 * ("((a{1,200}){1,200}){1,200}") take gigabytes before failing. */
+		if (strlen(def->version_regex) > LANG_VERSION_REGEX_MAX)
+			return lang_perr(c, root, "version_regex: longer than %d bytes", LANG_VERSION_REGEX_MAX);
+		if (strchr(def->version_regex, '{'))
+			return lang_perr(c, root, "version_regex: interval bounds {m,n} are not allowed (use + or *)");
 		regex_t re;
 		int rc = regcomp(&re, def->version_regex, REG_EXTENDED);
 		if (rc != 0) {

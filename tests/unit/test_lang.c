@@ -464,6 +464,9 @@ static const struct bad_def bad_defs[] = {
 	 "expected none or java"},
 	{"lang__def__bad_version_regex__fails",
 	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nversion_regex: \"([0-9]\"\n" GOOD_LIMITS, "version_regex:"},
+	{"lang__def__version_regex_interval_bounds__fails",
+	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\nversion_regex: \"((([0-9]{1,200}){1,200}){1,200})\"\n" GOOD_LIMITS,
+	 "interval bounds"},
 	{"lang__def__unknown_version_placeholder__fails",
 	 "id: x\nname: X\nversion: \"X {ver}\"\nversion_command: [/usr/bin/x]\npackages: [x]\nextensions: [.x]\n"
 	 "source: main.x\nrun: [/usr/bin/x]\nrlimit_as: true\n" GOOD_LIMITS,
