@@ -117,6 +117,27 @@ $(BUILD)/gavel-unpack: $(patsubst %.c,$(BUILD)/unpack-obj/%.o,$(UNPACK_SRCS))
 	$(Q)$(CC) -pie -Wl,-z,relro,-z,now -o $@ $^ $(shell pkg-config --libs libarchive 2>/dev/null)
 endif
 
+# gavel-suite runs an instructor test suite inside a submission's sandbox
+# (executor/suite/README.md): no sanitizers, libc only. It shares the
+# summary's grammar and the record lexer with the host.
+SUITE_OWN_SRCS := $(wildcard executor/suite/*.c)
+SUITE_SRCS := $(SUITE_OWN_SRCS) $(if $(SUITE_OWN_SRCS),executor/judge/suite_summary.c executor/sandbox/record.c common/err.c common/io.c)
+ifneq ($(SUITE_OWN_SRCS),)
+BINS += $(BUILD)/gavel-suite
+$(BUILD)/suite-obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(filter 1,$(V)),,echo "  CC      $@")
+	$(Q)$(CC) $(UNPACK_CFLAGS) -MMD -MP -c -o $@ $<
+$(BUILD)/gavel-suite: $(patsubst %.c,$(BUILD)/suite-obj/%.o,$(SUITE_SRCS))
+	@$(if $(filter 1,$(V)),,echo "  LD      $@")
+	$(Q)$(CC) -pie -Wl,-z,relro,-z,now -o $@ $^
+# The c framework's harness, placed beside each group's test file.
+BINS += $(BUILD)/gavel_check.h
+$(BUILD)/gavel_check.h: executor/suite/gavel_check.h
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+endif
+
 # The notebook kernels' bridge runs inside each kernel's sandbox
 # (executor/kernels/README.md); the executor finds it beside gavel-init.
 ifneq ($(wildcard executor/kernels/bridge.py),)

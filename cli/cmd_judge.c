@@ -37,12 +37,24 @@ struct progress {
 	size_t total;
 };
 
+/* A case's name: the data case's, or a suite test's "FILE::NAME". */
+static const char *case_name(const struct exec_problem *p, size_t i, char *buf, size_t sz)
+{
+	if (!p->suite)
+		return p->cases[i]->name;
+	const struct exec_suite_group *g;
+	const struct exec_suite_test *t = exec_suite_test_at(p->suite, i, &g);
+	snprintf(buf, sz, "%s::%s", g ? g->file : "?", t ? t->name : "?");
+	return buf;
+}
+
 static void print_progress(const struct exec_problem *p, size_t index, const struct exec_judged_case *c,
 			   void *arg)
 {
 	struct progress *pr = arg;
+	char name[300];
 	fprintf(pr->out, "test %zu/%zu %-28s %-4s %6llu ms %8llu KiB%s%s\n", index + 1, pr->total,
-		p->cases[index]->name, exec_verdict_name(c->verdict), (unsigned long long)c->time_ms,
+		case_name(p, index, name, sizeof(name)), exec_verdict_name(c->verdict), (unsigned long long)c->time_ms,
 		(unsigned long long)c->memory_kb, c->message[0] ? "  " : "", c->message);
 	fflush(pr->out);
 }
@@ -73,6 +85,8 @@ static int print_json(const struct exec_problem *p, const struct exec_judgement 
 	json_t *tests = json_array();
 	json_object_set_new(o, "verdict", json_string(exec_verdict_name(j->verdict)));
 	json_object_set_new(o, "score", json_real(j->score));
+	if (p->suite)
+		json_object_set_new(o, "max_score", json_real(j->max_score));
 	json_object_set_new(o, "time_limit_ms", json_integer(j->time_limit_ms));
 	json_object_set_new(o, "time_limit_source", json_string(exec_problem_time_source_name(p->time_source)));
 	json_object_set_new(o, "memory_limit_mb", json_integer(j->memory_limit_mb));
@@ -82,7 +96,18 @@ static int print_json(const struct exec_problem *p, const struct exec_judgement 
 	for (size_t i = 0; i < j->ncases; i++) {
 		const struct exec_judged_case *c = &j->cases[i];
 		json_t *t = json_object();
-		json_object_set_new(t, "name", json_string(p->cases[i]->name));
+		char buf[300];
+		const char *name = case_name(p, i, buf, sizeof(buf));
+		json_object_set_new(t, "name", gv_json_string_lossy(name, strlen(name)));
+		if (p->suite) {
+			const struct exec_suite_group *g;
+			exec_suite_test_at(p->suite, i, &g);
+			json_object_set_new(t, "hidden", json_boolean(g && g->hidden));
+			json_object_set_new(t, "score", json_real(c->score));
+			json_object_set_new(t, "points", json_real(c->max_points));
+			if (c->output)
+				json_object_set_new(t, "output", gv_json_string_lossy(c->output, c->output_len));
+		}
 		json_object_set_new(t, "verdict", json_string(exec_verdict_name(c->verdict)));
 		json_object_set_new(t, "time_ms", json_integer((json_int_t)c->time_ms));
 		json_object_set_new(t, "memory_kb", json_integer((json_int_t)c->memory_kb));
@@ -142,26 +167,32 @@ int cli_cmd_judge(int argc, char **argv)
 		fprintf(stderr, "gavel judge: %s\n", err.msg);
 		goto out;
 	}
-	const struct lang_def *lang = NULL;
-	if (cli_program_load(&prog, &local, argv + optind + 1, (size_t)(argc - optind - 1), lang_id, &err) == 0)
-		lang = cli_pick_language(&local, lang_id, prog.main_path, &err);
-	if (!lang) {
-		fprintf(stderr, "gavel judge: %s\n", err.msg);
-		rc = JUDGE_EXIT_USAGE;
-		goto out;
-	}
 	struct exec_problem_opts popts = { .time_override_ms = time_ms, .langs = &local.langs };
 	if (exec_problem_load(&problem, problem_dir, &popts, &err) != 0) {
 		fprintf(stderr, "gavel judge: %s\n", err.msg);
 		rc = JUDGE_EXIT_USAGE;
 		goto out;
 	}
+	/* A suite's tests name the student's files: every file keeps its
+	 * name, and the language is the suite's unless --lang says. */
+	bool suite = problem.suite != NULL;
+	if (suite && !lang_id)
+		lang_id = problem.suite->language;
+	const struct lang_def *lang = NULL;
+	if (cli_program_load(&prog, &local, argv + optind + 1, (size_t)(argc - optind - 1), lang_id, suite, &err) == 0)
+		lang = cli_pick_language(&local, lang_id, prog.main_path, &err);
+	if (!lang) {
+		fprintf(stderr, "gavel judge: %s\n", err.msg);
+		rc = JUDGE_EXIT_USAGE;
+		goto out;
+	}
 	for (size_t i = 0; i < problem.nwarnings; i++)
 		fprintf(stderr, "gavel judge: warning: %s\n", problem.warnings[i]);
-	struct progress pr = { .out = json ? stderr : stdout, .total = problem.ncases };
+	struct progress pr = { .out = json ? stderr : stdout, .total = suite ? problem.suite->ntests : problem.ncases };
+	const char *main_name = strrchr(prog.main_path, '/') ? strrchr(prog.main_path, '/') + 1 : prog.main_path;
 	struct exec_judge_opts jopts = {
 		.tenant = "local", .progress = print_progress, .progress_arg = &pr, .langs = &local.langs,
-		.others = prog.others, .n_others = prog.n_others,
+		.others = prog.others, .n_others = prog.n_others, .source_name = suite ? main_name : NULL,
 	};
 	if (exec_judge_problem(&local.engine, &problem, lang, prog.main, prog.main_len, &jopts, &j, &err) != 0) {
 		fprintf(stderr, "gavel judge: %s\n", err.msg);

@@ -154,7 +154,7 @@ int cli_cmd_run(int argc, char **argv)
 	int rc = RUN_EXIT_INTERNAL;
 	struct cli_program prog;
 	const struct lang_def *lang = NULL;
-	if (cli_program_load(&prog, &local, argv + optind, (size_t)(argc - optind), lang_id, &err) == 0)
+	if (cli_program_load(&prog, &local, argv + optind, (size_t)(argc - optind), lang_id, false, &err) == 0)
 		lang = cli_pick_language(&local, lang_id, prog.main_path, &err);
 	struct exec_run_result result;
 	memset(&result, 0, sizeof(result));

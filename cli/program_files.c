@@ -97,7 +97,7 @@ static int folder_main(const struct cli_local *l, const char *dir, char **names,
 }
 
 static int load_folder(struct cli_program *p, const struct cli_local *l, const char *dir, const char *lang_id,
-		       struct gv_err *err)
+		       bool any_main, struct gv_err *err)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -131,6 +131,10 @@ static int load_folder(struct cli_program *p, const struct cli_local *l, const c
 	if (rc == 0) {
 		qsort(names, n, sizeof(*names), by_name);
 		rc = folder_main(l, dir, names, n, lang_id, &main, err);
+		if (rc != 0 && any_main) {
+			main = 0;
+			rc = 0;
+		}
 	}
 	size_t total = 0;
 	char path[4096];
@@ -149,12 +153,12 @@ static int load_folder(struct cli_program *p, const struct cli_local *l, const c
 }
 
 int cli_program_load(struct cli_program *p, const struct cli_local *l, char *const *paths, size_t n,
-		     const char *lang_id, struct gv_err *err)
+		     const char *lang_id, bool any_main, struct gv_err *err)
 {
 	memset(p, 0, sizeof(*p));
 	struct stat st;
 	if (n == 1 && stat(paths[0], &st) == 0 && S_ISDIR(st.st_mode))
-		return load_folder(p, l, paths[0], lang_id, err);
+		return load_folder(p, l, paths[0], lang_id, any_main, err);
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
 		if (add_file(p, paths[i], i == 0, &total, err) != 0)

@@ -7,6 +7,7 @@
  * languages/README.md). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cli/local_engine.h"
@@ -28,7 +29,9 @@ struct cli_program {
  * names, checked as a submission's (gv_jobspec_file_name_ok), unique; at
  * most GV_JOBSPEC_FILES_MAX files and CLI_PROGRAM_BYTES_MAX bytes; a
  * folder's subfolders are refused (files go side by side), and so are
- * its hidden files. lang_id: --lang (NULL: none). */
+ * its hidden files. lang_id: --lang (NULL: none). any_main: a folder
+ * without a file named as a language's source is fine, its first file
+ * (by name) is the main one (an instructor test suite's submission). */
 int cli_program_load(struct cli_program *p, const struct cli_local *l, char *const *paths, size_t n,
-		     const char *lang_id, struct gv_err *err) GV_MUST_CHECK;
+		     const char *lang_id, bool any_main, struct gv_err *err) GV_MUST_CHECK;
 void cli_program_free(struct cli_program *p);

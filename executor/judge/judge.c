@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "executor/judge/suite.h"
 #include "executor/judge/validator.h"
 #include "languages/lang_entry.h"
 
@@ -437,6 +438,8 @@ void exec_judgement_free(struct exec_judgement *j)
 {
 	if (!j)
 		return;
+	for (size_t i = 0; j->cases && i < j->ncases; i++)
+		free(j->cases[i].output);
 	free(j->cases);
 	free(j->compile_output);
 	memset(j, 0, sizeof(*j));
@@ -482,14 +485,14 @@ static void keep_compile_output(struct exec_judgement *j, const struct exec_phas
 
 /* Opens a fresh sandbox (compiling again) for the cases still to judge.
  * Returns the compile status; IE with j->message on our failure. */
-static enum exec_run_status open_sandbox(struct exec_engine *e, const struct exec_lang_job *lj,
-					 struct exec_session **s, struct exec_judgement *j)
+enum exec_run_status exec_judge_open_session(struct exec_engine *e, const struct exec_job *job,
+					     struct exec_session **s, struct exec_judgement *j)
 {
 	struct exec_phase_result compile;
 	struct gv_err err;
 	gv_err_clear(&err);
 	j->sandboxes++;
-	if (exec_session_open(e, &lj->job, s, &compile, &err) != 0) {
+	if (exec_session_open(e, job, s, &compile, &err) != 0) {
 		exec_msgf(j->message, sizeof(j->message), "%s", err.msg);
 		exec_phase_result_free(&compile);
 		*s = NULL;
@@ -497,13 +500,19 @@ static enum exec_run_status open_sandbox(struct exec_engine *e, const struct exe
 	}
 	enum exec_run_status st = compile_status(&compile);
 	if (st == EXEC_RUN_CE)
-		exec_compile_note_limit(&compile, &lj->job.compile_limits);
+		exec_compile_note_limit(&compile, &job->compile_limits);
 	if (j->sandboxes == 1 || st != EXEC_RUN_OK)
 		keep_compile_output(j, &compile);
 	if (st == EXEC_RUN_IE)
 		exec_msgf(j->message, sizeof(j->message), "compile phase: %s", compile.message);
 	exec_phase_result_free(&compile);
 	return st;
+}
+
+static enum exec_run_status open_sandbox(struct exec_engine *e, const struct exec_lang_job *lj,
+					 struct exec_session **s, struct exec_judgement *j)
+{
+	return exec_judge_open_session(e, &lj->job, s, j);
 }
 
 /* Judges one case's run: the engine's status, then the checker on the
@@ -666,6 +675,8 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 		       const void *source, size_t len, const struct exec_judge_opts *opts,
 		       struct exec_judgement *out, struct gv_err *err)
 {
+	if (p->suite)
+		return exec_judge_suite(e, p, lang, source, len, opts, out, err);
 	memset(out, 0, sizeof(*out));
 	out->first_failed = SIZE_MAX;
 	if (p->custom_validation && (!opts || !opts->langs))

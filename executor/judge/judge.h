@@ -160,6 +160,11 @@ struct exec_judged_case {
 	bool has_score;                     /* a custom validator gave this case a score */
 	double score;
 	char message[EXEC_CHECKER_MSG_MAX]; /* checker feedback or the limit hit */
+	/* Instructor test suites: what the test printed (owned, cut; NULL
+	 * when none) and its points (max_points: what it could earn). */
+	char *output;
+	size_t output_len;
+	double max_points;
 };
 
 struct exec_judgement {
@@ -173,6 +178,7 @@ struct exec_judgement {
 	unsigned sandboxes;            /* sandboxes opened (> 1 after a whole-sandbox OOM) */
 	char message[GV_ERR_MSG_MAX];  /* IE: what failed */
 	uint32_t time_limit_ms, memory_limit_mb;
+	double max_score;              /* instructor test suites: the points of every test */
 };
 void exec_judgement_free(struct exec_judgement *j);
 
@@ -195,6 +201,9 @@ struct exec_judge_opts {
 	/* The program's other files (exec_lang_job_build_files); borrowed. */
 	const struct exec_file *others;
 	size_t n_others;
+	/* Instructor test suites: the name the submission gave its first
+	 * file (source), which a suite keeps; NULL: the language's own. */
+	const char *source_name;
 };
 
 /* Judges source in lang against the loaded problem p. A custom output
@@ -208,6 +217,13 @@ struct exec_judge_opts {
  * the interactor (the problem's validator, in a sandbox of its own) through
  * the host relay (exec_validator_interact); the verdict follows the Kattis
  * rules of exec_interactive_outcome. */
+/* Opens a sandbox for job and runs its compile phase, as exec_judge_problem
+ * does: counts it in j->sandboxes, keeps the compile output of the first
+ * (or a failed one) in j and puts what failed in j->message (IE). Returns
+ * OK, CE or IE; *s is NULL unless OK or CE. */
+enum exec_run_status exec_judge_open_session(struct exec_engine *e, const struct exec_job *job,
+					     struct exec_session **s, struct exec_judgement *j);
+
 int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, const struct lang_def *lang,
 		       const void *source, size_t len, const struct exec_judge_opts *opts,
 		       struct exec_judgement *out, struct gv_err *err) GV_MUST_CHECK;

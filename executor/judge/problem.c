@@ -89,6 +89,7 @@ void exec_problem_free(struct exec_problem *p)
 		free(p->validators[i].files);
 	}
 	free(p->validators);
+	exec_problem_suite_free(p->suite);
 	for (size_t i = 0; i < p->nwarnings; i++)
 		free(p->warnings[i]);
 	free(p->warnings);
@@ -156,9 +157,11 @@ int exec_problem_load(struct exec_problem *p, const char *dir, const struct exec
 	if (open_package(p, dir, err) < 0)
 		return -1;
 	double yaml_time = 0;
+	bool suite = false;
 	if (exec_problem_parse_yaml(p, &yaml_time, err) < 0 || exec_problem_set_limits(p, yaml_time, opts, err) < 0 ||
-	    default_name(p, dir, err) < 0 || exec_problem_load_data(p, err) < 0 ||
-	    exec_problem_load_validators(p, opts, err) < 0 || check_validation(p, err) < 0) {
+	    default_name(p, dir, err) < 0 || exec_problem_load_suite(p, &suite, err) < 0 ||
+	    (!suite && exec_problem_load_data(p, err) < 0) || exec_problem_load_validators(p, opts, err) < 0 ||
+	    check_validation(p, err) < 0) {
 		gv_err_prefix(err, "problem %s", dir);
 		return -1;
 	}

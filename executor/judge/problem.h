@@ -168,6 +168,40 @@ enum exec_problem_validator_protocol {
 	EXEC_PROBLEM_VALIDATOR_TESTLIB,
 };
 
+/* An instructor test suite (suite/suite.yaml, executor/suite/README.md):
+ * the package's tests are code, run by gavel-suite inside the
+ * submission's sandbox, one group (test file) per test phase. */
+#define EXEC_SUITE_GROUPS_MAX 32
+#define EXEC_SUITE_ALL_TESTS_MAX 256
+#define EXEC_SUITE_SUPPORT_MAX 16
+#define EXEC_SUITE_FILE_MAX (1u << 20) /* bytes of one test or support file */
+
+struct exec_suite_test {
+	char *name;
+	double points; /* 0 in a group with group points */
+};
+
+struct exec_suite_group {
+	char *file;      /* under suite/: one name of [A-Za-z0-9._-] */
+	bool hidden;
+	bool has_points; /* points: all or nothing for the group */
+	double points;
+	struct exec_suite_test *tests;
+	size_t ntests;
+};
+
+struct exec_suite {
+	char *framework; /* pytest | junit5 | gtest | c */
+	char *language;  /* the language id students submit in */
+	uint32_t time_ms, memory_mb;
+	char **support;  /* names under suite/ placed beside the student's files */
+	size_t nsupport;
+	struct exec_suite_group *groups;
+	size_t ngroups;
+	size_t ntests;   /* over every group */
+	double max_score;
+};
+
 struct exec_problem {
 	char *dir;  /* as given */
 	int dirfd;  /* the package folder, O_PATH; closed by exec_problem_free */
@@ -197,6 +231,7 @@ struct exec_problem {
 	size_t nvalidators;
 	char **warnings; /* NULL-terminated; "problem.yaml:3: unknown key 'foo'" */
 	size_t nwarnings;
+	struct exec_suite *suite; /* NULL unless the package has suite/suite.yaml (then no data/ is needed) */
 };
 
 struct exec_problem_opts {
@@ -211,6 +246,11 @@ int exec_problem_load(struct exec_problem *p, const char *dir, const struct exec
 
 /* NULL-safe; leaves p zeroed (dirfd -1). */
 void exec_problem_free(struct exec_problem *p);
+
+/* The suite's i-th test over every group, in plan order, and its group
+ * (*g); NULL past the end. */
+const struct exec_suite_test *exec_suite_test_at(const struct exec_suite *s, size_t i,
+						 const struct exec_suite_group **g);
 
 /* Opens a package-relative path (as stored in the tree) for reading, element
  * by element with O_NOFOLLOW, so that a file swapped for a symlink after

@@ -130,6 +130,11 @@ int exec_problem_grading_copy(struct exec_problem_grading *dst, const struct exe
 /* problem_tree.c: data/ into p->root and p->cases. */
 int exec_problem_load_data(struct exec_problem *p, struct gv_err *err) GV_MUST_CHECK;
 
+/* problem_suite.c: suite/suite.yaml into p->suite (*present false and
+ * p->suite NULL without one); the problem becomes a scoring one. */
+int exec_problem_load_suite(struct exec_problem *p, bool *present, struct gv_err *err) GV_MUST_CHECK;
+void exec_problem_suite_free(struct exec_suite *s);
+
 /* problem_validators.c: output_validator/ and output_validators/ into
  * p->validators. */
 int exec_problem_load_validators(struct exec_problem *p, const struct exec_problem_opts *opts,

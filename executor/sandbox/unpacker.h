@@ -21,3 +21,7 @@
  * (caller frees), or NULL with err (GV_ECONFIG for a path or file that
  * breaks those rules). */
 char *exec_unpacker_read(const struct exec_engine *e, const char *path, size_t *len, struct gv_err *err);
+
+/* The same for another file of ours beside gavel-init (name: gavel-suite,
+ * gavel_check.h), of at most max bytes, under the same rules. */
+char *exec_helper_read(const struct exec_engine *e, const char *name, size_t max, size_t *len, struct gv_err *err);

@@ -8,7 +8,11 @@
 #   presentation_error → PE (testlib checkers).
 # A folder there is a program of several files (`gavel judge PROBLEM
 # FOLDER`: its main file is the one named as a language's source).
-# A file named *_scores_N.* must also get score N. Speaks TAP.
+# A file named *_scores_N.* (a folder *_scores_N) must also get score N.
+# Instructor test suites (suite/suite.yaml): no test of a visible group
+# may show a hidden test file's marker (GAVEL-HIDDEN-) in its output or
+# message: a hidden file is in the sandbox only while its own group runs.
+# Speaks TAP.
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -48,14 +52,17 @@ for sub in "${cases[@]}"; do
 	ms=$(( ($(date +%s%N) - start) / 1000000 ))
 	got=$(printf '%s' "$out" | python3 -c 'import json,sys
 try:
-    d=json.load(sys.stdin); print(d["verdict"], d["score"])
+    d=json.load(sys.stdin)
+    leak=[t["name"] for t in d["tests"] if not t.get("hidden") and
+          "GAVEL-HIDDEN-" in (t.get("output","") + t.get("message",""))]
+    print("LEAK:" + ",".join(leak) if leak else d["verdict"], d["score"])
 except Exception as e:
     print("unparsable", 0)')
 	verdict=${got% *}
 	score=${got#* }
 	ok=1
 	[ "$verdict" = "$expected" ] || ok=0
-	if [[ $sub =~ _scores_([0-9]+)\. ]]; then
+	if [[ $sub =~ _scores_([0-9]+)(\.|$) ]]; then
 		python3 -c "import sys; sys.exit(0 if abs(float('$score') - ${BASH_REMATCH[1]}) < 1e-9 else 1)" || ok=0
 	fi
 	if [ $ok = 1 ]; then

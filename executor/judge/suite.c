@@ -1,0 +1,357 @@
+/* Judging against an instructor test suite (executor/judge/suite.h). */
+#include "executor/judge/suite.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "executor/judge/suite_summary.h"
+#include "executor/sandbox/unpacker.h"
+
+#define HELPER "gavel-suite"
+#define HELPER_FILE ".gavel-suite"
+#define CHECK_HEADER "gavel_check.h"
+#define HELPER_MAX (16u << 20)
+#define SUITE_FILES_MAX (EXEC_SUITE_SUPPORT_MAX + 40) /* student's + support + gavel-suite */
+#define BUILD_CPU_MS 60000u                          /* gavel-suite's limit on a group's build */
+#define BUILD_WALL_MS 120000u
+#define PHASE_SLACK_MS 10000u
+#define PLAN_MAX 65536
+
+/* Mirrors executor/suite/framework.c: CPU a test's process needs before
+ * the test (an interpreter or a JVM starting), and whether a group's test
+ * file is compiled. */
+static uint32_t startup_ms(const char *framework)
+{
+	return !strcmp(framework, "pytest") ? 3000 : !strcmp(framework, "junit5") ? 6000 : 200;
+}
+
+static bool builds_tests(const char *framework)
+{
+	return strcmp(framework, "pytest") != 0;
+}
+
+/* Memory of the sandbox beyond the tests' own: compilers, a JVM, pytest. */
+static uint32_t overhead_mb(const char *framework)
+{
+	return !strcmp(framework, "pytest") ? 256 : 768;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static void job_limits(const struct exec_suite *su, struct exec_job *job)
+{
+	size_t most = 0;
+	for (size_t g = 0; g < su->ngroups; g++)
+		most = su->groups[g].ntests > most ? su->groups[g].ntests : most;
+	uint64_t per_test_cpu = (uint64_t)su->time_ms + startup_ms(su->framework);
+	uint64_t build_cpu = builds_tests(su->framework) ? BUILD_CPU_MS : 0;
+	uint64_t build_wall = builds_tests(su->framework) ? BUILD_WALL_MS : 0;
+	uint64_t cpu = build_cpu + most * per_test_cpu + PHASE_SLACK_MS;
+	/* gavel-suite's own deadlines (executor/suite/main.c) end well within. */
+	uint64_t wall = build_wall + most * (2 * per_test_cpu + 2000 + 1000) + PHASE_SLACK_MS;
+	uint64_t mem_kb = ((uint64_t)su->memory_mb + overhead_mb(su->framework)) * 1024;
+	job->run_limits = (struct exec_limits){
+		.cpu_ms = min_u64(cpu, 43200000),
+		.wall_ms = min_u64(wall, 43200000),
+		.memory_kb = mem_kb,
+		.output_bytes = 65536,
+		.stderr_bytes = 65536,
+		.procs = 128,
+		.open_files = 256,
+	};
+	job->compile_limits = (struct exec_limits){
+		.cpu_ms = BUILD_CPU_MS,
+		.wall_ms = BUILD_WALL_MS,
+		.memory_kb = mem_kb > 1048576 ? mem_kb : 1048576,
+		.output_bytes = 65536,
+		.procs = 128,
+		.open_files = 256,
+	};
+}
+
+struct suite_files {
+	struct exec_file v[SUITE_FILES_MAX];
+	size_t n;
+	char *owned[SUITE_FILES_MAX];
+	size_t nowned;
+};
+
+static void files_free(struct suite_files *f)
+{
+	for (size_t i = 0; i < f->nowned; i++)
+		free(f->owned[i]);
+}
+
+static int add_file(struct suite_files *f, const char *name, const void *data, size_t len, bool exe,
+		    struct gv_err *err)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].name, name)) {
+			/* The instructor's support file wins over the student's. */
+			f->v[i] = (struct exec_file){ .name = name, .data = data, .len = len, .executable = exe };
+			return 0;
+		}
+	if (f->n >= SUITE_FILES_MAX)
+		return gv_err_set(err, GV_ELIMIT, "more than %d files", SUITE_FILES_MAX);
+	f->v[f->n++] = (struct exec_file){ .name = name, .data = data, .len = len, .executable = exe };
+	return 0;
+}
+
+static int package_file(const struct exec_problem *p, const char *name, char **data, size_t *len, struct gv_err *err)
+{
+	char rel[96];
+	snprintf(rel, sizeof(rel), "suite/%s", name);
+	return exec_problem_read(p, rel, EXEC_SUITE_FILE_MAX, data, len, err);
+}
+
+static int job_files(struct exec_engine *e, const struct exec_problem *p, const struct lang_def *lang,
+		     const void *source, size_t len, const struct exec_judge_opts *opts, struct suite_files *f,
+		     struct gv_err *err)
+{
+	const char *main_name = opts && opts->source_name ? opts->source_name : lang->source;
+	if (add_file(f, main_name, source, len, false, err) < 0)
+		return -1;
+	for (size_t i = 0; opts && i < opts->n_others; i++)
+		if (add_file(f, opts->others[i].name, opts->others[i].data, opts->others[i].len, false, err) < 0)
+			return -1;
+	for (size_t i = 0; i < p->suite->nsupport; i++) {
+		char *data;
+		size_t n;
+		if (package_file(p, p->suite->support[i], &data, &n, err) < 0)
+			return -1;
+		f->owned[f->nowned++] = data;
+		if (add_file(f, p->suite->support[i], data, n, false, err) < 0)
+			return -1;
+	}
+	size_t hlen;
+	char *helper = exec_helper_read(e, HELPER, HELPER_MAX, &hlen, err);
+	if (!helper)
+		return -1;
+	f->owned[f->nowned++] = helper;
+	return add_file(f, HELPER_FILE, helper, hlen, true, err);
+}
+
+static enum exec_verdict verdict_of(enum exec_suite_outcome o)
+{
+	switch (o) {
+	case EXEC_SUITE_PASS:
+		return EXEC_VERDICT_AC;
+	case EXEC_SUITE_TIMEOUT:
+		return EXEC_VERDICT_TLE;
+	case EXEC_SUITE_ERROR:
+	case EXEC_SUITE_CRASH:
+		return EXEC_VERDICT_RE;
+	case EXEC_SUITE_FAIL:
+	case EXEC_SUITE_SKIPPED:
+	case EXEC_SUITE_UNSET:
+		break;
+	}
+	return EXEC_VERDICT_WA;
+}
+
+static size_t plan_of(const struct exec_suite *su, const struct exec_suite_group *g, char *buf, size_t cap)
+{
+	size_t n = (size_t)snprintf(buf, cap, "framework:%s\nfile:%s\ntime_ms:%u\nmemory_mb:%u\n", su->framework,
+				    g->file, su->time_ms, su->memory_mb);
+	for (size_t i = 0; i < g->ntests && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "test:%s\n", g->tests[i].name);
+	return n < cap ? n : cap;
+}
+
+/* Every test of a group that did not report: what ended its phase. */
+static void group_failed(const struct exec_suite_group *g, struct exec_judged_case *c, const struct exec_phase_result *r)
+{
+	enum exec_verdict v = !strcmp(r->status, "MLE")                                 ? EXEC_VERDICT_MLE :
+			      !strcmp(r->status, "TLE") || !strcmp(r->status, "WLE") ? EXEC_VERDICT_TLE :
+										    EXEC_VERDICT_RE;
+	for (size_t i = 0; i < g->ntests; i++) {
+		c[i].verdict = v;
+		exec_msgf(c[i].message, sizeof(c[i].message),
+			  "the tests of %s ended before they reported (%s%s%s)", g->file, r->status,
+			  r->message[0] ? ": " : "", r->message);
+	}
+}
+
+/* The summary into the group's cases; a summary that does not answer the
+ * plan is our failure (gavel-suite wrote it after the run was over). */
+static int group_from_summary(const struct exec_suite_group *g, const struct exec_suite_summary *sum,
+			      struct exec_judged_case *c, struct gv_err *err)
+{
+	if (sum->ntests != g->ntests)
+		return gv_err_set(err, GV_EPROTO, "the summary of %s has %zu tests, the plan %zu", g->file,
+				  sum->ntests, g->ntests);
+	for (size_t i = 0; i < g->ntests; i++) {
+		const struct exec_suite_test_result *t = &sum->tests[i];
+		if (strcmp(t->name, g->tests[i].name) != 0)
+			return gv_err_set(err, GV_EPROTO, "the summary of %s names %s for %s", g->file, t->name,
+					  g->tests[i].name);
+		c[i].verdict = verdict_of(t->outcome);
+		c[i].time_ms = t->time_ms;
+		c[i].wall_ms = t->wall_ms;
+		exec_msgf(c[i].message, sizeof(c[i].message), "%s", t->message);
+		if (t->output_len) {
+			if (!(c[i].output = malloc(t->output_len + 1)))
+				return gv_err_errno(err, "malloc");
+			memcpy(c[i].output, t->output, t->output_len);
+			c[i].output[t->output_len] = '\0';
+			c[i].output_len = t->output_len;
+		}
+	}
+	if (!sum->build_ok && g->ntests)
+		exec_msgf(c[0].message, sizeof(c[0].message), "%s", sum->build_message);
+	return 0;
+}
+
+/* Runs group g in s into its cases c. -1: the sandbox or the protocol
+ * broke (IE); the caller opens a fresh sandbox for the next group when s
+ * died of what the tests did. */
+static int run_group(struct exec_engine *e, const struct exec_problem *p, const struct exec_suite_group *g,
+		     struct exec_session *s, struct exec_judged_case *c, struct gv_err *err)
+{
+	const struct exec_suite *su = p->suite;
+	struct exec_file files[2];
+	size_t nf = 0;
+	char *test = NULL, *header = NULL;
+	size_t tlen, hlen;
+	int rc = -1;
+	if (package_file(p, g->file, &test, &tlen, err) < 0)
+		return -1;
+	files[nf++] = (struct exec_file){ .name = g->file, .data = test, .len = tlen };
+	if (!strcmp(su->framework, "c")) {
+		if (!(header = exec_helper_read(e, CHECK_HEADER, EXEC_SUITE_FILE_MAX, &hlen, err)))
+			goto out;
+		files[nf++] = (struct exec_file){ .name = CHECK_HEADER, .data = header, .len = hlen };
+	}
+	static char plan[PLAN_MAX];
+	size_t plen = plan_of(su, g, plan, sizeof(plan));
+	struct exec_phase_result r;
+	if (exec_session_run_test_files(s, files, nf, plan, plen, &r, err) != 0) {
+		exec_phase_result_free(&r);
+		goto out;
+	}
+	const struct exec_feedback_file *fb = exec_phase_feedback(&r, "summary");
+	if (!strcmp(r.status, "OK") && r.exit_code == 0 && fb) {
+		struct exec_suite_summary sum;
+		rc = exec_suite_summary_parse(fb->data, fb->len, &sum, err);
+		if (rc == 0)
+			rc = group_from_summary(g, &sum, c, err);
+		exec_suite_summary_free(&sum);
+	} else if (!strcmp(r.status, "IE")) {
+		gv_err_set(err, GV_ESANDBOX, "the tests of %s: %s", g->file, r.message);
+	} else {
+		group_failed(g, c, &r);
+		rc = 0;
+	}
+	exec_phase_result_free(&r);
+out:
+	free(test);
+	free(header);
+	return rc;
+}
+
+/* Scores: a test's points when it passed; a group with group points
+ * shares them among its tests when all passed. */
+static void score(const struct exec_suite *su, struct exec_judgement *out)
+{
+	size_t k = 0;
+	out->score = 0;
+	for (size_t gi = 0; gi < su->ngroups; gi++) {
+		const struct exec_suite_group *g = &su->groups[gi];
+		bool all = true;
+		for (size_t i = 0; i < g->ntests; i++)
+			all = all && out->cases[k + i].verdict == EXEC_VERDICT_AC;
+		for (size_t i = 0; i < g->ntests; i++, k++) {
+			struct exec_judged_case *c = &out->cases[k];
+			c->has_score = true;
+			c->max_points = g->has_points ? g->points / (double)g->ntests : g->tests[i].points;
+			c->score = (g->has_points ? all : c->verdict == EXEC_VERDICT_AC) ? c->max_points : 0;
+			out->score += c->score;
+			if (c->verdict != EXEC_VERDICT_AC && out->first_failed == SIZE_MAX) {
+				out->first_failed = k;
+				out->verdict = c->verdict;
+			}
+		}
+	}
+}
+
+int exec_judge_suite(struct exec_engine *e, const struct exec_problem *p, const struct lang_def *lang,
+		     const void *source, size_t len, const struct exec_judge_opts *opts, struct exec_judgement *out,
+		     struct gv_err *err)
+{
+	const struct exec_suite *su = p->suite;
+	memset(out, 0, sizeof(*out));
+	out->first_failed = SIZE_MAX;
+	out->time_limit_ms = su->time_ms;
+	out->memory_limit_mb = su->memory_mb;
+	out->max_score = su->max_score;
+	out->ncases = su->ntests;
+	if (!(out->cases = calloc(su->ntests, sizeof(*out->cases))))
+		return gv_err_errno(err, "calloc");
+	for (size_t i = 0; i < su->ntests; i++)
+		out->cases[i].verdict = EXEC_VERDICT_SKIPPED;
+	if (strcmp(lang->id, su->language) != 0) {
+		out->verdict = EXEC_VERDICT_CE;
+		char msg[256];
+		int n = snprintf(msg, sizeof(msg), "this problem's tests are written for %s, not %s\n", su->language,
+				 lang->id);
+		out->compile_output = strdup(msg);
+		out->compile_output_len = out->compile_output ? (size_t)n : 0;
+		return 0;
+	}
+	struct suite_files f = { 0 };
+	struct exec_job job = { 0 };
+	const char *compile_argv[] = { "/box/" HELPER_FILE, "build", su->framework, NULL };
+	const char *run_argv[] = { "/box/" HELPER_FILE, "run", NULL };
+	struct gv_err ferr;
+	gv_err_clear(&ferr);
+	if (job_files(e, p, lang, source, len, opts, &f, &ferr) < 0) {
+		out->verdict = EXEC_VERDICT_IE;
+		exec_msgf(out->message, sizeof(out->message), "%s", ferr.msg);
+		files_free(&f);
+		return 0;
+	}
+	job.tenant = opts && opts->tenant ? opts->tenant : "local";
+	job.feedback_dir = true;
+	job.compile_argv = compile_argv;
+	job.run_argv = run_argv;
+	job.files = f.v;
+	job.n_files = f.n;
+	job_limits(su, &job);
+
+	struct exec_session *s = NULL;
+	enum exec_run_status st = exec_judge_open_session(e, &job, &s, out);
+	size_t k = 0;
+	for (size_t gi = 0; st == EXEC_RUN_OK && gi < su->ngroups; k += su->groups[gi].ntests, gi++) {
+		if (!exec_session_alive(s)) {
+			/* The last group's tests took the whole sandbox down. */
+			exec_session_close(s);
+			st = exec_judge_open_session(e, &job, &s, out);
+			if (st != EXEC_RUN_OK)
+				break;
+		}
+		struct gv_err gerr;
+		gv_err_clear(&gerr);
+		if (run_group(e, p, &su->groups[gi], s, &out->cases[k], &gerr) < 0) {
+			st = EXEC_RUN_IE;
+			exec_msgf(out->message, sizeof(out->message), "%s", gerr.msg);
+		}
+		if (opts && opts->progress)
+			for (size_t i = 0; i < su->groups[gi].ntests; i++)
+				opts->progress(p, k + i, &out->cases[k + i], opts->progress_arg);
+	}
+	exec_session_close(s);
+	files_free(&f);
+	if (st == EXEC_RUN_OK) {
+		out->verdict = EXEC_VERDICT_AC;
+		score(su, out);
+	} else {
+		out->verdict = st == EXEC_RUN_CE ? EXEC_VERDICT_CE : EXEC_VERDICT_IE;
+		out->score = 0;
+	}
+	return 0;
+}

@@ -1,0 +1,218 @@
+/* The frameworks' commands (executor/suite/framework.h). */
+#include "executor/suite/framework.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define PYTHON "/usr/bin/python3"
+#define JDK "/usr/lib/jvm/java-17-openjdk-amd64/bin"
+#define JAR_DIR "/usr/share/java"
+/* The test program is started through the dynamic loader: a run may not
+ * chmod (the program seccomp policy), so the linker could not make it
+ * executable, and the loader needs only to read it. */
+#define LOADER "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+/* What a JUnit 5 test class compiles against. */
+#define JUNIT_API_CP                                                                                    \
+	JAR_DIR "/junit-jupiter-api.jar:" JAR_DIR "/junit-jupiter-params.jar:" JAR_DIR                  \
+		"/apiguardian-api.jar:" JAR_DIR "/opentest4j.jar:" JAR_DIR "/junit-platform-commons.jar"
+#define JUNIT_CONSOLE JAR_DIR "/junit-platform-console-standalone.jar"
+
+static const char *const names[] = {
+	[SUITE_PYTEST] = "pytest",
+	[SUITE_JUNIT5] = "junit5",
+	[SUITE_GTEST] = "gtest",
+	[SUITE_C] = "c",
+};
+
+int suite_framework_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return (int)i;
+	return -1;
+}
+
+const char *suite_framework_name(enum suite_framework f)
+{
+	return names[f];
+}
+
+const char *const *suite_source_endings(enum suite_framework f)
+{
+	static const char *const py[] = { ".py", NULL }, *const java[] = { ".java", NULL },
+				 *const cpp[] = { ".cpp", ".cc", ".cxx", NULL }, *const c[] = { ".c", NULL };
+	switch (f) {
+	case SUITE_PYTEST:
+		return py;
+	case SUITE_JUNIT5:
+		return java;
+	case SUITE_GTEST:
+		return cpp;
+	case SUITE_C:
+		return c;
+	}
+	return c;
+}
+
+static size_t put(const char **argv, size_t n, const char *const *words)
+{
+	for (; *words; words++)
+		argv[n++] = *words;
+	return n;
+}
+
+void suite_build_argv(enum suite_framework f, char **sources, size_t n, const char **argv)
+{
+	static const char *const py[] = { PYTHON, "-m", "py_compile", NULL };
+	static const char *const java[] = { JDK "/javac", "-J-XX:+UseSerialGC", "-J-Xmx512m", "-encoding", "UTF-8",
+					    "-d", ".", "-cp", ".", NULL };
+	static const char *const cpp[] = { "/usr/bin/g++", "-std=gnu++17", "-O2", "-pipe", "-I.", "-c", NULL };
+	static const char *const c[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-pipe", "-I.", "-c", NULL };
+	size_t k = put(argv, 0, f == SUITE_PYTEST ? py : f == SUITE_JUNIT5 ? java : f == SUITE_GTEST ? cpp : c);
+	for (size_t i = 0; i < n && k < SUITE_ARGV_MAX; i++)
+		argv[k++] = sources[i];
+	argv[k] = NULL;
+}
+
+bool suite_test_build_argv(enum suite_framework f, const char *test_file, char **objects, size_t n,
+			   const char **argv, char *buf, size_t bufsz)
+{
+	size_t k = 0;
+	snprintf(buf, bufsz, "%s/%s", SUITE_FILES_DIR, test_file);
+	switch (f) {
+	case SUITE_PYTEST:
+		return false;
+	case SUITE_JUNIT5: {
+		static const char *const w[] = { JDK "/javac", "-J-XX:+UseSerialGC", "-J-Xmx512m", "-encoding",
+						 "UTF-8", "-d", SUITE_DIR "/classes", "-cp", "/box:" JUNIT_API_CP,
+						 NULL };
+		k = put(argv, 0, w);
+		argv[k++] = buf;
+		argv[k] = NULL;
+		return true;
+	}
+	case SUITE_GTEST:
+	case SUITE_C: {
+		static const char *const cpp[] = { "/usr/bin/g++", "-std=gnu++17", "-O1", "-pipe", "-I/box",
+						   "-I" SUITE_FILES_DIR, "-o", SUITE_PROGRAM, NULL };
+		static const char *const c[] = { "/usr/bin/gcc", "-std=gnu17", "-O1", "-pipe", "-I/box",
+						 "-I" SUITE_FILES_DIR, "-o", SUITE_PROGRAM, NULL };
+		k = put(argv, 0, f == SUITE_GTEST ? cpp : c);
+		argv[k++] = buf;
+		for (size_t i = 0; i < n && k < SUITE_ARGV_MAX - 6; i++)
+			argv[k++] = objects[i];
+		if (f == SUITE_GTEST) {
+			argv[k++] = "-lgtest";
+			argv[k++] = "-lgtest_main";
+			argv[k++] = "-pthread";
+		}
+		argv[k++] = "-lm";
+		argv[k] = NULL;
+		return true;
+	}
+	}
+	return false;
+}
+
+void suite_test_argv(enum suite_framework f, const char *test_file, const char *name, uint32_t memory_mb,
+		     const char **argv, char *buf, size_t bufsz)
+{
+	size_t k = 0;
+	switch (f) {
+	case SUITE_PYTEST: {
+		static const char *const w[] = { PYTHON, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+						 "--noconftest", "--rootdir=" SUITE_DIR,
+						 "--junitxml=" SUITE_REPORT, "-o", "junit_family=xunit1", NULL };
+		k = put(argv, 0, w);
+		snprintf(buf, bufsz, "%s/%s::%s", SUITE_FILES_DIR, test_file, name);
+		argv[k++] = buf;
+		break;
+	}
+	case SUITE_JUNIT5: {
+		/* The class is the file's name; buf: "-Xmx<m>m\0Class#method\0". */
+		char cls[256];
+		snprintf(cls, sizeof(cls), "%s", test_file);
+		char *dot = strrchr(cls, '.');
+		if (dot)
+			*dot = '\0';
+		int a = snprintf(buf, bufsz, "-Xmx%um", memory_mb);
+		if (a < 0 || (size_t)a + 1 >= bufsz)
+			a = 0;
+		char *sel = buf + a + 1;
+		snprintf(sel, bufsz - (size_t)a - 1, "%s#%s", cls, name);
+		const char *const w[] = { JDK "/java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", buf, "-Xss64m",
+					  "-XX:-UsePerfData", "-jar", JUNIT_CONSOLE, "--disable-banner",
+					  "--disable-ansi-colors", "--details=none", "-cp", SUITE_DIR "/classes:/box",
+					  "--select-method", sel, "--include-engine=junit-jupiter",
+					  "--reports-dir", SUITE_DIR "/rep", NULL };
+		k = put(argv, 0, w);
+		break;
+	}
+	case SUITE_GTEST: {
+		snprintf(buf, bufsz, "--gtest_filter=%s", name);
+		const char *const w[] = { LOADER, SUITE_PROGRAM, buf, "--gtest_output=xml:" SUITE_REPORT, NULL };
+		k = put(argv, 0, w);
+		break;
+	}
+	case SUITE_C: {
+		snprintf(buf, bufsz, "%s", name);
+		const char *const w[] = { LOADER, SUITE_PROGRAM, buf, SUITE_REPORT, NULL };
+		k = put(argv, 0, w);
+		break;
+	}
+	}
+	argv[k] = NULL;
+}
+
+const char *suite_report_path(enum suite_framework f)
+{
+	return f == SUITE_JUNIT5 ? SUITE_JUNIT_REPORT : SUITE_REPORT;
+}
+
+const char *suite_test_cwd(enum suite_framework f)
+{
+	return f == SUITE_JUNIT5 ? SUITE_DIR : "/box";
+}
+
+uint32_t suite_startup_ms(enum suite_framework f)
+{
+	switch (f) {
+	case SUITE_PYTEST:
+		return 3000;
+	case SUITE_JUNIT5:
+		return 6000;
+	case SUITE_GTEST:
+	case SUITE_C:
+		return 200;
+	}
+	return 0;
+}
+
+bool suite_native(enum suite_framework f)
+{
+	return f == SUITE_GTEST || f == SUITE_C;
+}
+
+bool suite_report_names(enum suite_framework f, const char *plan_name, const char *name, const char *classname)
+{
+	char want[512];
+	switch (f) {
+	case SUITE_PYTEST: {
+		/* "TestCalc::test_add" is reported as test_add of
+		 * "<module>.TestCalc". */
+		const char *last = plan_name, *p;
+		while ((p = strstr(last, "::")) != NULL)
+			last = p + 2;
+		return !strcmp(last, name);
+	}
+	case SUITE_JUNIT5:
+		snprintf(want, sizeof(want), "%s()", plan_name);
+		return !strcmp(want, name) || !strcmp(plan_name, name);
+	case SUITE_GTEST:
+		snprintf(want, sizeof(want), "%s.%s", classname, name);
+		return !strcmp(want, plan_name);
+	case SUITE_C:
+		return !strcmp(plan_name, name);
+	}
+	return false;
+}

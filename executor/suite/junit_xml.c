@@ -1,0 +1,203 @@
+/* A bounded scan of a JUnit XML report (executor/suite/junit_xml.h). */
+#include "executor/suite/junit_xml.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Appends the code point cp as UTF-8 (a bad one as '?'). */
+static size_t put_utf8(char *out, size_t o, size_t cap, uint32_t cp)
+{
+	char b[4];
+	size_t n;
+	if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		b[0] = '?', n = 1;
+	else if (cp < 0x80)
+		b[0] = (char)cp, n = 1;
+	else if (cp < 0x800)
+		b[0] = (char)(0xc0 | cp >> 6), b[1] = (char)(0x80 | (cp & 0x3f)), n = 2;
+	else if (cp < 0x10000)
+		b[0] = (char)(0xe0 | cp >> 12), b[1] = (char)(0x80 | ((cp >> 6) & 0x3f)),
+		b[2] = (char)(0x80 | (cp & 0x3f)), n = 3;
+	else
+		b[0] = (char)(0xf0 | cp >> 18), b[1] = (char)(0x80 | ((cp >> 12) & 0x3f)),
+		b[2] = (char)(0x80 | ((cp >> 6) & 0x3f)), b[3] = (char)(0x80 | (cp & 0x3f)), n = 4;
+	if (o + n > cap)
+		return o;
+	memcpy(out + o, b, n);
+	return o + n;
+}
+
+/* Decodes s[0..len) (entities) into out (cap bytes plus the NUL), cut at
+ * cap. */
+static void decode(const char *s, size_t len, char *out, size_t cap)
+{
+	static const struct {
+		const char *name;
+		char c;
+	} named[] = { { "lt;", '<' }, { "gt;", '>' }, { "amp;", '&' }, { "quot;", '"' }, { "apos;", '\'' } };
+	size_t o = 0;
+	for (size_t i = 0; i < len && o < cap;) {
+		if (s[i] != '&') {
+			out[o++] = s[i] ? s[i] : '?';
+			i++;
+			continue;
+		}
+		bool done = false;
+		for (size_t k = 0; k < sizeof(named) / sizeof(named[0]) && !done; k++) {
+			size_t n = strlen(named[k].name);
+			if (len - i - 1 >= n && !memcmp(s + i + 1, named[k].name, n)) {
+				out[o++] = named[k].c;
+				i += 1 + n;
+				done = true;
+			}
+		}
+		if (!done && i + 2 < len && s[i + 1] == '#') {
+			bool hex = s[i + 2] == 'x';
+			size_t j = i + (hex ? 3 : 2);
+			uint32_t cp = 0;
+			size_t digits = 0;
+			for (; j < len && digits < 8; j++, digits++) {
+				char c = s[j];
+				int v = c >= '0' && c <= '9' ? c - '0' :
+					hex && c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+					hex && c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+				if (v < 0)
+					break;
+				cp = cp * (hex ? 16 : 10) + (uint32_t)v;
+			}
+			if (digits && j < len && s[j] == ';') {
+				o = put_utf8(out, o, cap, cp);
+				i = j + 1;
+				done = true;
+			}
+		}
+		if (!done) {
+			out[o++] = '&';
+			i++;
+		}
+	}
+	out[o] = '\0';
+}
+
+/* The value of attribute name inside the tag text t[0..len), decoded into
+ * out; false when absent. */
+static bool attr(const char *t, size_t len, const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i + n + 2 < len; i++) {
+		bool boundary = t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r';
+		if (!boundary || memcmp(t + i + 1, name, n) != 0)
+			continue;
+		size_t j = i + 1 + n;
+		while (j < len && (t[j] == ' ' || t[j] == '\t' || t[j] == '\n' || t[j] == '\r'))
+			j++;
+		if (j >= len || t[j] != '=')
+			continue;
+		j++;
+		while (j < len && (t[j] == ' ' || t[j] == '\t' || t[j] == '\n' || t[j] == '\r'))
+			j++;
+		if (j >= len || (t[j] != '"' && t[j] != '\''))
+			continue;
+		char q = t[j++];
+		const char *end = memchr(t + j, q, len - j);
+		if (!end)
+			return false;
+		decode(t + j, (size_t)(end - (t + j)), out, cap);
+		return true;
+	}
+	return false;
+}
+
+/* Is the tag text t[0..len) (after '<') the element name? */
+static bool tag_is(const char *t, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	return len >= n && !memcmp(t, name, n) &&
+	       (len == n || t[n] == ' ' || t[n] == '\t' || t[n] == '\n' || t[n] == '\r' || t[n] == '/');
+}
+
+static const char *find(const char *hay, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+	return n <= len ? memmem(hay, len, needle, n) : NULL;
+}
+
+int suite_xml_scan(const char *xml, size_t len, struct suite_xml_case *first)
+{
+	memset(first, 0, sizeof(*first));
+	int count = 0;
+	bool in_case = false, in_result = false;
+	const char *text_from = NULL; /* the text of the first result child */
+	size_t i = 0;
+	while (i < len) {
+		const char *lt = memchr(xml + i, '<', len - i);
+		if (!lt)
+			break;
+		size_t at = (size_t)(lt - xml);
+		if (in_result && text_from && !first->message[0] && count == 1)
+			decode(text_from, at - (size_t)(text_from - xml), first->message, EXEC_SUITE_MESSAGE_MAX);
+		text_from = NULL;
+		const char *rest = xml + at + 1;
+		size_t rlen = len - at - 1;
+		if (rlen >= 3 && !memcmp(rest, "!--", 3)) {
+			const char *e = find(rest + 3, rlen - 3, "-->");
+			if (!e)
+				return -1;
+			i = (size_t)(e - xml) + 3;
+			continue;
+		}
+		if (rlen >= 8 && !memcmp(rest, "![CDATA[", 8)) {
+			const char *e = find(rest + 8, rlen - 8, "]]>");
+			if (!e)
+				return -1;
+			if (in_result && count == 1 && !first->message[0])
+				decode(rest + 8, (size_t)(e - (rest + 8)), first->message, EXEC_SUITE_MESSAGE_MAX);
+			i = (size_t)(e - xml) + 3;
+			continue;
+		}
+		const char *gt = memchr(rest, '>', rlen);
+		if (!gt)
+			return -1;
+		size_t tlen = (size_t)(gt - rest);
+		bool closing = tlen && rest[0] == '/';
+		bool self_closing = tlen && rest[tlen - 1] == '/';
+		i = (size_t)(gt - xml) + 1;
+		if (closing) {
+			if (tag_is(rest + 1, tlen - 1, "testcase"))
+				in_case = in_result = false;
+			else if (tag_is(rest + 1, tlen - 1, "failure") || tag_is(rest + 1, tlen - 1, "error") ||
+				 tag_is(rest + 1, tlen - 1, "skipped"))
+				in_result = false;
+			continue;
+		}
+		if (tag_is(rest, tlen, "testcase")) {
+			count++;
+			if (count == 1) {
+				attr(rest, tlen, "name", first->name, EXEC_SUITE_NAME_MAX);
+				attr(rest, tlen, "classname", first->classname, EXEC_SUITE_NAME_MAX);
+				first->outcome = EXEC_SUITE_PASS;
+			}
+			in_case = !self_closing;
+			continue;
+		}
+		if (!in_case || count != 1)
+			continue;
+		enum exec_suite_outcome o = tag_is(rest, tlen, "failure") ? EXEC_SUITE_FAIL :
+					    tag_is(rest, tlen, "error")   ? EXEC_SUITE_ERROR :
+					    tag_is(rest, tlen, "skipped") ? EXEC_SUITE_SKIPPED :
+									    EXEC_SUITE_UNSET;
+		if (o == EXEC_SUITE_UNSET)
+			continue;
+		/* The worst child wins: error over failure over skipped. */
+		if (first->outcome == EXEC_SUITE_PASS || o == EXEC_SUITE_ERROR ||
+		    (o == EXEC_SUITE_FAIL && first->outcome == EXEC_SUITE_SKIPPED)) {
+			first->outcome = o;
+			first->message[0] = '\0';
+			attr(rest, tlen, "message", first->message, EXEC_SUITE_MESSAGE_MAX);
+		}
+		in_result = !self_closing;
+		text_from = in_result ? gt + 1 : NULL;
+	}
+	return count;
+}

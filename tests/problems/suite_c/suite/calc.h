@@ -1,0 +1,10 @@
+/* calc.h: what the student's calc.c implements. */
+#ifndef CALC_H
+#define CALC_H
+
+int add(int a, int b);
+int sub(int a, int b);
+int mul(int a, int b);
+long long factorial(int n);
+
+#endif

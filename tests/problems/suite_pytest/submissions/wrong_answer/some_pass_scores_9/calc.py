@@ -1,0 +1,42 @@
+# sub and is_prime are wrong: fails test_sub (1) and hidden test_is_prime (2); 9 points.
+
+
+def add(a, b):
+    return a + b
+
+
+def sub(a, b):
+    return a + b
+
+
+def mul(a, b):
+    return a * b
+
+
+def factorial(n):
+    result = 1
+    for i in range(2, n + 1):
+        result *= i
+    return result
+
+
+def is_prime(n):
+    if n < 2:
+        return False
+    i = 2
+    while i * i <= n:
+        if n % i == 0:
+            return False
+        i += 1
+    return n % 2 == 1
+
+
+class Counter:
+    def __init__(self):
+        self.count = 0
+
+    def inc(self):
+        self.count += 1
+
+    def value(self):
+        return self.count
