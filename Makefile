@@ -170,6 +170,12 @@ $(BUILD)/tests/unit/test_import_unpack: $(BUILD)/obj/tests/unit/test_import_unpa
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
 
+# gavel-suite's JUnit XML scan (no library), for tests/unit/test_suite_xml.c.
+$(BUILD)/tests/unit/test_suite_xml: $(BUILD)/obj/tests/unit/test_suite_xml.o $(call obj,executor/suite/junit_xml.c) $(TEST_SUPPORT_OBJS) $(LIBS)
+	@$(if $(filter 1,$(V)),,echo "  LD      $@")
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CMOCKA_LIBS) -lm -lpthread
+
 # The CLI's local-stack settings (cli/ has no library), for
 # tests/unit/test_cli_local_stack.c.
 $(BUILD)/tests/unit/test_cli_local_stack: $(BUILD)/obj/tests/unit/test_cli_local_stack.o $(call obj,cli/local_stack.c) $(TEST_SUPPORT_OBJS) $(LIBS)
@@ -233,9 +239,9 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_BINS = $(patsubst %.c,$(BUILD)/%,$(wildcard tests/fuzz/fuzz_*.c))
 # The targets' shared checks (tests/fuzz/harness.c), and sandbox-side
 # parsers with no library of their own: gavel-init's job parser,
-# gavel-unpack's checks.
+# gavel-unpack's checks, gavel-suite's JUnit XML scan.
 FUZZ_EXTRA_SRCS := $(wildcard tests/fuzz/harness.c executor/init/job.c) \
-                   $(filter-out executor/unpack/main.c,$(UNPACK_OWN_SRCS))
+                   $(filter-out executor/unpack/main.c,$(UNPACK_OWN_SRCS)) executor/suite/junit_xml.c
 $(BUILD)/tests/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(call obj,$(FUZZ_EXTRA_SRCS)) $(LIBS)
 	@$(if $(filter 1,$(V)),,echo "  LD      $@")
 	@mkdir -p $(@D)

@@ -289,7 +289,8 @@ static int push_time_limit(const char *dir, const struct push_opts *o, char *buf
 	}
 	if (tl.limit_s > 0) {
 		struct exec_problem p;
-		int has = exec_problem_load(&p, dir, NULL, &perr) == 0 && p.time_source != EXEC_PROBLEM_TIME_DEFAULT;
+		int has = exec_problem_load(&p, dir, NULL, &perr) == 0 &&
+			  (p.time_source != EXEC_PROBLEM_TIME_DEFAULT || p.suite);
 		exec_problem_free(&p);
 		if (has) {
 			fprintf(stderr, "gavel problem push: --time: the package has a time limit of its own\n");

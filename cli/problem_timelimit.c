@@ -132,8 +132,10 @@ int cli_problem_time_limit(const char *dir, unsigned cap_ms, FILE *out, struct c
 		return 0;
 	}
 	enum exec_problem_time_source src = p.time_source;
+	bool suite = p.suite != NULL;
 	exec_problem_free(&p);
-	if (src != EXEC_PROBLEM_TIME_DEFAULT)
+	/* A test suite sets its own per-test limit (suite.yaml time_ms). */
+	if (src != EXEC_PROBLEM_TIME_DEFAULT || suite)
 		return 0;
 
 	char acc[4096];

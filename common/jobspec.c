@@ -437,8 +437,6 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 	if (spec->problem_id && (spec->n_args || spec->n_compile_options || spec->stderr_to_stdout || spec->stack_kb))
 		return gv_err_set(err, GV_EINVAL, "fields 'args', 'compile_options', 'stderr_to_stdout', "
 				  "'limits.stack_kb': not with 'problem_id'");
-	if (spec->problem_id && spec->additional_files)
-		return gv_err_set(err, GV_EINVAL, "field 'additional_files_b64': not with 'problem_id'");
 	if (spec->problem_id && spec->has_tests)
 		return gv_err_set(err, GV_EINVAL, "field 'problem_id': the tests are the problem's, not 'tests'");
 	return 0;

@@ -11,7 +11,9 @@
  *                                        required, 1..GV_JOBSPEC_FILES_MAX;
  *                                        the main source first (the executor
  *                                        saves it under the language's own
- *                                        file name); other names are one
+ *                                        file name, but an instructor test
+ *                                        suite's under the name it has here);
+ *                                        other names are one
  *                                        path component of [A-Za-z0-9._-],
  *                                        not "job" nor starting with
  *                                        ".gavel" (the engine's own files),
@@ -75,8 +77,9 @@
  *                                        submission's sandbox
  *                                        (gavel-unpack extract, with the
  *                                        GV_JOBSPEC_EXTRACT_* limits); ""
- *                                        counts as absent; not with
- *                                        problem_id
+ *                                        counts as absent; with problem_id
+ *                                        only for an instructor test suite
+ *                                        (a problem with test data: CE)
  *     "student": null, "assignment": null
  *                                        course labels (issue 20): opaque
  *                                        strings of the tenant's own,

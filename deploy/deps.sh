@@ -29,6 +29,8 @@ BASE_PACKAGES=(
 	# matplotlib inside the sandboxes (the tests' Jupyter clients come
 	# with the tests: tests/lib/jupyter.sh)
 	python3-ipykernel python3-numpy python3-matplotlib
+	# instructor test suites (executor/suite/): the frameworks they run
+	python3-pytest junit5 libgtest-dev
 )
 
 # Prints the names on the `packages:` line of one YAML file.

@@ -52,6 +52,15 @@ int fe_spec_add_file(struct fe_job *job, const char *name, const char *content, 
 		     size_t *total, size_t max, const char *field, struct fe_apierr *e);
 bool fe_file_name_ok(const char *name);
 
+/* The course labels "student" and "assignment" into job->spec (both
+ * optional): 0, or -1 with e (400). Native and Judge0 (api_native.c). */
+int fe_spec_labels(const json_t *body, struct fe_job *job, struct fe_apierr *e);
+/* A submission to a stored problem: "problem_id" (absent: 0, nothing
+ * done) with "version", "run_all", "samples_only"; the tests are the
+ * problem's, so "tests", "stdin" and "checker" are refused. Native and
+ * Judge0, where it is Gavel's extension (api_native.c). */
+int fe_spec_problem(const json_t *body, struct fe_job *job, struct fe_apierr *e);
+
 /* ---- api_words.c ---- */
 
 /* s[0..len) split into words as a shell splits a simple command (blanks,

@@ -220,7 +220,9 @@ static const char *const j0_known[] = {
 	"expected_output", "cpu_time_limit", "cpu_extra_time", "wall_time_limit", "memory_limit",
 	"stack_limit", "max_processes_and_or_threads", "enable_per_process_and_thread_time_limit",
 	"enable_per_process_and_thread_memory_limit", "max_file_size", "redirect_stderr_to_stdout",
-	"enable_network", "number_of_runs", "additional_files", "callback_url", NULL,
+	"enable_network", "number_of_runs", "additional_files", "callback_url",
+	/* Gavel's extensions */
+	"problem_id", "version", "run_all", "samples_only", "student", "assignment", NULL,
 };
 
 /* May tenant q (NULL: none) use lang? */
@@ -392,6 +394,19 @@ static int j0_commands(const json_t *body, struct fe_job *job, struct fe_apierr 
 	return 0;
 }
 
+/* Does the request ask for arguments, compiler options or stderr into
+ * stdout? */
+static bool j0_has_commands(const json_t *body)
+{
+	static const char *const keys[] = { "command_line_arguments", "compiler_options" };
+	for (size_t i = 0; i < 2; i++) {
+		const json_t *v = json_object_get(body, keys[i]);
+		if (json_is_string(v) && json_string_length(v) > 0)
+			return true;
+	}
+	return json_is_true(json_object_get(body, "redirect_stderr_to_stdout"));
+}
+
 /* Judge0's limits in our units: ms, MB rounded up, KB. */
 static int j0_apply_limits(struct fe_job *job, const struct j0_limits *l, struct fe_apierr *e)
 {
@@ -454,13 +469,28 @@ int fe_j0_parse(const json_t *body, bool base64, const struct fe_catalog *cat, c
 	size_t total = 0;
 	if (fe_spec_add_file(job, lang->source, src, srcl, &total, b->max_source, "source_code", e) < 0)
 		goto fail;
-	if (j0_add_input(job, in, inl, exp, expl, b, e) < 0)
-		goto fail;
-	json_object_set_new(job->spec, "return_output", json_true());
-	if (j0_apply_limits(job, &l, e) < 0 || j0_commands(body, job, e) < 0 ||
+	/* Gavel's extension: problem_id judges the submission against a
+	 * stored problem (its tests, or an instructor test suite with the
+	 * student's files in additional_files), with the course labels. */
+	json_t *pid = json_object_get(body, "problem_id");
+	bool problem = pid && !json_is_null(pid);
+	if (problem) {
+		if (exp || j0_has_commands(body)) {
+			fe_apierr_set(e, 422, "invalid_request",
+				      "expected_output, command_line_arguments, compiler_options and "
+				      "redirect_stderr_to_stdout: not with problem_id (the problem's tests judge it)");
+			goto fail;
+		}
+	} else {
+		if (j0_add_input(job, in, inl, exp, expl, b, e) < 0)
+			goto fail;
+		json_object_set_new(job->spec, "return_output", json_true());
+	}
+	if (j0_apply_limits(job, &l, e) < 0 || (!problem && j0_commands(body, job, e) < 0) ||
 	    j0_additional_files(body, job, b, e) < 0)
 		goto fail;
-	if (fe_get_callback_url(body, job, e) < 0)
+	if (fe_get_callback_url(body, job, e) < 0 || fe_spec_labels(body, job, e) < 0 ||
+	    (problem && fe_spec_problem(body, job, e) < 0))
 		goto fail;
 	free(src);
 	free(in);

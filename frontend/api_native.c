@@ -18,7 +18,7 @@ static const char *const native_keys[] = { "language", "source", "files", "stdin
 
 /* Course labels (issue 20): who submitted, for which assignment; opaque
  * to us, stored in the row (GET /v1/assignments/{name}/grades). */
-static int parse_labels(const json_t *body, struct fe_job *job, struct fe_apierr *e)
+int fe_spec_labels(const json_t *body, struct fe_job *job, struct fe_apierr *e)
 {
 	static const char *const keys[] = {"student", "assignment"};
 	for (size_t i = 0; i < 2; i++) {
@@ -46,6 +46,8 @@ static int parse_files(const json_t *body, struct fe_job *job, const struct fe_b
 		files = NULL;
 	if ((source != NULL) == (files != NULL))
 		return fe_apierr_set(e, 400, "invalid_request", "give exactly one of 'source' and 'files'");
+	json_t *pid = json_object_get(body, "problem_id");
+	bool problem = pid && !json_is_null(pid);
 	size_t total = 0;
 	if (source) {
 		const char *s;
@@ -71,8 +73,10 @@ static int parse_files(const json_t *body, struct fe_job *job, const struct fe_b
 		if (fe_get_text(f, "content", field, b->max_source, true, &content, &clen, e) < 0)
 			return -1;
 		/* The first file is the main source, saved under the
-		 * language's own name whatever the client called it. */
-		if (i == 0)
+		 * language's own name whatever the client called it; but
+		 * for a stored problem, whose instructor test suite may
+		 * import it by its own name, the name it was given. */
+		if (i == 0 && !(problem && name && fe_file_name_ok(name) && strcmp(name, job->lang->source) != 0))
 			name = job->lang->source;
 		else if (!name || !fe_file_name_ok(name) || !strcmp(name, job->lang->source))
 			return fe_apierr_set(e, 400, "invalid_request",
@@ -247,7 +251,7 @@ static int parse_commands(const json_t *body, struct fe_job *job, struct fe_apie
  * version (default: the current ready one, resolved by the handler before
  * the row is stored), run_all and samples_only. The tests are the
  * problem's: 'tests', 'stdin' and 'checker' are refused with it. */
-static int parse_problem(const json_t *body, struct fe_job *job, struct fe_apierr *e)
+int fe_spec_problem(const json_t *body, struct fe_job *job, struct fe_apierr *e)
 {
 	const char *pid;
 	size_t plen;
@@ -356,9 +360,9 @@ int fe_native_parse(const json_t *body, const struct fe_catalog *cat, const stru
 	if (fe_get_uint(body, "gpus", "gpus", GV_JOBSPEC_GPUS_MAX, &gpus, e) < 0)
 		goto fail;
 	json_object_set_new(job->spec, "gpus", json_integer(gpus));
-	if (fe_get_callback_url(body, job, e) < 0 || parse_labels(body, job, e) < 0)
+	if (fe_get_callback_url(body, job, e) < 0 || fe_spec_labels(body, job, e) < 0)
 		goto fail;
-	if (parse_problem(body, job, e) < 0)
+	if (fe_spec_problem(body, job, e) < 0)
 		goto fail;
 	switch (fe_spec_additional_files(json_object_get(body, "additional_files_b64"), b->max_additional_files, job)) {
 	case FE_EXTRA_OK: break;

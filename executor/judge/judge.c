@@ -679,6 +679,14 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 		return exec_judge_suite(e, p, lang, source, len, opts, out, err);
 	memset(out, 0, sizeof(*out));
 	out->first_failed = SIZE_MAX;
+	if (opts && opts->archive) {
+		static const char msg[] = "an archive of additional files is taken by problems graded by an "
+					  "instructor test suite only; send the program's files in 'files'\n";
+		out->verdict = EXEC_VERDICT_CE;
+		if ((out->compile_output = strdup(msg)))
+			out->compile_output_len = sizeof(msg) - 1;
+		return 0;
+	}
 	if (p->custom_validation && (!opts || !opts->langs))
 		return gv_err_set(err, GV_EINVAL, "problem %s: custom validation needs the language registry",
 				  p->name);

@@ -204,6 +204,12 @@ struct exec_judge_opts {
 	/* Instructor test suites: the name the submission gave its first
 	 * file (source), which a suite keeps; NULL: the language's own. */
 	const char *source_name;
+	/* Instructor test suites: an archive of more files (the job spec's
+	 * additional_files), unpacked inside the sandbox before the build
+	 * (exec_lang_job_extract_first's rules); NULL: none. Borrowed. A
+	 * problem with test data answers CE to one. */
+	const void *archive;
+	size_t archive_len;
 };
 
 /* Judges source in lang against the loaded problem p. A custom output

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jobspec.h"
 #include "executor/judge/suite_summary.h"
 #include "executor/sandbox/unpacker.h"
 
@@ -133,7 +134,41 @@ static int job_files(struct exec_engine *e, const struct exec_problem *p, const 
 	if (!helper)
 		return -1;
 	f->owned[f->nowned++] = helper;
-	return add_file(f, HELPER_FILE, helper, hlen, true, err);
+	if (add_file(f, HELPER_FILE, helper, hlen, true, err) < 0)
+		return -1;
+	if (!opts || !opts->archive)
+		return 0;
+	size_t ulen;
+	char *unpacker = exec_unpacker_read(e, NULL, &ulen, err);
+	if (!unpacker)
+		return -1;
+	f->owned[f->nowned++] = unpacker;
+	if (add_file(f, EXEC_EXTRACT_UNPACKER, unpacker, ulen, true, err) < 0)
+		return -1;
+	return add_file(f, EXEC_EXTRACT_ARCHIVE, opts->archive, opts->archive_len, false, err);
+}
+
+/* The compile command: gavel-suite's build, after gavel-unpack extracted
+ * the archive of more files when there is one (PROTOCOL.md, "Additional
+ * files"; its own checks, then execv of the build). */
+static void compile_argv_of(const char *framework, bool archive, const char **argv, char nums[5][24])
+{
+	size_t k = 0;
+	if (archive) {
+		snprintf(nums[0], 24, "%u", GV_JOBSPEC_EXTRACT_BYTES_MAX);
+		snprintf(nums[1], 24, "%u", GV_JOBSPEC_EXTRACT_FILES_MAX);
+		snprintf(nums[2], 24, "%u", GV_JOBSPEC_EXTRACT_DIRS_MAX);
+		snprintf(nums[3], 24, "%u", GV_JOBSPEC_EXTRACT_PATH_MAX);
+		snprintf(nums[4], 24, "%u", GV_JOBSPEC_EXTRACT_DEPTH_MAX);
+		const char *head[] = { "/box/" EXEC_EXTRACT_UNPACKER, "extract", "/box/" EXEC_EXTRACT_ARCHIVE, "/box",
+				       nums[0], nums[1], nums[2], nums[3], nums[4], "--" };
+		for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+			argv[k++] = head[i];
+	}
+	argv[k++] = "/box/" HELPER_FILE;
+	argv[k++] = "build";
+	argv[k++] = framework;
+	argv[k] = NULL;
 }
 
 static enum exec_verdict verdict_of(enum exec_suite_outcome o)
@@ -305,7 +340,9 @@ int exec_judge_suite(struct exec_engine *e, const struct exec_problem *p, const 
 	}
 	struct suite_files f = { 0 };
 	struct exec_job job = { 0 };
-	const char *compile_argv[] = { "/box/" HELPER_FILE, "build", su->framework, NULL };
+	const char *compile_argv[16];
+	char nums[5][24];
+	compile_argv_of(su->framework, opts && opts->archive, compile_argv, nums);
 	const char *run_argv[] = { "/box/" HELPER_FILE, "run", NULL };
 	struct gv_err ferr;
 	gv_err_clear(&ferr);

@@ -117,7 +117,7 @@ static void on_progress(const struct exec_problem *p, size_t index, const struct
 	(void)c;
 	struct judge_ctx *x = arg;
 	if (x->o->progress)
-		x->o->progress("running", index + 1, p->ncases, x->o->progress_arg);
+		x->o->progress("running", index + 1, p->suite ? p->suite->ntests : p->ncases, x->o->progress_arg);
 }
 
 /* The first EXEC_FEEDBACK_FIELD_MAX bytes of a package file. */
@@ -184,6 +184,46 @@ static json_t *ie_result(const char *message, struct exec_inline_summary *sum)
 	return gv_result_internal_error("judge", message);
 }
 
+/* An instructor test suite's tests and groups: a test of a hidden group is
+ * secret (not a sample) to the feedback policy, which keeps its message
+ * and output from the submitter; its verdict, time and points stay. */
+static void add_suite_tests(const struct exec_problem *p, const struct exec_judgement *j, json_t *tests,
+			    json_t *groups)
+{
+	const struct exec_suite *su = p->suite;
+	size_t k = 0;
+	for (size_t gi = 0; gi < su->ngroups; gi++) {
+		const struct exec_suite_group *g = &su->groups[gi];
+		enum exec_verdict gv = EXEC_VERDICT_AC;
+		double gscore = 0, gmax = 0;
+		for (size_t i = 0; i < g->ntests && k < j->ncases; i++, k++) {
+			const struct exec_judged_case *c = &j->cases[k];
+			if (gv == EXEC_VERDICT_AC && c->verdict != EXEC_VERDICT_AC)
+				gv = c->verdict;
+			gscore += c->score;
+			gmax += c->max_points;
+			json_t *t = json_pack("{s:o,s:s,s:b,s:b,s:s,s:I,s:I,s:i,s:i,s:i,s:f,s:f}", "name",
+					      gv_json_string_lossy(g->tests[i].name, strlen(g->tests[i].name)), "group",
+					      g->file, "sample", !g->hidden, "hidden", g->hidden, "verdict",
+					      exec_verdict_name(c->verdict), "time_ms", (json_int_t)c->time_ms, "wall_ms",
+					      (json_int_t)c->wall_ms, "memory_kb", 0, "exit_code", 0, "signal", 0, "score",
+					      c->score, "points", c->max_points);
+			if (!t)
+				continue;
+			json_object_set_new(t, "message",
+					    gv_json_string_lossy(c->message, strnlen(c->message, sizeof(c->message))));
+			if (c->verdict != EXEC_VERDICT_SKIPPED && c->output)
+				json_object_set_new(t, "feedback",
+						    json_pack("{s:o}", "output",
+							      gv_json_string_lossy(c->output, c->output_len)));
+			json_array_append_new(tests, t);
+		}
+		json_array_append_new(groups, json_pack("{s:s,s:s,s:f,s:f,s:b}", "name", g->file, "verdict",
+							exec_verdict_name(gv), "score", gscore, "max_score", gmax,
+							"hidden", g->hidden));
+	}
+}
+
 static json_t *build(const struct exec_problem *p, const struct exec_judgement *j, struct judge_ctx *x,
 		     const struct gv_jobspec *spec, const struct exec_problem_judge_opts *o,
 		     struct exec_inline_summary *sum)
@@ -199,8 +239,21 @@ static json_t *build(const struct exec_problem *p, const struct exec_judgement *
 		return NULL;
 	}
 	uint64_t max_time = 0, max_wall = 0, max_mem = 0, cpu = 0;
-	size_t decider = j->first_failed < p->ncases ? j->first_failed : SIZE_MAX;
-	for (size_t i = 0; i < p->ncases && i < j->ncases; i++) {
+	size_t decider = j->first_failed < j->ncases ? j->first_failed : SIZE_MAX;
+	if (p->suite) {
+		add_suite_tests(p, j, tests, groups);
+		for (size_t i = 0; i < j->ncases; i++) {
+			const struct exec_judged_case *c = &j->cases[i];
+			if (c->verdict == EXEC_VERDICT_SKIPPED)
+				continue;
+			max_time = c->time_ms > max_time ? c->time_ms : max_time;
+			max_wall = c->wall_ms > max_wall ? c->wall_ms : max_wall;
+			cpu += c->time_ms;
+			if (decider == SIZE_MAX)
+				decider = i;
+		}
+	}
+	for (size_t i = 0; !p->suite && i < p->ncases && i < j->ncases; i++) {
 		const struct exec_judged_case *c = &j->cases[i];
 		const struct exec_problem_node *n = p->cases[i];
 		res[i].verdict = c->verdict;
@@ -251,7 +304,8 @@ static json_t *build(const struct exec_problem *p, const struct exec_judgement *
 		}
 		json_array_append_new(tests, t);
 	}
-	add_groups(p, &p->root, res, groups);
+	if (!p->suite)
+		add_groups(p, &p->root, res, groups);
 	free(res);
 	const struct exec_judged_case *d = decider < j->ncases ? &j->cases[decider] : NULL;
 	/* Messages and compiler output may hold any bytes: lossy, never a
@@ -280,6 +334,10 @@ static json_t *build(const struct exec_problem *p, const struct exec_judgement *
 				      "name", gv_json_string_lossy(p->name ? p->name : "", p->name ? strlen(p->name) : 0),
 				      "type",
 				      p->type == EXEC_PROBLEM_SCORING ? "scoring" : "pass-fail"));
+	if (p->suite) {
+		json_object_set_new(json_object_get(r, "problem"), "suite", json_string(p->suite->framework));
+		json_object_set_new(r, "max_score", json_real(j->max_score));
+	}
 	snprintf(sum->verdict, sizeof(sum->verdict), "%s", gv_result_verdict_ok(verdict) ? verdict : "IE");
 	sum->cpu_ms = cpu;
 	sum->max_time_ms = max_time;
@@ -338,6 +396,13 @@ json_t *exec_problem_judge_run(const struct exec_problem_env *env, const struct 
 		gv_err_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
+	/* The program's other files, under their own names; a suite keeps
+	 * the first one's name too, and takes an archive of more. */
+	struct exec_file others[GV_JOBSPEC_FILES_MAX];
+	size_t n_others = 0;
+	for (size_t i = 1; i < spec->n_files && n_others < GV_JOBSPEC_FILES_MAX; i++)
+		others[n_others++] = (struct exec_file){ .name = spec->files[i].name, .data = spec->files[i].content,
+							 .len = spec->files[i].len };
 	struct exec_judge_opts jo = {
 		.tenant = o->tenant,
 		.progress = on_progress,
@@ -345,6 +410,11 @@ json_t *exec_problem_judge_run(const struct exec_problem_env *env, const struct 
 		.langs = env->langs,
 		.case_output = on_output,
 		.case_output_arg = &x,
+		.others = others,
+		.n_others = n_others,
+		.source_name = p.suite ? spec->files[0].name : NULL,
+		.archive = spec->additional_files,
+		.archive_len = spec->additional_files_len,
 	};
 	if (o->progress)
 		o->progress("compiling", 0, 0, o->progress_arg);

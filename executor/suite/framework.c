@@ -120,7 +120,8 @@ void suite_test_argv(enum suite_framework f, const char *test_file, const char *
 	size_t k = 0;
 	switch (f) {
 	case SUITE_PYTEST: {
-		static const char *const w[] = { PYTHON, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+		/* -s: what the test prints is its output, passed or not. */
+		static const char *const w[] = { PYTHON, "-B", "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
 						 "--noconftest", "--rootdir=" SUITE_DIR,
 						 "--junitxml=" SUITE_REPORT, "-o", "junit_family=xunit1", NULL };
 		k = put(argv, 0, w);

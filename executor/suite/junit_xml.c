@@ -80,41 +80,63 @@ static void decode(const char *s, size_t len, char *out, size_t cap)
 	out[o] = '\0';
 }
 
-/* The value of attribute name inside the tag text t[0..len), decoded into
- * out; false when absent. */
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The value of attribute name of the tag text t[0..len) (after '<': the
+ * element's name, then name="value" pairs), decoded into out; false when
+ * absent. */
 static bool attr(const char *t, size_t len, const char *name, char *out, size_t cap)
 {
-	size_t n = strlen(name);
-	for (size_t i = 0; i + n + 2 < len; i++) {
-		bool boundary = t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r';
-		if (!boundary || memcmp(t + i + 1, name, n) != 0)
-			continue;
-		size_t j = i + 1 + n;
-		while (j < len && (t[j] == ' ' || t[j] == '\t' || t[j] == '\n' || t[j] == '\r'))
-			j++;
-		if (j >= len || t[j] != '=')
-			continue;
-		j++;
-		while (j < len && (t[j] == ' ' || t[j] == '\t' || t[j] == '\n' || t[j] == '\r'))
-			j++;
-		if (j >= len || (t[j] != '"' && t[j] != '\''))
-			continue;
-		char q = t[j++];
-		const char *end = memchr(t + j, q, len - j);
+	size_t i = 0, n = strlen(name);
+	while (i < len && !is_space(t[i]) && t[i] != '/')
+		i++;
+	while (i < len) {
+		while (i < len && (is_space(t[i]) || t[i] == '/'))
+			i++;
+		size_t k = i;
+		while (i < len && t[i] != '=' && !is_space(t[i]))
+			i++;
+		size_t klen = i - k;
+		while (i < len && is_space(t[i]))
+			i++;
+		if (i >= len || t[i] != '=')
+			return false;
+		i++;
+		while (i < len && is_space(t[i]))
+			i++;
+		if (i >= len || (t[i] != '"' && t[i] != '\''))
+			return false;
+		char q = t[i++];
+		const char *end = memchr(t + i, q, len - i);
 		if (!end)
 			return false;
-		decode(t + j, (size_t)(end - (t + j)), out, cap);
-		return true;
+		size_t vlen = (size_t)(end - (t + i));
+		if (klen == n && !memcmp(t + k, name, n)) {
+			decode(t + i, vlen, out, cap);
+			return true;
+		}
+		i += vlen + 1;
 	}
 	return false;
+}
+
+/* Only blanks? */
+static bool blank(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!is_space(s[i]))
+			return false;
+	return true;
 }
 
 /* Is the tag text t[0..len) (after '<') the element name? */
 static bool tag_is(const char *t, size_t len, const char *name)
 {
 	size_t n = strlen(name);
-	return len >= n && !memcmp(t, name, n) &&
-	       (len == n || t[n] == ' ' || t[n] == '\t' || t[n] == '\n' || t[n] == '\r' || t[n] == '/');
+	return len >= n && !memcmp(t, name, n) && (len == n || is_space(t[n]) || t[n] == '/');
 }
 
 static const char *find(const char *hay, size_t len, const char *needle)
@@ -135,7 +157,8 @@ int suite_xml_scan(const char *xml, size_t len, struct suite_xml_case *first)
 		if (!lt)
 			break;
 		size_t at = (size_t)(lt - xml);
-		if (in_result && text_from && !first->message[0] && count == 1)
+		if (in_result && text_from && !first->message[0] && count == 1 &&
+		    !blank(text_from, at - (size_t)(text_from - xml)))
 			decode(text_from, at - (size_t)(text_from - xml), first->message, EXEC_SUITE_MESSAGE_MAX);
 		text_from = NULL;
 		const char *rest = xml + at + 1;

@@ -331,7 +331,8 @@ static enum exec_suite_outcome judge_test(const struct plan *p, const char *name
 		return EXEC_SUITE_CRASH;
 	}
 	if (count > 1 || (count == 1 && !suite_report_names(p->framework, name, c.name, c.classname)))
-		snprintf(message, msgsz, "the report does not name this test alone");
+		snprintf(message, msgsz, "the framework reported no result for this test: it could not be "
+			 "collected or set up (see its output)");
 	else if (n && count < 0)
 		snprintf(message, msgsz, "the report is cut short");
 	else

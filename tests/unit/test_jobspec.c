@@ -34,9 +34,6 @@ static void jobspec__refused__names_the_field(void **state)
 		  "additional_files_b64" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"additional_files_b64\":[]}",
 		  "additional_files_b64" },
-		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"}],\"problem_id\":\"p\","
-		  "\"additional_files_b64\":\"UEsFBg==\"}",
-		  "additional_files_b64" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"},{\"name\":\"a\",\"content\":\"\"}]}",
 		  "twice" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":1}]}", "content" },
