@@ -65,18 +65,6 @@ static bool file_name_ok(const char *s)
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
-/* A test's name as the summary grammar takes it. */
-static bool test_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > EXEC_SUITE_NAME_MAX || s[0] == ' ' || s[n - 1] == ' ')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f || s[i] == '\\')
-			return false;
-	return true;
-}
-
 /* suite/<name> is a regular file of at most EXEC_SUITE_FILE_MAX bytes. */
 static int check_file(struct exec_problem *p, struct exec_ydoc *y, yaml_node_t *n, const char *name,
 		      struct gv_err *err)
@@ -127,7 +115,7 @@ static int parse_test(struct exec_problem *p, struct exec_ydoc *y, yaml_node_t *
 		if (rc < 0)
 			return -1;
 	}
-	if (!t->name || !test_name_ok(t->name))
+	if (!t->name || !exec_suite_name_ok(t->name, strlen(t->name)))
 		return gv_err_set(err, GV_EINVAL, "%s:%zu: a test needs a name of printable ASCII (at most %d bytes)",
 				  y->file, line_of(n), EXEC_SUITE_NAME_MAX);
 	for (size_t i = 0; i < g->ntests; i++)

@@ -146,8 +146,7 @@ static int field_of_test(struct exec_suite_test_result *t, const struct exec_rec
 	return gv_err_set(err, GV_EPROTO, "summary: unexpected key '%.*s' in a test", (int)f->key_len, f->key);
 }
 
-/* A test's name: printable ASCII without spaces at either end. */
-static bool name_ok(const char *s, size_t len)
+bool exec_suite_name_ok(const char *s, size_t len)
 {
 	if (len == 0 || len > EXEC_SUITE_NAME_MAX || s[0] == ' ' || s[len - 1] == ' ')
 		return false;
@@ -199,7 +198,7 @@ static int parse(const char *buf, size_t len, struct exec_suite_summary *out, st
 				return gv_err_set(err, GV_EPROTO, "summary: test '%s' has no outcome", t->name);
 			if (out->ntests >= EXEC_SUITE_TESTS_MAX)
 				return gv_err_set(err, GV_EPROTO, "summary: more than %d tests", EXEC_SUITE_TESTS_MAX);
-			if (!name_ok(f.value, f.value_len))
+			if (!exec_suite_name_ok(f.value, f.value_len))
 				return gv_err_set(err, GV_EPROTO, "summary: a bad test name");
 			t = &out->tests[out->ntests++];
 			memcpy(t->name, f.value, f.value_len);

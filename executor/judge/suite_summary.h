@@ -42,6 +42,10 @@ enum exec_suite_outcome {
 	EXEC_SUITE_CRASH,   /* killed by a signal */
 };
 
+/* A test's name: 1 to EXEC_SUITE_NAME_MAX bytes of printable ASCII but
+ * a backslash, no space at either end. */
+bool exec_suite_name_ok(const char *s, size_t len);
+
 const char *exec_suite_outcome_name(enum exec_suite_outcome o);
 /* EXEC_SUITE_UNSET for an unknown name. */
 enum exec_suite_outcome exec_suite_outcome_of(const char *s, size_t len);

@@ -122,7 +122,7 @@ void suite_test_argv(enum suite_framework f, const char *test_file, const char *
 	case SUITE_PYTEST: {
 		/* -s: what the test prints is its output, passed or not. */
 		static const char *const w[] = { PYTHON, "-B", "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-						 "--noconftest", "--rootdir=" SUITE_DIR,
+						 "--noconftest", "--rootdir=" SUITE_FILES_DIR,
 						 "--junitxml=" SUITE_REPORT, "-o", "junit_family=xunit1", NULL };
 		k = put(argv, 0, w);
 		snprintf(buf, bufsz, "%s/%s::%s", SUITE_FILES_DIR, test_file, name);
@@ -165,6 +165,95 @@ void suite_test_argv(enum suite_framework f, const char *test_file, const char *
 	argv[k] = NULL;
 }
 
+/* Appends the word a, sep, b (NUL-terminated) to buf at *o and to argv;
+ * false when either is full. */
+static bool word(char *buf, size_t bufsz, size_t *o, const char **argv, size_t *k, const char *a, const char *sep,
+		 const char *b)
+{
+	size_t la = strlen(a), ls = strlen(sep), lb = strlen(b);
+	if (la + ls + lb + 1 > bufsz - *o || *k >= SUITE_ARGV_MAX)
+		return false;
+	char *w = buf + *o;
+	memcpy(w, a, la);
+	memcpy(w + la, sep, ls);
+	memcpy(w + la + ls, b, lb);
+	w[la + ls + lb] = '\0';
+	argv[(*k)++] = w;
+	*o += la + ls + lb + 1;
+	return true;
+}
+
+bool suite_batch_argv(enum suite_framework f, const char *test_file, char tests[][EXEC_SUITE_NAME_MAX + 1],
+		      size_t n, uint32_t memory_mb, const char **argv, char *buf, size_t bufsz)
+{
+	size_t k = 0, o = 0;
+	switch (f) {
+	case SUITE_PYTEST: {
+		/* Captured output goes to each test case's system-out. */
+		static const char *const w[] = { PYTHON, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+						 "--noconftest", "--rootdir=" SUITE_FILES_DIR, "--junitxml=" SUITE_REPORT,
+						 "-o", "junit_family=xunit1", "-o", "junit_logging=system-out", NULL };
+		k = put(argv, 0, w);
+		char path[320];
+		snprintf(path, sizeof(path), "%s/%s", SUITE_FILES_DIR, test_file);
+		for (size_t i = 0; i < n; i++)
+			if (!word(buf, bufsz, &o, argv, &k, path, "::", tests[i]))
+				return false;
+		break;
+	}
+	case SUITE_JUNIT5: {
+		char cls[256], mem[32];
+		snprintf(cls, sizeof(cls), "%s", test_file);
+		char *dot = strrchr(cls, '.');
+		if (dot)
+			*dot = '\0';
+		snprintf(mem, sizeof(mem), "%u", memory_mb);
+		if (!word(buf, bufsz, &o, argv, &k, JDK "/java", "", ""))
+			return false;
+		static const char *const w[] = { "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss64m",
+						 "-XX:-UsePerfData", "-jar", JUNIT_CONSOLE, "--disable-banner",
+						 "--disable-ansi-colors", "--details=none", "-cp", SUITE_DIR "/classes:/box",
+						 "--include-engine=junit-jupiter",
+						 "--config=junit.platform.output.capture.stdout=true",
+						 "--config=junit.platform.output.capture.stderr=true", "--reports-dir",
+						 SUITE_DIR "/rep", NULL };
+		if (!word(buf, bufsz, &o, argv, &k, "-Xmx", mem, "m"))
+			return false;
+		k = put(argv, k, w);
+		for (size_t i = 0; i < n; i++)
+			if (!word(buf, bufsz, &o, argv, &k, "--select-method", "", "") ||
+			    !word(buf, bufsz, &o, argv, &k, cls, "#", tests[i]))
+				return false;
+		break;
+	}
+	case SUITE_GTEST: {
+		static const char *const w[] = { LOADER, SUITE_PROGRAM, "--gtest_output=xml:" SUITE_REPORT, NULL };
+		k = put(argv, 0, w);
+		/* One word: "--gtest_filter=A.B:C.D". */
+		size_t len = strlen("--gtest_filter=");
+		if (len + 1 > bufsz || k >= SUITE_ARGV_MAX)
+			return false;
+		memcpy(buf, "--gtest_filter=", len);
+		for (size_t i = 0; i < n; i++) {
+			size_t l = strlen(tests[i]);
+			if (len + l + 2 > bufsz)
+				return false;
+			if (i)
+				buf[len++] = ':';
+			memcpy(buf + len, tests[i], l);
+			len += l;
+		}
+		buf[len] = '\0';
+		argv[k++] = buf;
+		break;
+	}
+	case SUITE_C:
+		return false;
+	}
+	argv[k] = NULL;
+	return true;
+}
+
 const char *suite_report_path(enum suite_framework f)
 {
 	return f == SUITE_JUNIT5 ? SUITE_JUNIT_REPORT : SUITE_REPORT;
@@ -194,17 +283,23 @@ bool suite_native(enum suite_framework f)
 	return f == SUITE_GTEST || f == SUITE_C;
 }
 
-bool suite_report_names(enum suite_framework f, const char *plan_name, const char *name, const char *classname)
+bool suite_report_names(enum suite_framework f, const char *test_file, const char *plan_name, const char *name,
+			const char *classname)
 {
 	char want[512];
 	switch (f) {
 	case SUITE_PYTEST: {
-		/* "TestCalc::test_add" is reported as test_add of
-		 * "<module>.TestCalc". */
-		const char *last = plan_name, *p;
-		while ((p = strstr(last, "::")) != NULL)
-			last = p + 2;
-		return !strcmp(last, name);
+		/* "TestCalc::test_add" of test_calc.py is reported as test_add
+		 * of classname "test_calc.TestCalc"; "test_add" of "test_calc". */
+		size_t o = (size_t)snprintf(want, sizeof(want), "%s", test_file);
+		if (o >= 3 && !strcmp(want + o - 3, ".py"))
+			want[o -= 3] = '\0';
+		const char *part = plan_name, *sep;
+		while ((sep = strstr(part, "::")) != NULL && o < sizeof(want)) {
+			o += (size_t)snprintf(want + o, sizeof(want) - o, ".%.*s", (int)(sep - part), part);
+			part = sep + 2;
+		}
+		return !strcmp(part, name) && !strcmp(want, classname);
 	}
 	case SUITE_JUNIT5:
 		snprintf(want, sizeof(want), "%s()", plan_name);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "executor/judge/suite_summary.h"
+
 enum suite_framework {
 	SUITE_PYTEST,
 	SUITE_JUNIT5,
@@ -47,6 +49,11 @@ bool suite_test_build_argv(enum suite_framework f, const char *test_file, char *
  * suite_report_path(f). */
 void suite_test_argv(enum suite_framework f, const char *test_file, const char *name, uint32_t memory_mb,
 		     const char **argv, char *buf, size_t bufsz);
+/* argv of running every test of names[0..n) in one process, as the
+ * framework runs a suite, each test's captured output in its report;
+ * false when the framework runs one test per process only (c). */
+bool suite_batch_argv(enum suite_framework f, const char *test_file, char names[][EXEC_SUITE_NAME_MAX + 1],
+		      size_t n, uint32_t memory_mb, const char **argv, char *buf, size_t bufsz);
 const char *suite_report_path(enum suite_framework f);
 /* The folder a test runs in. */
 const char *suite_test_cwd(enum suite_framework f);
@@ -58,4 +65,5 @@ uint32_t suite_startup_ms(enum suite_framework f);
 bool suite_native(enum suite_framework f);
 /* Does the report's test case (name, classname) stand for the plan's test
  * name? */
-bool suite_report_names(enum suite_framework f, const char *plan_name, const char *name, const char *classname);
+bool suite_report_names(enum suite_framework f, const char *test_file, const char *plan_name, const char *name,
+			const char *classname);

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Appends the code point cp as UTF-8 (a bad one as '?'). */
@@ -145,21 +146,69 @@ static const char *find(const char *hay, size_t len, const char *needle)
 	return n <= len ? memmem(hay, len, needle, n) : NULL;
 }
 
-int suite_xml_scan(const char *xml, size_t len, struct suite_xml_case *first)
+/* Appends the text s[0..len) (entities decoded) to c's output. */
+static void add_output(struct suite_xml_case *c, const char *s, size_t len)
 {
-	memset(first, 0, sizeof(*first));
+	if (c->output_len >= EXEC_SUITE_OUTPUT_MAX)
+		return;
+	decode(s, len, c->output + c->output_len, EXEC_SUITE_OUTPUT_MAX - c->output_len);
+	c->output_len += strlen(c->output + c->output_len);
+}
+
+/* Only blank lines and section rules ("----- Captured Out -----", what
+ * pytest writes around an empty capture)? */
+static bool empty_capture(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(s + i, '\n', len - i);
+		size_t e = nl ? (size_t)(nl - s) : len;
+		if (!blank(s + i, e - i) && !(e - i >= 3 && !memcmp(s + i, "---", 3)))
+			return false;
+		i = e + 1;
+	}
+	return true;
+}
+
+/* The text between two tags, or a CDATA section, inside the current
+ * case: the first result child's (its message when it has no attribute,
+ * and its traceback as output), or captured output. */
+static void take_text(struct suite_xml_case *c, int where, const char *s, size_t len)
+{
+	if (!c || blank(s, len))
+		return;
+	if (where == 1 && !c->message[0])
+		decode(s, len, c->message, EXEC_SUITE_MESSAGE_MAX);
+	if (where == 1 || (where == 2 && !empty_capture(s, len)))
+		add_output(c, s, len);
+}
+
+/* A time attribute in seconds ("0.012") as milliseconds. */
+static uint64_t seconds_ms(const char *s)
+{
+	char *end = NULL;
+	double v = strtod(s, &end);
+	if (end == s || !(v >= 0) || v > 1e7)
+		return 0;
+	return (uint64_t)(v * 1000.0 + 0.5);
+}
+
+int suite_xml_scan_all(const char *xml, size_t len, struct suite_xml_case *cases, size_t max)
+{
+	if (max)
+		memset(cases, 0, max * sizeof(*cases));
 	int count = 0;
-	bool in_case = false, in_result = false;
-	const char *text_from = NULL; /* the text of the first result child */
+	struct suite_xml_case *c = NULL; /* the open case, when kept */
+	bool in_case = false;
+	int where = 0;                   /* 1: in a result child, 2: in system-out/err */
+	const char *text_from = NULL;
 	size_t i = 0;
 	while (i < len) {
 		const char *lt = memchr(xml + i, '<', len - i);
 		if (!lt)
 			break;
 		size_t at = (size_t)(lt - xml);
-		if (in_result && text_from && !first->message[0] && count == 1 &&
-		    !blank(text_from, at - (size_t)(text_from - xml)))
-			decode(text_from, at - (size_t)(text_from - xml), first->message, EXEC_SUITE_MESSAGE_MAX);
+		if (in_case && text_from)
+			take_text(c, where, text_from, at - (size_t)(text_from - xml));
 		text_from = NULL;
 		const char *rest = xml + at + 1;
 		size_t rlen = len - at - 1;
@@ -174,8 +223,8 @@ int suite_xml_scan(const char *xml, size_t len, struct suite_xml_case *first)
 			const char *e = find(rest + 8, rlen - 8, "]]>");
 			if (!e)
 				return -1;
-			if (in_result && count == 1 && !first->message[0])
-				decode(rest + 8, (size_t)(e - (rest + 8)), first->message, EXEC_SUITE_MESSAGE_MAX);
+			if (in_case)
+				take_text(c, where, rest + 8, (size_t)(e - (rest + 8)));
 			i = (size_t)(e - xml) + 3;
 			continue;
 		}
@@ -188,24 +237,35 @@ int suite_xml_scan(const char *xml, size_t len, struct suite_xml_case *first)
 		i = (size_t)(gt - xml) + 1;
 		if (closing) {
 			if (tag_is(rest + 1, tlen - 1, "testcase"))
-				in_case = in_result = false;
+				in_case = false, where = 0, c = NULL;
 			else if (tag_is(rest + 1, tlen - 1, "failure") || tag_is(rest + 1, tlen - 1, "error") ||
-				 tag_is(rest + 1, tlen - 1, "skipped"))
-				in_result = false;
+				 tag_is(rest + 1, tlen - 1, "skipped") || tag_is(rest + 1, tlen - 1, "system-out") ||
+				 tag_is(rest + 1, tlen - 1, "system-err"))
+				where = 0;
 			continue;
 		}
 		if (tag_is(rest, tlen, "testcase")) {
+			c = (size_t)count < max ? &cases[count] : NULL;
 			count++;
-			if (count == 1) {
-				attr(rest, tlen, "name", first->name, EXEC_SUITE_NAME_MAX);
-				attr(rest, tlen, "classname", first->classname, EXEC_SUITE_NAME_MAX);
-				first->outcome = EXEC_SUITE_PASS;
+			if (c) {
+				char t[32] = "";
+				attr(rest, tlen, "name", c->name, EXEC_SUITE_NAME_MAX);
+				attr(rest, tlen, "classname", c->classname, EXEC_SUITE_NAME_MAX);
+				if (attr(rest, tlen, "time", t, sizeof(t) - 1))
+					c->time_ms = seconds_ms(t);
+				c->outcome = EXEC_SUITE_PASS;
 			}
 			in_case = !self_closing;
+			where = 0;
 			continue;
 		}
-		if (!in_case || count != 1)
+		if (!in_case)
 			continue;
+		if (tag_is(rest, tlen, "system-out") || tag_is(rest, tlen, "system-err")) {
+			where = self_closing ? 0 : 2;
+			text_from = where ? gt + 1 : NULL;
+			continue;
+		}
 		enum exec_suite_outcome o = tag_is(rest, tlen, "failure") ? EXEC_SUITE_FAIL :
 					    tag_is(rest, tlen, "error")   ? EXEC_SUITE_ERROR :
 					    tag_is(rest, tlen, "skipped") ? EXEC_SUITE_SKIPPED :
@@ -213,14 +273,20 @@ int suite_xml_scan(const char *xml, size_t len, struct suite_xml_case *first)
 		if (o == EXEC_SUITE_UNSET)
 			continue;
 		/* The worst child wins: error over failure over skipped. */
-		if (first->outcome == EXEC_SUITE_PASS || o == EXEC_SUITE_ERROR ||
-		    (o == EXEC_SUITE_FAIL && first->outcome == EXEC_SUITE_SKIPPED)) {
-			first->outcome = o;
-			first->message[0] = '\0';
-			attr(rest, tlen, "message", first->message, EXEC_SUITE_MESSAGE_MAX);
+		bool worse = c && (c->outcome == EXEC_SUITE_PASS || o == EXEC_SUITE_ERROR ||
+				   (o == EXEC_SUITE_FAIL && c->outcome == EXEC_SUITE_SKIPPED));
+		if (worse) {
+			c->outcome = o;
+			c->message[0] = '\0';
+			attr(rest, tlen, "message", c->message, EXEC_SUITE_MESSAGE_MAX);
 		}
-		in_result = !self_closing;
-		text_from = in_result ? gt + 1 : NULL;
+		where = self_closing || !worse ? 0 : 1;
+		text_from = where ? gt + 1 : NULL;
 	}
 	return count;
+}
+
+int suite_xml_scan(const char *xml, size_t len, struct suite_xml_case *first)
+{
+	return suite_xml_scan_all(xml, len, first, 1);
 }

@@ -10,14 +10,15 @@
  *       (one test phase per group) reads the plan from stdin (record lines:
  *       framework, file, time_ms, memory_mb, then one test:NAME per test),
  *       builds the group's test file from /tmp/gv-files against the
- *       student's objects, runs each test in a process of its own and,
+ *       student's objects, runs the group's tests in one process, and each
+ *       test that run did not report in a process of its own, and,
  *       once nothing else of the run is alive, writes the summary
  *       (executor/judge/suite_summary.h) to /tmp/gv-feedback/summary,
  *       which gavel-init sends back. Exit 0 only then.
  *
- * A test's outcome comes from the report its framework wrote after the
- * test function returned, never from its output or exit status: a test
- * that prints a pass, exits 0 early or crashes has no report and fails. */
+ * A test's outcome comes from the report its framework wrote when it
+ * finished, never from its output or exit status: a test that prints a
+ * pass, exits 0 early or crashes has no report and fails. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -305,6 +306,15 @@ static void put_number(struct summary *s, const char *key, uint64_t v)
 	put_line(s, key, b);
 }
 
+struct test_result {
+	bool have;
+	enum exec_suite_outcome outcome;
+	uint64_t time_ms, wall_ms;
+	char message[EXEC_SUITE_MESSAGE_MAX + 1];
+	char output[EXEC_SUITE_OUTPUT_MAX + 1];
+	size_t output_len;
+};
+
 /* The outcome of one finished test run from its report. */
 static enum exec_suite_outcome judge_test(const struct plan *p, const char *name, const struct suite_child_result *r,
 					  char *message, size_t msgsz)
@@ -322,7 +332,7 @@ static enum exec_suite_outcome judge_test(const struct plan *p, const char *name
 	size_t n = read_file(suite_report_path(p->framework), xml, sizeof(xml));
 	struct suite_xml_case c;
 	int count = n ? suite_xml_scan(xml, n, &c) : 0;
-	if (count == 1 && suite_report_names(p->framework, name, c.name, c.classname)) {
+	if (count == 1 && suite_report_names(p->framework, p->file, name, c.name, c.classname)) {
 		snprintf(message, msgsz, "%s", c.message);
 		return c.outcome;
 	}
@@ -330,7 +340,7 @@ static enum exec_suite_outcome judge_test(const struct plan *p, const char *name
 		snprintf(message, msgsz, "the test's process was killed by signal %d", r->signal);
 		return EXEC_SUITE_CRASH;
 	}
-	if (count > 1 || (count == 1 && !suite_report_names(p->framework, name, c.name, c.classname)))
+	if (count > 1 || (count == 1 && !suite_report_names(p->framework, p->file, name, c.name, c.classname)))
 		snprintf(message, msgsz, "the framework reported no result for this test: it could not be "
 			 "collected or set up (see its output)");
 	else if (n && count < 0)
@@ -339,6 +349,77 @@ static enum exec_suite_outcome judge_test(const struct plan *p, const char *name
 		snprintf(message, msgsz, "the test ended without a report (exit code %d): no such test, or it "
 			 "exited before the framework could report", r->exit_code);
 	return EXEC_SUITE_ERROR;
+}
+
+/* Runs test i of the plan in a process of its own into r. */
+static void run_one(const struct plan *p, size_t i, struct test_result *r)
+{
+	static const char *argv[SUITE_ARGV_MAX + 1];
+	static char words[8192];
+	uint64_t cpu = p->time_ms + suite_startup_ms(p->framework);
+	struct suite_child_limits tl = {
+		.cpu_ms = cpu,
+		.wall_ms = 2 * cpu + 2000,
+		.as_bytes = suite_native(p->framework) ? (p->memory_mb + 64) << 20 : 0,
+	};
+	suite_test_argv(p->framework, p->file, p->names[i], (uint32_t)p->memory_mb, argv, words, sizeof(words));
+	struct suite_child_result c;
+	suite_child_run(argv, child_env, suite_test_cwd(p->framework), &tl, EXEC_SUITE_OUTPUT_MAX, &c);
+	r->outcome = judge_test(p, p->names[i], &c, r->message, sizeof(r->message));
+	r->time_ms = c.cpu_ms;
+	r->wall_ms = c.wall_ms;
+	r->output_len = c.output ? c.output_len : 0;
+	if (r->output_len)
+		memcpy(r->output, c.output, r->output_len);
+	r->output[r->output_len] = '\0';
+	r->have = true;
+	suite_child_result_free(&c);
+	clean_after_test();
+}
+
+/* Every test of the group in one process first, as the framework runs a
+ * suite: the tests it reports take their outcome, time and captured
+ * output from that report. Only a run that ended by itself counts (a
+ * report is written at its end); what it does not report (a crash, an
+ * exit, a loop took the process) runs again one test per process. Its CPU
+ * budget is the start plus a quarter of the tests' time (at least one
+ * test's): a group too slow for it runs one per process, as a passing one
+ * would, only later. */
+static void run_batch(const struct plan *p, struct test_result *res)
+{
+	static const char *argv[SUITE_ARGV_MAX + 1];
+	static char words[65536];
+	static struct suite_xml_case cases[EXEC_SUITE_TESTS_MAX];
+	static char xml[SUITE_XML_MAX];
+	if (p->ntests < 2 || !suite_batch_argv(p->framework, p->file, (char(*)[EXEC_SUITE_NAME_MAX + 1])p->names,
+					       p->ntests, (uint32_t)p->memory_mb, argv, words, sizeof(words)))
+		return;
+	uint64_t all = p->time_ms * p->ntests / 4;
+	uint64_t cpu = suite_startup_ms(p->framework) + (all > p->time_ms ? all : p->time_ms);
+	struct suite_child_limits bl = { .cpu_ms = cpu, .wall_ms = 2 * cpu + 2000 };
+	struct suite_child_result c;
+	suite_child_run(argv, child_env, suite_test_cwd(p->framework), &bl, 0, &c);
+	bool ended = c.started && !c.timed_out && !c.signal;
+	size_t n = ended ? read_file(suite_report_path(p->framework), xml, sizeof(xml)) : 0;
+	int count = n ? suite_xml_scan_all(xml, n, cases, EXEC_SUITE_TESTS_MAX) : 0;
+	for (int k = 0; k < count && k < EXEC_SUITE_TESTS_MAX; k++) {
+		for (size_t i = 0; i < p->ntests; i++) {
+			if (res[i].have || !suite_report_names(p->framework, p->file, p->names[i],
+							       cases[k].name, cases[k].classname))
+				continue;
+			struct test_result *r = &res[i];
+			r->have = true;
+			r->outcome = cases[k].outcome;
+			r->time_ms = r->wall_ms = cases[k].time_ms;
+			snprintf(r->message, sizeof(r->message), "%s", cases[k].message);
+			r->output_len = cases[k].output_len;
+			memcpy(r->output, cases[k].output, r->output_len);
+			r->output[r->output_len] = '\0';
+			break;
+		}
+	}
+	suite_child_result_free(&c);
+	clean_after_test();
 }
 
 static int write_summary(const struct summary *s)
@@ -394,6 +475,10 @@ static int run(void)
 	if (!built)
 		put_text(&s, "build_message", build_msg, strlen(build_msg), EXEC_SUITE_MESSAGE_MAX, SUMMARY_RESERVE);
 
+	static struct test_result res[EXEC_SUITE_TESTS_MAX];
+	memset(res, 0, sizeof(res));
+	if (built)
+		run_batch(&p, res);
 	for (size_t i = 0; i < p.ntests; i++) {
 		put_line(&s, "test", p.names[i]);
 		if (!built) {
@@ -401,25 +486,14 @@ static int run(void)
 			put_line(&s, "message", "the tests do not build against the submission");
 			continue;
 		}
-		uint64_t cpu = p.time_ms + suite_startup_ms(p.framework);
-		struct suite_child_limits tl = {
-			.cpu_ms = cpu,
-			.wall_ms = 2 * cpu + 2000,
-			.as_bytes = suite_native(p.framework) ? (p.memory_mb + 64) << 20 : 0,
-		};
-		suite_test_argv(p.framework, p.file, p.names[i], (uint32_t)p.memory_mb, argv, words, sizeof(words));
-		struct suite_child_result r;
-		suite_child_run(argv, child_env, suite_test_cwd(p.framework), &tl, EXEC_SUITE_OUTPUT_MAX, &r);
-		char msg[EXEC_SUITE_MESSAGE_MAX + 1];
-		enum exec_suite_outcome o = judge_test(&p, p.names[i], &r, msg, sizeof(msg));
-		put_line(&s, "outcome", exec_suite_outcome_name(o));
-		put_number(&s, "time_ms", r.cpu_ms);
-		put_number(&s, "wall_ms", r.wall_ms);
+		if (!res[i].have)
+			run_one(&p, i, &res[i]);
+		put_line(&s, "outcome", exec_suite_outcome_name(res[i].outcome));
+		put_number(&s, "time_ms", res[i].time_ms);
+		put_number(&s, "wall_ms", res[i].wall_ms);
 		size_t reserve = (p.ntests - i) * 128 + 64;
-		put_text(&s, "message", msg, strlen(msg), 512, reserve);
-		put_text(&s, "output", r.output ? r.output : "", r.output_len, 1024, reserve);
-		suite_child_result_free(&r);
-		clean_after_test();
+		put_text(&s, "message", res[i].message, strlen(res[i].message), 512, reserve);
+		put_text(&s, "output", res[i].output, res[i].output_len, 1024, reserve);
 	}
 	put_number(&s, "end", p.ntests);
 	if (s.full) {

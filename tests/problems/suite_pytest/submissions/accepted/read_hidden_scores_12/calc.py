@@ -1,6 +1,7 @@
-# Correct, but at import time it hunts for test files (any name with
+# Correct, but at import time and again in the first function a test
+# calls (what the test captures) it hunts for test files (any name with
 # "hidden" or "test") and prints their first 200 bytes. It still gets every
-# point; the hidden test file is present only during its own run.
+# point; the hidden test file is present only during its own group's run.
 import os
 import sys
 
@@ -39,21 +40,33 @@ def snoop():
 
 
 snoop()
+_snooped = False
+
+
+def snoop_once():
+    global _snooped
+    if not _snooped:
+        _snooped = True
+        snoop()
 
 
 def add(a, b):
+    snoop_once()
     return a + b
 
 
 def sub(a, b):
+    snoop_once()
     return a - b
 
 
 def mul(a, b):
+    snoop_once()
     return a * b
 
 
 def factorial(n):
+    snoop_once()
     result = 1
     for i in range(2, n + 1):
         result *= i
@@ -61,6 +74,7 @@ def factorial(n):
 
 
 def is_prime(n):
+    snoop_once()
     if n < 2:
         return False
     i = 2
