@@ -274,8 +274,9 @@ int fe_spec_problem(const json_t *body, struct fe_job *job, struct fe_apierr *e)
 		return fe_apierr_set(e, 404, "not_found", "no such problem");
 	json_t *t = json_object_get(body, "tests"), *c = json_object_get(body, "checker");
 	json_t *in = json_object_get(body, "stdin"), *in64 = json_object_get(body, "stdin_b64");
-	if ((t && !json_is_null(t)) || (c && !json_is_null(c)) || (in && !json_is_null(in)) ||
-	    (in64 && !json_is_null(in64)))
+	/* An empty stdin is no input: Judge0 clients send "" by default. */
+	bool no_in = !in || json_is_null(in) || (json_is_string(in) && json_string_length(in) == 0);
+	if ((t && !json_is_null(t)) || (c && !json_is_null(c)) || !no_in || (in64 && !json_is_null(in64)))
 		return fe_apierr_set(e, 400, "invalid_request",
 				     "'tests', 'stdin' and 'checker' come from the problem with 'problem_id'");
 	if (json_integer_value(json_object_get(job->spec, "gpus")) > 0)

@@ -66,8 +66,8 @@ void suite_build_argv(enum suite_framework f, char **sources, size_t n, const ch
 	static const char *const py[] = { PYTHON, "-m", "py_compile", NULL };
 	static const char *const java[] = { JDK "/javac", "-J-XX:+UseSerialGC", "-J-Xmx512m", "-encoding", "UTF-8",
 					    "-d", ".", "-cp", ".", NULL };
-	static const char *const cpp[] = { "/usr/bin/g++", "-std=gnu++17", "-O2", "-pipe", "-I.", "-c", NULL };
-	static const char *const c[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-pipe", "-I.", "-c", NULL };
+	static const char *const cpp[] = { "/usr/bin/g++", "-std=gnu++17", "-O2", "-pipe", "-iquote", ".", "-c", NULL };
+	static const char *const c[] = { "/usr/bin/gcc", "-std=gnu17", "-O2", "-pipe", "-iquote", ".", "-c", NULL };
 	size_t k = put(argv, 0, f == SUITE_PYTEST ? py : f == SUITE_JUNIT5 ? java : f == SUITE_GTEST ? cpp : c);
 	for (size_t i = 0; i < n && k < SUITE_ARGV_MAX; i++)
 		argv[k++] = sources[i];
@@ -93,10 +93,15 @@ bool suite_test_build_argv(enum suite_framework f, const char *test_file, char *
 	}
 	case SUITE_GTEST:
 	case SUITE_C: {
-		static const char *const cpp[] = { "/usr/bin/g++", "-std=gnu++17", "-O1", "-pipe", "-I/box",
-						   "-I" SUITE_FILES_DIR, "-o", SUITE_PROGRAM, NULL };
-		static const char *const c[] = { "/usr/bin/gcc", "-std=gnu17", "-O1", "-pipe", "-I/box",
-						 "-I" SUITE_FILES_DIR, "-o", SUITE_PROGRAM, NULL };
+		/* The student's folder for "..." includes only, after the test
+		 * file's own: a student's gtest/gtest.h or gavel_check.h never
+		 * stands in for the real one. */
+		static const char *const cpp[] = { "/usr/bin/g++", "-std=gnu++17", "-O1", "-pipe",
+						   "-iquote", SUITE_FILES_DIR, "-iquote", "/box",
+						   "-o", SUITE_PROGRAM, NULL };
+		static const char *const c[] = { "/usr/bin/gcc", "-std=gnu17", "-O1", "-pipe",
+						 "-iquote", SUITE_FILES_DIR, "-iquote", "/box",
+						 "-o", SUITE_PROGRAM, NULL };
 		k = put(argv, 0, f == SUITE_GTEST ? cpp : c);
 		argv[k++] = buf;
 		for (size_t i = 0; i < n && k < SUITE_ARGV_MAX - 6; i++)

@@ -167,7 +167,8 @@ buf = io.BytesIO()
 with zipfile.ZipFile(buf, "w") as z:
     for n in sorted(os.listdir(d)):
         z.write(os.path.join(d, n), n)
-print(json.dumps({"language_id": int(lid), "source_code": "# the files are in additional_files\n",
+# stdin "" as Judge0's clients send it: no input, accepted with problem_id.
+print(json.dumps({"language_id": int(lid), "source_code": "# the files are in additional_files\n", "stdin": "",
                   "additional_files": base64.b64encode(buf.getvalue()).decode(), "problem_id": pid,
                   "student": student, "assignment": "judge0"}))
 EOF
