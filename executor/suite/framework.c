@@ -283,6 +283,20 @@ uint32_t suite_startup_ms(enum suite_framework f)
 	return 0;
 }
 
+uint64_t suite_as_bytes(enum suite_framework f, uint64_t memory_mb)
+{
+	switch (f) {
+	case SUITE_GTEST:
+	case SUITE_C:
+		return (memory_mb + 64) << 20;
+	case SUITE_PYTEST:
+		return (memory_mb + 256) << 20;
+	case SUITE_JUNIT5:
+		break;
+	}
+	return 0;
+}
+
 bool suite_native(enum suite_framework f)
 {
 	return f == SUITE_GTEST || f == SUITE_C;

@@ -60,9 +60,14 @@ const char *suite_test_cwd(enum suite_framework f);
 /* CPU time a test's process needs before the test itself (an interpreter
  * or a JVM starting, the framework collecting), added to its limit. */
 uint32_t suite_startup_ms(enum suite_framework f);
-/* Whether a test runs under RLIMIT_AS (native code; a JVM sizes its heap
- * with -Xmx instead). */
+/* Native code (gtest, c): the student's build is objects to link. */
 bool suite_native(enum suite_framework f);
+/* RLIMIT_AS of a test's process for memory_mb, so that a test that
+ * allocates without end fails alone instead of taking the group's phase
+ * over its memory limit: memory_mb plus 64 MiB for native code, plus 256
+ * MiB for Python (the interpreter and pytest); 0 for a JVM, which sizes
+ * its heap with -Xmx. */
+uint64_t suite_as_bytes(enum suite_framework f, uint64_t memory_mb);
 /* Does the report's test case (name, classname) stand for the plan's test
  * name? */
 bool suite_report_names(enum suite_framework f, const char *test_file, const char *plan_name, const char *name,

@@ -360,7 +360,7 @@ static void run_one(const struct plan *p, size_t i, struct test_result *r)
 	struct suite_child_limits tl = {
 		.cpu_ms = cpu,
 		.wall_ms = 2 * cpu + 2000,
-		.as_bytes = suite_native(p->framework) ? (p->memory_mb + 64) << 20 : 0,
+		.as_bytes = suite_as_bytes(p->framework, p->memory_mb),
 	};
 	suite_test_argv(p->framework, p->file, p->names[i], (uint32_t)p->memory_mb, argv, words, sizeof(words));
 	struct suite_child_result c;
@@ -396,7 +396,11 @@ static void run_batch(const struct plan *p, struct test_result *res)
 		return;
 	uint64_t all = p->time_ms * p->ntests / 4;
 	uint64_t cpu = suite_startup_ms(p->framework) + (all > p->time_ms ? all : p->time_ms);
-	struct suite_child_limits bl = { .cpu_ms = cpu, .wall_ms = 2 * cpu + 2000 };
+	struct suite_child_limits bl = {
+		.cpu_ms = cpu,
+		.wall_ms = 2 * cpu + 2000,
+		.as_bytes = suite_as_bytes(p->framework, p->memory_mb),
+	};
 	struct suite_child_result c;
 	suite_child_run(argv, child_env, suite_test_cwd(p->framework), &bl, 0, &c);
 	bool ended = c.started && !c.timed_out && !c.signal;
