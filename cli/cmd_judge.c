@@ -200,7 +200,11 @@ int cli_cmd_judge(int argc, char **argv)
 		goto out;
 	}
 	char why[512];
-	describe_time_limit(why, sizeof(why), &problem, lang, j.time_limit_ms);
+	if (suite)
+		snprintf(why, sizeof(why), "time limit %u ms and memory %u MiB per test, from suite/suite.yaml (%s, %zu tests)",
+			 j.time_limit_ms, j.memory_limit_mb, problem.suite->framework, problem.suite->ntests);
+	else
+		describe_time_limit(why, sizeof(why), &problem, lang, j.time_limit_ms);
 	fprintf(json ? stderr : stdout, "%s\n", why);
 	if (json) {
 		if (print_json(&problem, &j) != 0)
@@ -213,6 +217,8 @@ int cli_cmd_judge(int argc, char **argv)
 		printf("verdict %s", exec_verdict_name(j.verdict));
 		if (problem.type == EXEC_PROBLEM_SCORING)
 			printf(", score %g", j.score);
+		if (suite)
+			printf(" of %g", j.max_score);
 		printf(" (%s, time limit %u ms, memory %u MiB)\n", lang->id, j.time_limit_ms, j.memory_limit_mb);
 	}
 	rc = j.verdict == EXEC_VERDICT_AC ? JUDGE_EXIT_AC
