@@ -84,6 +84,7 @@ static void job_limits(const struct exec_suite *su, struct exec_job *job)
 struct suite_files {
 	struct exec_file v[SUITE_FILES_MAX];
 	size_t n;
+	char replaced[512]; /* the student's files the support files replaced, for the compile output */
 	char *owned[SUITE_FILES_MAX];
 	size_t nowned;
 };
@@ -100,6 +101,8 @@ static int add_file(struct suite_files *f, const char *name, const void *data, s
 	for (size_t i = 0; i < f->n; i++)
 		if (!strcmp(f->v[i].name, name)) {
 			/* The instructor's support file wins over the student's. */
+			size_t o = strlen(f->replaced);
+			snprintf(f->replaced + o, sizeof(f->replaced) - o, "%s%s", o ? ", " : "", name);
 			f->v[i] = (struct exec_file){ .name = name, .data = data, .len = len, .executable = exe };
 			return 0;
 		}
@@ -320,6 +323,28 @@ static void score(const struct exec_suite *su, struct exec_judgement *out)
 	}
 }
 
+/* Says before the compile output which of the student's files the
+ * instructor's support files replaced. */
+static void note_replaced(struct exec_judgement *out, const char *names)
+{
+	char note[640];
+	int n = snprintf(note, sizeof(note), "note: the instructor's %s replaced the submission's file of that name\n",
+			 names);
+	if (n < 0)
+		return;
+	size_t nl = (size_t)n < sizeof(note) ? (size_t)n : sizeof(note) - 1;
+	char *c = malloc(nl + out->compile_output_len + 1);
+	if (!c)
+		return;
+	memcpy(c, note, nl);
+	if (out->compile_output_len)
+		memcpy(c + nl, out->compile_output, out->compile_output_len);
+	c[nl + out->compile_output_len] = '\0';
+	free(out->compile_output);
+	out->compile_output = c;
+	out->compile_output_len += nl;
+}
+
 int exec_judge_suite(struct exec_engine *e, const struct exec_problem *p, const struct lang_def *lang,
 		     const void *source, size_t len, const struct exec_judge_opts *opts, struct exec_judgement *out,
 		     struct gv_err *err)
@@ -368,6 +393,8 @@ int exec_judge_suite(struct exec_engine *e, const struct exec_problem *p, const 
 
 	struct exec_session *s = NULL;
 	enum exec_run_status st = exec_judge_open_session(e, &job, &s, out);
+	if (f.replaced[0])
+		note_replaced(out, f.replaced);
 	size_t k = 0;
 	for (size_t gi = 0; st == EXEC_RUN_OK && gi < su->ngroups; k += su->groups[gi].ntests, gi++) {
 		if (!exec_session_alive(s)) {
