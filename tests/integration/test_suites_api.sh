@@ -28,7 +28,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..41"
+echo "1..42"
 . tests/lib/tap.sh
 check_detail() { echo "last: ${last_code:-} ${last_body:0:800}"; }
 say() { printf '# %s\n' "$*"; }
@@ -157,6 +157,16 @@ sys.exit(0 if t[0]["verdict"] == "AC" and t[4]["verdict"] == "RE" and "without a
 req GET "/v1/submissions/${SID_OF[$P/compile_error/syntax_error_scores_0]}" "${A[@]}"
 check "a student's file that does not build: CE with the interpreter's message" \
 	eq "$(pj 'd["verdict"], "SyntaxError" in d["result"]["compile_output"]')" "CE True"
+
+req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" -d "$(python3 - "${PID_OF[suite_c]}" <<'EOF'
+import json, sys
+calc = open("tests/problems/suite_c/submissions/accepted/all_pass_scores_6/calc.c").read()
+print(json.dumps({"language": "c", "problem_id": sys.argv[1], "files": [
+    {"name": "calc.c", "content": calc}, {"name": "calc.h", "content": "int add(int a, int b); /* mine */\n"}]}))
+EOF
+)"
+check "a student's file named like a support file: the instructor's is used, and the compile output says so" \
+	eq "$(pj 'd["verdict"], d["result"]["score"], "calc.h replaced" in d["result"]["compile_output"]')" "AC 6.0 True"
 
 # --- d. Judge0 with additional_files --------------------------------------------
 j0_body() { # folder problem-id language_id student
