@@ -121,7 +121,7 @@ endif
 # (executor/suite/README.md): no sanitizers, libc only. It shares the
 # summary's grammar and the record lexer with the host.
 SUITE_OWN_SRCS := $(wildcard executor/suite/*.c)
-SUITE_SRCS := $(SUITE_OWN_SRCS) $(if $(SUITE_OWN_SRCS),executor/judge/suite_summary.c executor/sandbox/record.c common/err.c common/io.c)
+SUITE_SRCS := $(SUITE_OWN_SRCS) $(if $(SUITE_OWN_SRCS),executor/judge/suite_framework.c executor/judge/suite_summary.c executor/sandbox/record.c common/err.c common/io.c)
 ifneq ($(SUITE_OWN_SRCS),)
 BINS += $(BUILD)/gavel-suite
 $(BUILD)/suite-obj/%.o: %.c

@@ -14,13 +14,12 @@
 #include <unistd.h>
 
 #include "executor/judge/problem_internal.h"
+#include "executor/judge/suite_framework.h"
 #include "executor/judge/suite_summary.h"
 
 #define SUITE_YAML "suite/suite.yaml"
 #define SUITE_TIME_MS_DEFAULT 2000
 #define SUITE_MEMORY_MB_DEFAULT 512
-
-static const char *const frameworks[] = { "pytest", "junit5", "gtest", "c", NULL };
 
 void exec_problem_suite_free(struct exec_suite *s)
 {
@@ -228,7 +227,7 @@ static int parse_suite(struct exec_problem *p, struct exec_ydoc *y, struct gv_er
 		if (rc < 0)
 			return -1;
 	}
-	if (!s->framework || !in_list(s->framework, frameworks))
+	if (!s->framework || suite_framework_of(s->framework) < 0)
 		return gv_err_set(err, GV_EINVAL, "%s: framework: pytest, junit5, gtest or c", y->file);
 	if (!s->language || !*s->language)
 		return gv_err_set(err, GV_EINVAL, "%s: language: the language id students submit in", y->file);

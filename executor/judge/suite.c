@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/jobspec.h"
+#include "executor/judge/suite_framework.h"
 #include "executor/judge/suite_summary.h"
 #include "executor/sandbox/unpacker.h"
 
@@ -20,27 +21,6 @@
 #define PHASE_SLACK_MS 10000u
 #define PLAN_MAX 65536
 
-/* Mirrors executor/suite/framework.c: CPU a test's process needs before
- * the test (an interpreter or a JVM starting), and whether a group's test
- * file is compiled. */
-static uint32_t startup_ms(const char *framework)
-{
-	return !strcmp(framework, "pytest") ? 3000 : !strcmp(framework, "junit5") ? 6000 : 200;
-}
-
-static bool builds_tests(const char *framework)
-{
-	return strcmp(framework, "pytest") != 0;
-}
-
-/* Memory of the sandbox beyond the tests' own: compilers, a JVM, pytest
- * (above gavel-suite's RLIMIT_AS of a pytest process, memory + 256 MiB,
- * so that a test that allocates without end fails alone). */
-static uint32_t overhead_mb(const char *framework)
-{
-	return !strcmp(framework, "pytest") ? 384 : 768;
-}
-
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
@@ -51,17 +31,18 @@ static void job_limits(const struct exec_suite *su, struct exec_job *job)
 	size_t most = 0;
 	for (size_t g = 0; g < su->ngroups; g++)
 		most = su->groups[g].ntests > most ? su->groups[g].ntests : most;
-	uint64_t per_test_cpu = (uint64_t)su->time_ms + startup_ms(su->framework);
-	uint64_t build_cpu = builds_tests(su->framework) ? BUILD_CPU_MS : 0;
-	uint64_t build_wall = builds_tests(su->framework) ? BUILD_WALL_MS : 0;
+	enum suite_framework f = (enum suite_framework)suite_framework_of(su->framework);
+	uint64_t per_test_cpu = (uint64_t)su->time_ms + suite_startup_ms(f);
+	uint64_t build_cpu = suite_builds_tests(f) ? BUILD_CPU_MS : 0;
+	uint64_t build_wall = suite_builds_tests(f) ? BUILD_WALL_MS : 0;
 	/* The worst case of gavel-suite's own deadlines (executor/suite/main.c):
 	 * the group's run together spends its budget, then every test runs
 	 * alone. */
 	uint64_t quarter = (uint64_t)su->time_ms * most / 4;
-	uint64_t batch_cpu = startup_ms(su->framework) + (quarter > su->time_ms ? quarter : su->time_ms);
+	uint64_t batch_cpu = suite_startup_ms(f) + (quarter > su->time_ms ? quarter : su->time_ms);
 	uint64_t cpu = build_cpu + batch_cpu + most * per_test_cpu + PHASE_SLACK_MS;
 	uint64_t wall = build_wall + 2 * batch_cpu + 3000 + most * (2 * per_test_cpu + 2000 + 1000) + PHASE_SLACK_MS;
-	uint64_t mem_kb = ((uint64_t)su->memory_mb + overhead_mb(su->framework)) * 1024;
+	uint64_t mem_kb = ((uint64_t)su->memory_mb + suite_overhead_mb(f)) * 1024;
 	job->run_limits = (struct exec_limits){
 		.cpu_ms = min_u64(cpu, 43200000),
 		.wall_ms = min_u64(wall, 43200000),
@@ -266,7 +247,7 @@ static int run_group(struct exec_engine *e, const struct exec_problem *p, const 
 	if (package_file(p, g->file, &test, &tlen, err) < 0)
 		return -1;
 	files[nf++] = (struct exec_file){ .name = g->file, .data = test, .len = tlen };
-	if (!strcmp(su->framework, "c")) {
+	if (suite_framework_of(su->framework) == SUITE_C) {
 		if (!(header = exec_helper_read(e, CHECK_HEADER, EXEC_SUITE_FILE_MAX, &hlen, err)))
 			goto out;
 		files[nf++] = (struct exec_file){ .name = CHECK_HEADER, .data = header, .len = hlen };

@@ -17,26 +17,6 @@
 		"/apiguardian-api.jar:" JAR_DIR "/opentest4j.jar:" JAR_DIR "/junit-platform-commons.jar"
 #define JUNIT_CONSOLE JAR_DIR "/junit-platform-console-standalone.jar"
 
-static const char *const names[] = {
-	[SUITE_PYTEST] = "pytest",
-	[SUITE_JUNIT5] = "junit5",
-	[SUITE_GTEST] = "gtest",
-	[SUITE_C] = "c",
-};
-
-int suite_framework_of(const char *name)
-{
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return (int)i;
-	return -1;
-}
-
-const char *suite_framework_name(enum suite_framework f)
-{
-	return names[f];
-}
-
 const char *const *suite_source_endings(enum suite_framework f)
 {
 	static const char *const py[] = { ".py", NULL }, *const java[] = { ".java", NULL },
@@ -267,39 +247,6 @@ const char *suite_report_path(enum suite_framework f)
 const char *suite_test_cwd(enum suite_framework f)
 {
 	return f == SUITE_JUNIT5 ? SUITE_DIR : "/box";
-}
-
-uint32_t suite_startup_ms(enum suite_framework f)
-{
-	switch (f) {
-	case SUITE_PYTEST:
-		return 3000;
-	case SUITE_JUNIT5:
-		return 6000;
-	case SUITE_GTEST:
-	case SUITE_C:
-		return 200;
-	}
-	return 0;
-}
-
-uint64_t suite_as_bytes(enum suite_framework f, uint64_t memory_mb)
-{
-	switch (f) {
-	case SUITE_GTEST:
-	case SUITE_C:
-		return (memory_mb + 64) << 20;
-	case SUITE_PYTEST:
-		return (memory_mb + 256) << 20;
-	case SUITE_JUNIT5:
-		break;
-	}
-	return 0;
-}
-
-bool suite_native(enum suite_framework f)
-{
-	return f == SUITE_GTEST || f == SUITE_C;
 }
 
 bool suite_report_names(enum suite_framework f, const char *test_file, const char *plan_name, const char *name,

@@ -8,14 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "executor/judge/suite_framework.h"
 #include "executor/judge/suite_summary.h"
 
-enum suite_framework {
-	SUITE_PYTEST,
-	SUITE_JUNIT5,
-	SUITE_GTEST,
-	SUITE_C,
-};
 
 #define SUITE_ARGV_MAX 1100 /* words of one command: the sources of a build */
 #define SUITE_SOURCES_MAX 1000
@@ -26,9 +21,6 @@ enum suite_framework {
 #define SUITE_JUNIT_REPORT SUITE_DIR "/rep/TEST-junit-jupiter.xml"
 #define SUITE_PROGRAM SUITE_DIR "/t"
 
-/* -1 for an unknown name. */
-int suite_framework_of(const char *name);
-const char *suite_framework_name(enum suite_framework f);
 
 /* The endings of the student's source files. */
 const char *const *suite_source_endings(enum suite_framework f);
@@ -57,17 +49,6 @@ bool suite_batch_argv(enum suite_framework f, const char *test_file, char names[
 const char *suite_report_path(enum suite_framework f);
 /* The folder a test runs in. */
 const char *suite_test_cwd(enum suite_framework f);
-/* CPU time a test's process needs before the test itself (an interpreter
- * or a JVM starting, the framework collecting), added to its limit. */
-uint32_t suite_startup_ms(enum suite_framework f);
-/* Native code (gtest, c): the student's build is objects to link. */
-bool suite_native(enum suite_framework f);
-/* RLIMIT_AS of a test's process for memory_mb, so that a test that
- * allocates without end fails alone instead of taking the group's phase
- * over its memory limit: memory_mb plus 64 MiB for native code, plus 256
- * MiB for Python (the interpreter and pytest); 0 for a JVM, which sizes
- * its heap with -Xmx. */
-uint64_t suite_as_bytes(enum suite_framework f, uint64_t memory_mb);
 /* Does the report's test case (name, classname) stand for the plan's test
  * name? */
 bool suite_report_names(enum suite_framework f, const char *test_file, const char *plan_name, const char *name,

@@ -332,7 +332,8 @@ static enum exec_suite_outcome judge_test(const struct plan *p, const char *name
 	size_t n = read_file(suite_report_path(p->framework), xml, sizeof(xml));
 	struct suite_xml_case c;
 	int count = n ? suite_xml_scan(xml, n, &c) : 0;
-	if (count == 1 && suite_report_names(p->framework, p->file, name, c.name, c.classname)) {
+	bool named = count == 1 && suite_report_names(p->framework, p->file, name, c.name, c.classname);
+	if (named) {
 		snprintf(message, msgsz, "%s", c.message);
 		return c.outcome;
 	}
@@ -340,7 +341,7 @@ static enum exec_suite_outcome judge_test(const struct plan *p, const char *name
 		snprintf(message, msgsz, "the test's process was killed by signal %d", r->signal);
 		return EXEC_SUITE_CRASH;
 	}
-	if (count > 1 || (count == 1 && !suite_report_names(p->framework, p->file, name, c.name, c.classname)))
+	if (count >= 1)
 		snprintf(message, msgsz, "the framework reported no result for this test: it could not be "
 			 "collected or set up (see its output)");
 	else if (n && count < 0)
@@ -428,13 +429,11 @@ static void run_batch(const struct plan *p, struct test_result *res)
 
 static int write_summary(const struct summary *s)
 {
-	struct gv_err err;
 	int fd = open(SUITE_FEEDBACK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	int out = openat(fd, "summary", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	close(fd);
-	(void)err;
 	if (out < 0)
 		return -1;
 	int rc = gv_write_all(out, s->buf, s->len);
