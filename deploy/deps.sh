@@ -19,6 +19,8 @@ BASE_PACKAGES=(
 	runsc iproute2 iperf3 nftables
 	# local services (deploy/local, tests/lib/services.sh)
 	postgresql redis-server redis-tools util-linux procps curl
+	# Redis Sentinel for the failover test (tests/lib/redis_sentinel.sh)
+	redis-sentinel
 	# the fresh-root smoke check (tests/fresh/)
 	debootstrap bubblewrap git
 	# fuzz targets (make fuzz, tests/fuzz/): clang and its libFuzzer runtime

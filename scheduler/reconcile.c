@@ -3,7 +3,12 @@
  * older than reconcile_min_age with every sid Redis holds, and enqueues
  * again those Redis lost (a flush, a failover, a frontend's failed
  * enqueue). Separate from placement: it runs on its own period and reads
- * PostgreSQL in bulk. */
+ * PostgreSQL in bulk.
+ *
+ * The other way round too: a token left in a node's in-flight list for a
+ * job PostgreSQL shows finished would hold that node's slot for good (an
+ * acknowledgement that failed while Redis was down, or one that a failover
+ * undid because the replica never received it). Such tokens are removed. */
 #include "scheduler/sched_internal.h"
 
 #include <errno.h>
@@ -40,8 +45,64 @@ static redisReply *redis_sids(struct sched *s, struct gv_err *err)
 	return sched_cmd(s, err, 3, argv);
 }
 
+/* Every (in-flight list, token) pair, flat, in one atomic snapshot. */
+static redisReply *redis_inflight(struct sched *s, struct gv_err *err)
+{
+	static const char lua[] =
+		"local c, out = '0', {};"
+		"repeat local r = redis.call('SCAN', c, 'MATCH', '" GV_QUEUE_INFLIGHT_PREFIX "*', 'COUNT', 1000); c = r[1];"
+		"  for _, k in ipairs(r[2]) do"
+		"    for _, v in ipairs(redis.call('LRANGE', k, 0, -1)) do out[#out+1] = k; out[#out+1] = v end end "
+		"until c == '0';"
+		"return out";
+	const char *argv[] = { "EVAL", lua, "0" };
+	return sched_cmd(s, err, 3, argv);
+}
+
+/* Removes in-flight tokens of finished jobs; how many in *dropped. A job
+ * not found, or whose status cannot be read, keeps its token. */
+static int drop_finished_inflight(struct sched *s, unsigned *dropped, struct gv_err *err)
+{
+	*dropped = 0;
+	redisReply *pairs = redis_inflight(s, err);
+	if (!pairs)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; pairs->type == REDIS_REPLY_ARRAY && i + 1 < pairs->elements; i += 2) {
+		const redisReply *key = pairs->element[i], *tok = pairs->element[i + 1];
+		struct gv_queue_token t;
+		struct gv_err terr;
+		if (key->type != REDIS_REPLY_STRING || tok->type != REDIS_REPLY_STRING ||
+		    gv_queue_token_parse(tok->str, (size_t)tok->len, &t, &terr) != 0)
+			continue;
+		struct sched_job job;
+		if (sched_job_load(s, t.tid, t.sid, &job, err) != 0) {
+			rc = -1;
+			break;
+		}
+		if (!job.found || strcmp(job.status, "queued") == 0 || strcmp(job.status, "running") == 0)
+			continue;
+		const char *lrem[] = { "LREM", key->str, "1", tok->str };
+		redisReply *r = sched_cmd(s, err, 4, lrem);
+		if (!r) {
+			rc = -1;
+			break;
+		}
+		*dropped += r->type == REDIS_REPLY_INTEGER && r->integer > 0;
+		gv_redis_reply_free(r);
+	}
+	gv_redis_reply_free(pairs);
+	return rc;
+}
+
 int sched_reconcile(struct sched *s, struct gv_err *err)
 {
+	unsigned dropped = 0;
+	if (drop_finished_inflight(s, &dropped, err) != 0)
+		return -1;
+	if (dropped)
+		gv_warn(&s->log, "reconciler: %u in-flight tokens of finished submissions removed (an acknowledgement "
+			"Redis lost)", dropped);
 	if (gv_pg_ensure(s->pg, err) != 0)
 		return -1;
 	char age[32], rows[32];

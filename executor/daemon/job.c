@@ -116,6 +116,7 @@ static void on_sandbox_started(const char *sandbox_id, const struct exec_limits 
  * the job is handed back. */
 #define CLAIM_RETRY_MS 60000u
 #define RESULT_RETRY_MS 120000u
+#define ACK_RETRY_MS 15000u
 
 /* Whether another worker of this node holds token: then the job's row
  * says 'running' here because that worker runs it. */
@@ -483,6 +484,23 @@ static char *job_result_text(struct job *j, struct gv_err *err)
 	return text;
 }
 
+/* Acknowledges a finished job, trying again for ACK_RETRY_MS while Redis
+ * is away (a Sentinel failover takes seconds): until then the token holds
+ * one of this node's slots. After that the scheduler's reconciler removes
+ * it, seeing the job finished in PostgreSQL. */
+static void acknowledge(struct worker *w, const struct gv_queue_token *t, const struct gv_log_ctx *ctx,
+			struct gv_err *err)
+{
+	uint64_t since = exec_daemon_mono_ms();
+	for (unsigned attempt = 0; gv_queue_complete(w->r, w->d->node, t, err) != 0; attempt++) {
+		if (exec_daemon_mono_ms() - since >= ACK_RETRY_MS) {
+			gv_warn(ctx, "acknowledging: %s (the result stands; the reconciler frees the slot)", err->msg);
+			return;
+		}
+		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 2000));
+	}
+}
+
 /* Stores the result (a few attempts), schedules its webhook and
  * acknowledges the job; hands the job back when the result cannot be
  * stored. Consumes j->result. */
@@ -513,8 +531,7 @@ static void job_finish(struct worker *w, struct job *j, uint64_t t0, struct gv_e
 	 * process recovers it from the outbox (executor/daemon/webhook.h). */
 	if (recorded && j->spec.callback_url && gv_webhook_enqueue(w->r, j->t.tid, j->t.sid, err) != 0)
 		gv_warn(&j->ctx, "scheduling the webhook: %s; the outbox brings it back", err->msg);
-	if (gv_queue_complete(w->r, w->d->node, &j->t, err) != 0)
-		gv_warn(&j->ctx, "acknowledging: %s (the scheduler re-queues it; the result stands)", err->msg);
+	acknowledge(w, &j->t, &j->ctx, err);
 	gv_info(&j->ctx, "%s %s in %llu ms%s", j->language, verdict, (unsigned long long)(exec_daemon_mono_ms() - t0),
 		recorded ? "" : " (already finished by an earlier run)");
 }

@@ -1,0 +1,170 @@
+# shellcheck shell=bash
+# A Redis master, one replica and three Sentinels for the failover tests,
+# all on TCP at one address of the test's choosing, with the production
+# ACL users of deploy/redis/gavel-users.acl.example (the passwords of the
+# harness's users: those in GAVEL_REDIS_URL and GAVEL_REDIS_URL_<DAEMON>).
+# Needs redis-server and redis-sentinel (Debian's packages), TMP and
+# bail() from the test, and tests/lib/services.sh's _services_free_port.
+#
+#   sentinel_start DIR ADDR     starts them; sets RS_MASTER_PORT,
+#                               RS_REPLICA_PORT, RS_SENTINEL_PORTS (array),
+#                               RS_PID_MASTER, RS_PID_REPLICA, RS_PIDS
+#   sentinel_url URL            prints the redis-sentinel:// URL with URL's
+#                               user and password
+#   sentinel_master             prints "host port" of the master the
+#                               Sentinels name now
+#   sentinel_stop               stops everything started
+
+RS_NAME=gavel
+RS_PIDS=()
+
+# user:password of a redis:// or unix:// URL.
+_rs_userinfo() {
+	local rest=${1#*://}
+	case "$rest" in *@*) printf '%s\n' "${rest%@*}" ;; *) printf '\n' ;; esac
+}
+
+# The ACL file: the shipped rules, each hash placeholder replaced by the
+# SHA-256 of that user's password in the harness's URLs.
+_rs_acl() {
+	local line user var url pw
+	while IFS= read -r line; do
+		case "$line" in
+		"user default"*) printf '%s\n' "$line"; continue ;;
+		esac
+		user=$(cut -d' ' -f2 <<<"$line")
+		case "$user" in
+		gavel-admin) var=GAVEL_REDIS_URL ;;
+		gavel-frontend) var=GAVEL_REDIS_URL_FRONTEND ;;
+		gavel-scheduler) var=GAVEL_REDIS_URL_SCHEDULER ;;
+		gavel-executor) var=GAVEL_REDIS_URL_EXECUTOR ;;
+		*) continue ;;
+		esac
+		url=${!var}
+		pw=$(_rs_userinfo "$url")
+		pw=${pw#*:}
+		[ -n "$pw" ] || bail "no password for $user in \$$var"
+		sed -E "s/ #SHA256_OF_[A-Z_]+ / #$(printf '%s' "$pw" | sha256sum | cut -d' ' -f1) /" <<<"$line"
+	done <"$ROOT/deploy/redis/gavel-users.acl.example"
+}
+
+_rs_wait_port() { # port
+	local _
+	for _ in $(seq 100); do
+		redis-cli -h "$RS_ADDR" -p "$1" --no-auth-warning PING 2>/dev/null | grep -q -e PONG -e NOAUTH && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+sentinel_start() {
+	local dir=${1:?sentinel_start DIR ADDR} addr=${2:?sentinel_start DIR ADDR}
+	RS_DIR=$dir
+	RS_ADDR=$addr
+	mkdir -p "$dir"
+	local admin
+	admin=$(_rs_userinfo "$GAVEL_REDIS_URL")
+	RS_ADMIN_USER=${admin%%:*}
+	RS_ADMIN_PASS=${admin#*:}
+	_rs_acl >"$dir/users.acl" || return 1
+	RS_MASTER_PORT=$(_services_free_port) || bail "no free port"
+	RS_REPLICA_PORT=$(_services_free_port "$RS_MASTER_PORT") || bail "no free port"
+	RS_SENTINEL_PORTS=()
+	local i p taken=("$RS_MASTER_PORT" "$RS_REPLICA_PORT")
+	for i in 1 2 3; do
+		p=$(_services_free_port "${taken[@]}") || bail "no free port"
+		taken+=("$p")
+		RS_SENTINEL_PORTS+=("$p")
+	done
+	# Both servers are configured alike: either may be the replica after
+	# a failover (Sentinel rewrites replicaof), and a replica must
+	# authenticate to its master. No persistence: the data are work in
+	# flight, rebuilt from PostgreSQL.
+	local role port
+	for role in master replica; do
+		port=$RS_MASTER_PORT
+		[ $role = replica ] && port=$RS_REPLICA_PORT
+		mkdir -p "$dir/$role"
+		{
+			echo "bind $addr"
+			echo "port $port"
+			echo "protected-mode yes"
+			echo "dir $dir/$role"
+			echo "aclfile $dir/users.acl"
+			echo 'save ""'
+			echo "appendonly no"
+			echo "masteruser $RS_ADMIN_USER"
+			echo "masterauth $RS_ADMIN_PASS"
+			echo "logfile $dir/$role.log"
+			[ $role = replica ] && echo "replicaof $addr $RS_MASTER_PORT"
+		} >"$dir/$role.conf"
+		chmod 0600 "$dir/$role.conf"
+		setsid redis-server "$dir/$role.conf" </dev/null >/dev/null 2>&1 &
+		RS_PIDS+=($!)
+		[ $role = master ] && RS_PID_MASTER=$! || RS_PID_REPLICA=$!
+		_rs_wait_port "$port" || bail "redis-server ($role) did not start: $(tail -n5 "$dir/$role.log")"
+	done
+	# Sentinels: quorum 2 of 3, a master silent for 1 s is down.
+	for i in 0 1 2; do
+		p=${RS_SENTINEL_PORTS[$i]}
+		{
+			echo "bind $addr"
+			echo "port $p"
+			echo "dir $dir"
+			echo "logfile $dir/sentinel$i.log"
+			echo "sentinel monitor $RS_NAME $addr $RS_MASTER_PORT 2"
+			echo "sentinel auth-user $RS_NAME $RS_ADMIN_USER"
+			echo "sentinel auth-pass $RS_NAME $RS_ADMIN_PASS"
+			echo "sentinel down-after-milliseconds $RS_NAME 1000"
+			echo "sentinel failover-timeout $RS_NAME 10000"
+			echo "sentinel parallel-syncs $RS_NAME 1"
+		} >"$dir/sentinel$i.conf"
+		chmod 0600 "$dir/sentinel$i.conf"
+		setsid redis-sentinel "$dir/sentinel$i.conf" </dev/null >/dev/null 2>&1 &
+		RS_PIDS+=($!)
+		_rs_wait_port "$p" || bail "redis-sentinel $i did not start: $(tail -n5 "$dir/sentinel$i.log")"
+	done
+	# Replica in sync, and every Sentinel knows the replica and the others.
+	for _ in $(seq 150); do
+		local synced known=0
+		synced=$(REDISCLI_AUTH=$RS_ADMIN_PASS redis-cli -h "$addr" -p "$RS_REPLICA_PORT" --user "$RS_ADMIN_USER" \
+			--no-auth-warning INFO replication 2>/dev/null | tr -d '\r' | sed -n 's/^master_link_status://p')
+		for p in "${RS_SENTINEL_PORTS[@]}"; do
+			redis-cli -h "$addr" -p "$p" SENTINEL master "$RS_NAME" 2>/dev/null | tr -d '\r' |
+				awk 'prev=="num-slaves"{s=$0} prev=="num-other-sentinels"{o=$0} {prev=$0} END{exit !(s>=1 && o>=2)}' &&
+				known=$((known + 1))
+		done
+		[ "$synced" = up ] && [ $known -eq 3 ] && return 0
+		sleep 0.2
+	done
+	bail "the replica or the Sentinels did not come up: $(tail -n3 "$dir"/*.log | tr '\n' ' ')"
+}
+
+sentinel_url() { # URL
+	local ui hosts="" p
+	ui=$(_rs_userinfo "$1")
+	for p in "${RS_SENTINEL_PORTS[@]}"; do hosts+="${hosts:+,}$RS_ADDR:$p"; done
+	printf 'redis-sentinel://%s%s/%s\n' "${ui:+$ui@}" "$hosts" "$RS_NAME"
+}
+
+sentinel_master() {
+	local p
+	for p in "${RS_SENTINEL_PORTS[@]}"; do
+		redis-cli -h "$RS_ADDR" -p "$p" SENTINEL get-master-addr-by-name "$RS_NAME" 2>/dev/null | tr -d '\r' |
+			paste -sd' ' && return 0
+	done
+	return 1
+}
+
+sentinel_stop() {
+	local p
+	for p in "${RS_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for _ in $(seq 50); do
+		local alive=0
+		for p in "${RS_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive -eq 0 ] && break
+		sleep 0.1
+	done
+	for p in "${RS_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	RS_PIDS=()
+}
