@@ -97,8 +97,11 @@ static void db_fail_all(struct fe_db *db, const char *why)
 	}
 }
 
-static void db_drop(struct fe_db *db, const char *why)
+static void db_drop(struct fe_db *db, const char *why_in)
 {
+	/* why_in may be PQerrorMessage(db->conn), freed by PQfinish below. */
+	char why[256];
+	snprintf(why, sizeof(why), "%.*s", (int)strcspn(why_in, "\n"), why_in);
 	if (db->rev) {
 		event_free(db->rev);
 		db->rev = NULL;
