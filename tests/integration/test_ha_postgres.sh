@@ -68,9 +68,10 @@ stack_setup hapg "$KEEP_LOGS"
 [ "$OWN_SERVICES" = 1 ] || bail "stack_setup used a shared PostgreSQL"
 ha_cleanup() {
 	[ -n "${PROBER:-}" ] && kill "$PROBER" 2>/dev/null
-	# The daemons first (stack_cleanup), while the standby still runs,
-	# then the standby; stack_cleanup's services_stop sweeps the dead
-	# primary's folder and stops Redis.
+	# The daemons first, then the standby (its folder is under $TMP,
+	# which stack_cleanup removes), then stack_cleanup: the daemons'
+	# process groups, sandboxes, the dead primary's folder swept and
+	# Redis stopped (services_stop), $TMP removed.
 	local p
 	for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null; done
 	if [ -n "$KEEP_LOGS" ]; then
@@ -79,8 +80,8 @@ ha_cleanup() {
 		cp "$TMP/standby/postgres.log" "$KEEP_LOGS/standby-postgres.log" 2>/dev/null
 		cp "$TMP"/*.txt "$KEEP_LOGS"/ 2>/dev/null
 	fi
-	stack_cleanup
 	pgs_standby_stop
+	stack_cleanup
 	return 0
 }
 trap ha_cleanup EXIT
