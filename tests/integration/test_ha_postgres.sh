@@ -133,10 +133,17 @@ standby_refused() {
 	out=$(GAVEL_DATABASE_URL=$OWNER_STANDBY_ONLY "$BUILD/gavel" tenant create "${TAG}_standby" 2>&1)
 	rc=$?
 	say "gavel tenant create on the standby alone: rc $rc, $(head -n1 <<<"$out" | redact)"
-	[ $rc -ne 0 ] || return 1
+	[ $rc -ne 0 ] && grep -qi 'read-only' <<<"$out" || return 1
+	# Without the parameter: Gavel's connections ask for a read-write
+	# session by default (common/pg.h, GV_PG_SESSION_ATTRS), so the CLI
+	# refuses the standby when connecting, not at its first write.
+	out=$(GAVEL_DATABASE_URL=${OWNER_STANDBY_ONLY%%\?*} "$BUILD/gavel" tenant list 2>&1)
+	rc=$?
+	say "gavel tenant list on the standby alone, URL without target_session_attrs: rc $rc, $(head -n1 <<<"$out" | redact)"
+	[ $rc -ne 0 ] && grep -qi 'read-only' <<<"$out" || return 1
 	[ "$(sql -c "SELECT count(*) FROM tenants WHERE name = '${TAG}_standby'")" = 0 ]
 }
-check "a URL naming only the standby (target_session_attrs=read-write) is refused: psql cannot connect, gavel tenant create fails and writes nothing" standby_refused
+check "a URL naming only the standby is refused: psql with target_session_attrs=read-write cannot connect, gavel tenant create fails and writes nothing, gavel (read-write by default) refuses it even without the parameter" standby_refused
 
 # ------------------------------------------------------------ the stack
 
@@ -440,7 +447,9 @@ started_gap=$(sql -c "SELECT count(*) FROM submissions s WHERE s.id IN ($(ids_sq
 	(SELECT count(*) FROM audit_log a WHERE a.tenant_id = s.tenant_id AND a.object = s.id AND a.action = 'sandbox.started')")
 say "submissions with fewer sandbox.started audit records than executor runs: $started_gap"
 # Figures from the daemons' logs.
-say "log lines about PostgreSQL after the kill: frontend $(grep -ci 'postgres\|database\|pg' "$TMP/frontend.log"), scheduler $(grep -ci 'postgres\|database' "$TMP/sched.log"), executors $(cat "$TMP"/n1.log "$TMP"/n2.log | grep -ci 'postgres\|database')"
+warns() { grep -ac ' \(warn\|error\) ' "$@" | awk -F: '{s += $NF} END {print s + 0}'; }
+say "warn/error lines: frontend $(warns "$TMP/frontend.log"), scheduler $(warns "$TMP/sched.log"), executors $(warns "$TMP/n1.log" "$TMP/n2.log");" \
+	"results handed back (store failed): $(cat "$TMP"/n1.log "$TMP"/n2.log | grep -c 'the result could not be stored')"
 say "runs whose result an earlier run had already written: $(cat "$TMP"/n1.log "$TMP"/n2.log | grep -c 'already finished by an earlier run')"
 say "total $(($(date +%s) - T_START)) s"
 [ $n -eq $PLAN ] || say "planned $PLAN, ran $n"
