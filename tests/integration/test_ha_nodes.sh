@@ -380,8 +380,11 @@ check "node a's link ($VA) cut while it ran $HELD jobs; its namespace and execut
 a_gone() { ! registered "$NODE_A" && [ "$(rc LLEN "gavel:inflight:$NODE_A")" = 0 ] && [ "$(rc LLEN "gavel:nq:$NODE_A")" = 0 ]; }
 if wait_for 60 a_gone; then
 	T_REQ=$(now_s)
+	# Its lists empty and its registration gone; the jobs back in the
+	# queues (at least those it held running), by the scheduler itself.
 	moved=$(sed -n "s/.*executor $NODE_A stopped heartbeating: \([0-9]*\) jobs.*/\1/p" "$TMP/scheduler.log" | head -n1)
-	ok "the scheduler declared $NODE_A dead and put its ${moved:-?} jobs back ($(diff_s "$T_CUT" "$T_REQ") s after the cut; timeout $HB_TIMEOUT)"
+	check "the scheduler declared $NODE_A dead and put its ${moved:-?} jobs back ($(diff_s "$T_CUT" "$T_REQ") s after the cut; timeout $HB_TIMEOUT)" \
+		[ "${moved:-0}" -ge "$HELD" ]
 else
 	T_REQ=$(now_s)
 	notok "the scheduler declared $NODE_A dead and put its jobs back" \
@@ -440,8 +443,11 @@ sleep 1
 late=$(($(grep -c "already finished by an earlier run" "$TMP/node-a.log") - late_before))
 say "node a's late results not recorded (already finished by an earlier run): $late of $HELD held"
 snapshot >"$TMP/after"
-check_detail() { diff "$TMP/before" "$TMP/after" | head -n 6 | tr '\n' ' '; }
-check "node a's late results changed no row and added no sandbox.finished record" cmp -s "$TMP/before" "$TMP/after"
+verify "$TMP/p1/ids" "$TMP/p1/figures-after" >"$TMP/p1/verify-after"
+say "after the restore: $(cat "$TMP/p1/figures-after")"
+check_detail() { cat "$TMP/p1/verify-after"; diff "$TMP/before" "$TMP/after" | head -n 6 | tr '\n' ' '; }
+check "node a's late results changed no row and added no sandbox.finished record" \
+	eval 'cmp -s "$TMP/before" "$TMP/after" && ! [ -s "$TMP/p1/verify-after" ]'
 unset -f check_detail
 
 mkdir -p "$TMP/p2"
@@ -461,7 +467,7 @@ check "both executors and the scheduler still running" eval 'alive "$PID_A" && a
 dead_a=$(grep -c "executor $NODE_A stopped heartbeating" "$TMP/scheduler.log")
 dead_b=$(grep -c "executor $NODE_B stopped heartbeating" "$TMP/scheduler.log")
 reconciled=$(sed -n 's/.*reconciler: \([0-9]*\) unfinished.*/\1/p' "$TMP/scheduler.log" | awk '{ s += $1 } END { print s + 0 }')
-say "figures: $(cat "$TMP/p1/figures"); node a declared dead ${dead_a}x, node b ${dead_b}x;" \
+say "figures: after the cut $(cat "$TMP/p1/figures"); after the restore $(cat "$TMP/p1/figures-after"); node a declared dead ${dead_a}x, node b ${dead_b}x;" \
 	"re-enqueued by the reconciler: $reconciled; late results of node a not recorded: $late"
 say "timeline (s after the cut): jobs back $(diff_s "$T_CUT" "$T_REQ"), last result $(diff_s "$T_CUT" "${T_LAST:-0}");" \
 	"(s after the link returned): registered $(diff_s "$T_UP" "$T_BACK"), idle $(diff_s "$T_UP" "$T_IDLE")"
