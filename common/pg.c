@@ -66,9 +66,12 @@ PGconn *gv_pg_connect(const char *url, int connect_timeout_s, int statement_time
 	char timeout[16];
 	snprintf(timeout, sizeof(timeout), "%d", connect_timeout_s > 0 ? connect_timeout_s : 5);
 	/* Defaults first: with expand_dbname the URL's own values override
-	 * what came before it. */
-	const char *const keys[] = { "connect_timeout", "application_name", "client_encoding", "dbname", NULL };
-	const char *const vals[] = { timeout, "gavel", "UTF8", url, NULL };
+	 * what came before it. read-write: of a multi-host URL's servers the
+	 * one that takes writes, whichever that is since the last failover;
+	 * a standby alone is refused rather than used (GV_PG_SESSION_ATTRS). */
+	const char *const keys[] = { "target_session_attrs", "connect_timeout", "application_name", "client_encoding",
+				     "dbname", NULL };
+	const char *const vals[] = { GV_PG_SESSION_ATTRS, timeout, "gavel", "UTF8", url, NULL };
 	PGconn *conn = PQconnectdbParams(keys, vals, 1);
 	if (!conn) {
 		gv_err_set(err, GV_EDB, "connect: out of memory");

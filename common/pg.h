@@ -15,9 +15,17 @@
 
 #include "common/err.h"
 
+/* What every connection of Gavel asks of its server unless the URL says
+ * otherwise: libpq tries a multi-host URL's hosts in turn
+ * (postgresql://u:p@db1:5432,db2:5432/gavel) and keeps the first that
+ * accepts writes, so after a standby's promotion a reconnect finds the new
+ * primary, and a demoted or still-standby server is never written to. */
+#define GV_PG_SESSION_ATTRS "read-write"
+
 /* Opens one connection, one attempt. url is a postgresql:// URL or a
  * key=value conninfo string; parameters it names win over the defaults
- * given here (connect_timeout_s, application_name "gavel", UTF8).
+ * given here (connect_timeout_s, application_name "gavel", UTF8,
+ * target_session_attrs GV_PG_SESSION_ATTRS).
  * statement_timeout_ms > 0 sets the session's statement_timeout.
  * Returns a connection the caller closes with PQfinish, or NULL with err
  * filled. */

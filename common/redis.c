@@ -99,20 +99,10 @@ static int parse_db(const char *s, size_t len, struct gv_redis_url *out, struct 
 	return 0;
 }
 
-static int parse_tcp(const char *rest, struct gv_redis_url *out, struct gv_err *err)
+/* host[:port] or [ipv6][:port] in hp[0..hplen) into *out (port stays as
+ * the caller preset it when none is given). */
+static int parse_hostport(const char *hp, size_t hplen, struct gv_redis_addr *out, struct gv_err *err)
 {
-	size_t alen = strcspn(rest, "/?#");
-	const char *auth = rest, *at = NULL;
-	for (size_t i = 0; i < alen; i++)
-		if (auth[i] == '@')
-			at = auth + i;
-	const char *hp = auth;
-	if (at) {
-		if (parse_userinfo(auth, (size_t)(at - auth), out, err) != 0)
-			return -1;
-		hp = at + 1;
-	}
-	size_t hplen = alen - (size_t)(hp - auth);
 	const char *host = hp, *port = NULL;
 	size_t hostlen, portlen = 0;
 	bool bracketed = hplen > 0 && hp[0] == '[';
@@ -154,7 +144,41 @@ static int parse_tcp(const char *rest, struct gv_redis_url *out, struct gv_err *
 					  (int)(portlen > 16 ? 16 : portlen), port);
 		out->port = (int)p;
 	}
-	const char *tail = auth + alen;
+	return 0;
+}
+
+/* userinfo@ at the start of rest[0..alen): parsed into out; *hp and
+ * *hplen get what follows it. */
+static int parse_authority(const char *rest, size_t alen, struct gv_redis_url *out, const char **hp,
+			   size_t *hplen, struct gv_err *err)
+{
+	const char *at = NULL;
+	for (size_t i = 0; i < alen; i++)
+		if (rest[i] == '@')
+			at = rest + i;
+	*hp = rest;
+	if (at) {
+		if (parse_userinfo(rest, (size_t)(at - rest), out, err) != 0)
+			return -1;
+		*hp = at + 1;
+	}
+	*hplen = alen - (size_t)(*hp - rest);
+	return 0;
+}
+
+static int parse_tcp(const char *rest, struct gv_redis_url *out, struct gv_err *err)
+{
+	size_t alen = strcspn(rest, "/?#");
+	const char *hp;
+	size_t hplen;
+	if (parse_authority(rest, alen, out, &hp, &hplen, err) != 0)
+		return -1;
+	struct gv_redis_addr a = { .port = out->port };
+	if (parse_hostport(hp, hplen, &a, err) != 0)
+		return -1;
+	memcpy(out->host, a.host, sizeof(out->host));
+	out->port = a.port;
+	const char *tail = rest + alen;
 	if (tail[0] == '\0')
 		return 0;
 	if (tail[0] != '/')
@@ -163,6 +187,55 @@ static int parse_tcp(const char *rest, struct gv_redis_url *out, struct gv_err *
 	if (tail[0] == '\0')
 		return 0;
 	return parse_db(tail, strlen(tail), out, err);
+}
+
+static bool master_name_char_ok(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+	       c == '-' || c == '_';
+}
+
+/* redis-sentinel://[userinfo@]h1[:p1],h2[:p2]/master[/db] */
+static int parse_sentinel(const char *rest, struct gv_redis_url *out, struct gv_err *err)
+{
+	out->is_sentinel = true;
+	out->port = 0;
+	size_t alen = strcspn(rest, "/?#");
+	const char *hp;
+	size_t hplen;
+	if (parse_authority(rest, alen, out, &hp, &hplen, err) != 0)
+		return -1;
+	for (size_t off = 0; off <= hplen;) {
+		size_t len = strcspn(hp + off, ",/?#");
+		if (len > hplen - off)
+			len = hplen - off;
+		if (out->n_sentinels == GV_REDIS_SENTINELS_MAX)
+			return gv_err_set(err, GV_EINVAL, "more than %d Sentinels", GV_REDIS_SENTINELS_MAX);
+		struct gv_redis_addr *a = &out->sentinels[out->n_sentinels];
+		a->port = GV_REDIS_SENTINEL_PORT;
+		if (parse_hostport(hp + off, len, a, err) != 0) {
+			gv_err_prefix(err, "Sentinel %zu", out->n_sentinels + 1);
+			return -1;
+		}
+		out->n_sentinels++;
+		off += len + 1;
+	}
+	const char *tail = rest + alen;
+	if (tail[0] != '/' || tail[1] == '\0' || tail[1] == '/')
+		return gv_err_set(err, GV_EINVAL, "no master name after the Sentinels (redis-sentinel://h1,h2/NAME)");
+	tail++;
+	size_t nlen = strcspn(tail, "/");
+	if (nlen > GV_REDIS_MASTER_NAME_MAX)
+		return gv_err_set(err, GV_EINVAL, "master name longer than %d bytes", GV_REDIS_MASTER_NAME_MAX);
+	for (size_t i = 0; i < nlen; i++)
+		if (!master_name_char_ok(tail[i]))
+			return gv_err_set(err, GV_EINVAL, "bad character in the master name");
+	memcpy(out->master_name, tail, nlen);
+	out->master_name[nlen] = '\0';
+	tail += nlen;
+	if (tail[0] == '\0' || (tail[0] == '/' && tail[1] == '\0'))
+		return 0;
+	return parse_db(tail + 1, strlen(tail + 1), out, err);
 }
 
 static int parse_unix(const char *rest, struct gv_redis_url *out, struct gv_err *err)
@@ -209,10 +282,12 @@ int gv_redis_url_parse(const char *url, struct gv_redis_url *out, struct gv_err 
 		rc = parse_tcp(url + 8, out, err);
 	else if (strncmp(url, "unix://", 7) == 0)
 		rc = parse_unix(url + 7, out, err);
+	else if (strncmp(url, "redis-sentinel://", 17) == 0)
+		rc = parse_sentinel(url + 17, out, err);
 	else if (strncmp(url, "rediss://", 9) == 0)
 		rc = gv_err_set(err, GV_EINVAL, "TLS (rediss://) is not supported");
 	else
-		rc = gv_err_set(err, GV_EINVAL, "URL must start with redis:// or unix://");
+		rc = gv_err_set(err, GV_EINVAL, "URL must start with redis://, unix:// or redis-sentinel://");
 	if (rc != 0) {
 		explicit_bzero(out->password, sizeof(out->password));
 		gv_err_prefix(err, "Redis URL");
@@ -228,14 +303,12 @@ static struct timeval ms_to_tv(int ms)
 	return tv;
 }
 
-static void where(const struct gv_redis_url *u, char *buf, size_t size)
+static void where_addr(const char *host, int port, char *buf, size_t size)
 {
-	if (u->is_unix)
-		snprintf(buf, size, "%s", u->path);
-	else if (strchr(u->host, ':'))
-		snprintf(buf, size, "[%s]:%d", u->host, u->port);
+	if (strchr(host, ':'))
+		snprintf(buf, size, "[%s]:%d", host, port);
 	else
-		snprintf(buf, size, "%s:%d", u->host, u->port);
+		snprintf(buf, size, "%s:%d", host, port);
 }
 
 /* Runs a setup command (AUTH, SELECT) and checks its reply. */
@@ -252,14 +325,12 @@ static int setup_command(redisContext *c, int argc, const char **argv, const cha
 	return rc;
 }
 
-redisContext *gv_redis_connect_url(const struct gv_redis_url *u, int connect_timeout_ms, int command_timeout_ms,
-				   struct gv_err *err)
+/* A TCP or unix connection with the command timeout set; no AUTH yet. */
+static redisContext *open_context(const char *unix_path, const char *host, int port, int connect_timeout_ms,
+				  int command_timeout_ms, const char *at, struct gv_err *err)
 {
-	char at[GV_REDIS_PATH_MAX + GV_REDIS_HOST_MAX + 16];
-	where(u, at, sizeof(at));
 	struct timeval ctv = ms_to_tv(connect_timeout_ms > 0 ? connect_timeout_ms : 2000);
-	redisContext *c = u->is_unix ? redisConnectUnixWithTimeout(u->path, ctv)
-				     : redisConnectWithTimeout(u->host, u->port, ctv);
+	redisContext *c = unix_path ? redisConnectUnixWithTimeout(unix_path, ctv) : redisConnectWithTimeout(host, port, ctv);
 	if (!c) {
 		gv_err_set(err, GV_EREDIS, "connect to Redis at %s: out of memory", at);
 		return NULL;
@@ -274,27 +345,124 @@ redisContext *gv_redis_connect_url(const struct gv_redis_url *u, int connect_tim
 		redisFree(c);
 		return NULL;
 	}
-	if (!u->is_unix)
+	if (!unix_path)
 		(void)redisEnableKeepAlive(c); /* best effort: dead peers are found sooner */
+	return c;
+}
+
+bool gv_redis_reply_is_readonly(const redisReply *reply)
+{
+	return reply && reply->type == REDIS_REPLY_ERROR && reply->len >= 8 && strncmp(reply->str, "READONLY", 8) == 0;
+}
+
+/* One Sentinel's answer: 0 with *out filled, -1 with err set. */
+static int ask_sentinel(const struct gv_redis_addr *s, const char *master, int timeout_ms, struct gv_redis_addr *out,
+			struct gv_err *err)
+{
+	char at[GV_REDIS_HOST_MAX + 16];
+	where_addr(s->host, s->port, at, sizeof(at));
+	redisContext *c = open_context(NULL, s->host, s->port, timeout_ms, timeout_ms, at, err);
+	if (!c)
+		return -1;
+	const char *argv[] = { "SENTINEL", "get-master-addr-by-name", master };
+	redisReply *rep = redisCommandArgv(c, 3, argv, NULL);
+	int rc = -1;
+	if (!rep)
+		gv_err_set(err, GV_EREDIS, "Sentinel %s: %s", at, c->errstr[0] ? c->errstr : "I/O error");
+	else if (rep->type == REDIS_REPLY_ERROR)
+		gv_err_set(err, GV_EREDIS, "Sentinel %s: %.*s", at, (int)(rep->len > 200 ? 200 : rep->len), rep->str);
+	else if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING ||
+		 rep->element[1]->type != REDIS_REPLY_STRING)
+		gv_err_set(err, GV_EREDIS, "Sentinel %s does not know a master named '%s'", at, master);
+	else {
+		long port = strtol(rep->element[1]->str, NULL, 10);
+		if (rep->element[0]->len == 0 || (size_t)rep->element[0]->len >= sizeof(out->host) || port < 1 ||
+		    port > 65535) {
+			gv_err_set(err, GV_EREDIS, "Sentinel %s: a master address that is not one", at);
+		} else {
+			memcpy(out->host, rep->element[0]->str, (size_t)rep->element[0]->len + 1);
+			out->port = (int)port;
+			rc = 0;
+		}
+	}
+	if (rep)
+		freeReplyObject(rep);
+	redisFree(c);
+	return rc;
+}
+
+int gv_redis_sentinel_master(const struct gv_redis_url *u, int timeout_ms, struct gv_redis_addr *out,
+			     struct gv_err *err)
+{
+	if (!u->is_sentinel || u->n_sentinels == 0)
+		return gv_err_set(err, GV_EINTERNAL, "not a Sentinel URL");
+	char why[GV_ERR_MSG_MAX] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < u->n_sentinels; i++) {
+		if (ask_sentinel(&u->sentinels[i], u->master_name, timeout_ms, out, err) == 0)
+			return 0;
+		int n = snprintf(why + used, sizeof(why) - used, "%s%s", used ? "; " : "", err->msg);
+		if (n > 0)
+			used = (size_t)n + used < sizeof(why) ? used + (size_t)n : sizeof(why) - 1;
+	}
+	return gv_err_set(err, GV_EREDIS, "no Sentinel named the master '%s': %s", u->master_name, why);
+}
+
+/* ROLE's first element must be "master". */
+static int check_master(redisContext *c, const char *at, struct gv_err *err)
+{
+	redisReply *rep = redisCommand(c, "ROLE");
+	int rc = 0;
+	if (!rep)
+		rc = gv_err_set(err, GV_EREDIS, "ROLE at %s: %s", at, c->errstr[0] ? c->errstr : "I/O error");
+	else if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 || rep->element[0]->type != REDIS_REPLY_STRING ||
+		 strcmp(rep->element[0]->str, "master") != 0)
+		rc = gv_err_set(err, GV_EREDIS, "the server at %s that the Sentinels named is not a master (yet)", at);
+	if (rep)
+		freeReplyObject(rep);
+	return rc;
+}
+
+redisContext *gv_redis_connect_url(const struct gv_redis_url *u, int connect_timeout_ms, int command_timeout_ms,
+				   struct gv_err *err)
+{
+	struct gv_redis_addr addr = { .port = u->port };
+	if (u->is_sentinel) {
+		if (gv_redis_sentinel_master(u, connect_timeout_ms > 0 ? connect_timeout_ms : 2000, &addr, err) != 0)
+			return NULL;
+	} else if (!u->is_unix) {
+		memcpy(addr.host, u->host, sizeof(addr.host));
+	}
+	char at[GV_REDIS_PATH_MAX + GV_REDIS_HOST_MAX + 16];
+	if (u->is_unix)
+		snprintf(at, sizeof(at), "%s", u->path);
+	else
+		where_addr(addr.host, addr.port, at, sizeof(at));
+	redisContext *c = open_context(u->is_unix ? u->path : NULL, addr.host, addr.port, connect_timeout_ms,
+				       command_timeout_ms, at, err);
+	if (!c)
+		return NULL;
 	if (u->password[0]) {
 		const char *argv[] = { "AUTH", u->user[0] ? u->user : u->password, u->password };
-		if (setup_command(c, u->user[0] ? 3 : 2, argv, "AUTH", err) != 0) {
-			gv_err_prefix(err, "Redis at %s", at);
-			redisFree(c);
-			return NULL;
-		}
+		if (setup_command(c, u->user[0] ? 3 : 2, argv, "AUTH", err) != 0)
+			goto fail;
+	}
+	if (u->is_sentinel && check_master(c, at, err) != 0) {
+		redisFree(c);
+		return NULL;
 	}
 	if (u->db > 0) {
 		char db[16];
 		snprintf(db, sizeof(db), "%d", u->db);
 		const char *argv[] = { "SELECT", db };
-		if (setup_command(c, 2, argv, "SELECT", err) != 0) {
-			gv_err_prefix(err, "Redis at %s", at);
-			redisFree(c);
-			return NULL;
-		}
+		if (setup_command(c, 2, argv, "SELECT", err) != 0)
+			goto fail;
 	}
 	return c;
+fail:
+	gv_err_prefix(err, "Redis at %s", at);
+	redisFree(c);
+	return NULL;
 }
 
 static int connect_with_backoff(struct gv_redis *r, struct gv_err *err)
@@ -401,6 +569,12 @@ static redisReply *check_reply(struct gv_redis *r, void *raw, struct gv_err *err
 	if (reply->type == REDIS_REPLY_ERROR) {
 		gv_err_set(err, GV_EREDIS, "Redis error reply: %.*s", (int)(reply->len > 300 ? 300 : reply->len),
 			   reply->str);
+		/* Writing to a replica: a failover demoted this server. The
+		 * next command connects again, to the master of now. */
+		if (gv_redis_reply_is_readonly(reply) && r->ctx) {
+			redisFree(r->ctx);
+			r->ctx = NULL;
+		}
 		freeReplyObject(reply);
 		return NULL;
 	}

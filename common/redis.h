@@ -8,7 +8,17 @@
  * URLs:
  *   redis://[[user]:password@]host[:port][/db]   host may be [ipv6]
  *   unix://[[user]:password@]/absolute/path[?db=N]
- * user and password may be percent-encoded. rediss:// (TLS) is refused. */
+ *   redis-sentinel://[[user]:password@]host[:port],host[:port].../master[/db]
+ * user and password may be percent-encoded. rediss:// (TLS) is refused.
+ *
+ * A redis-sentinel:// URL names Redis Sentinels (port 26379 unless given)
+ * and the name of the master they watch. Every connection asks them in
+ * turn which server is the master (SENTINEL get-master-addr-by-name),
+ * connects there with the URL's user, password and db, and checks with
+ * ROLE that it is the master; a connection that finds itself on a replica
+ * (a READONLY error: the master was demoted under it) is dropped, so the
+ * next command asks the Sentinels again. The Sentinels themselves are
+ * asked without AUTH. */
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -22,9 +32,23 @@
 #define GV_REDIS_USER_MAX 128
 #define GV_REDIS_PASSWORD_MAX 256
 #define GV_REDIS_DB_MAX 65535
+#define GV_REDIS_SENTINELS_MAX 8
+#define GV_REDIS_MASTER_NAME_MAX 64
+#define GV_REDIS_SENTINEL_PORT 26379
+
+struct gv_redis_addr {
+	char host[GV_REDIS_HOST_MAX]; /* without brackets */
+	int port;
+};
 
 struct gv_redis_url {
 	bool is_unix;
+	/* redis-sentinel://: host and port are empty until a connection
+	 * resolves the master (gv_redis_sentinel_master). */
+	bool is_sentinel;
+	size_t n_sentinels;
+	struct gv_redis_addr sentinels[GV_REDIS_SENTINELS_MAX];
+	char master_name[GV_REDIS_MASTER_NAME_MAX + 1];
 	char host[GV_REDIS_HOST_MAX]; /* without brackets */
 	int port;                     /* 6379 unless given */
 	char path[GV_REDIS_PATH_MAX]; /* unix socket path */
@@ -37,9 +61,20 @@ struct gv_redis_url {
  * contain the password. */
 int gv_redis_url_parse(const char *url, struct gv_redis_url *out, struct gv_err *err) GV_MUST_CHECK;
 
+/* Asks u's Sentinels in turn (each within timeout_ms) for the address of
+ * the master; fills *out. Errors name every Sentinel that did not answer. */
+int gv_redis_sentinel_master(const struct gv_redis_url *u, int timeout_ms, struct gv_redis_addr *out,
+			     struct gv_err *err) GV_MUST_CHECK;
+
+/* Whether an error reply says that the server is a replica (READONLY):
+ * the connection is on a demoted master and must be made again. */
+bool gv_redis_reply_is_readonly(const redisReply *reply);
+
 /* One connection attempt to u: connect within connect_timeout_ms, then
  * every command within command_timeout_ms (0 = no timeout), AUTH and
- * SELECT as the URL says. The caller frees the context with redisFree. */
+ * SELECT as the URL says; through u's Sentinels for a redis-sentinel://
+ * URL (then ROLE must say master). The caller frees the context with
+ * redisFree. */
 redisContext *gv_redis_connect_url(const struct gv_redis_url *u, int connect_timeout_ms,
 				   int command_timeout_ms, struct gv_err *err) GV_MUST_CHECK;
 

@@ -14,6 +14,7 @@
 
 #include "common/backoff.h"
 #include "common/log.h"
+#include "common/pg.h"
 
 /* One command of a transaction as sent: a user statement (its index in
  * the caller's array), or a hidden one (set_config, a Parse of a statement
@@ -286,11 +287,12 @@ static void db_connect_start(struct fe_db *db)
 	 * statement that takes one. */
 	snprintf(opts, sizeof(opts), "-c statement_timeout=%d -c jit=off", db->statement_timeout_ms);
 	snprintf(timeout, sizeof(timeout), "%d", db->connect_timeout_s);
-	/* The URL comes first and expand_dbname=1 expands it; later keywords
-	 * win, and the URL's own parameters are kept otherwise. */
-	const char *const keys[] = { "dbname", "application_name", "options", "connect_timeout",
-				     "client_encoding", NULL };
-	const char *const vals[] = { db->url, "gavel-frontend", opts, timeout, "UTF8", NULL };
+	/* expand_dbname=1 expands the URL; keywords after it win over its own
+	 * parameters, keywords before it give way to them: target_session_attrs
+	 * is a default the URL may change (common/pg.h). */
+	const char *const keys[] = { "target_session_attrs", "dbname", "application_name", "options",
+				     "connect_timeout", "client_encoding", NULL };
+	const char *const vals[] = { GV_PG_SESSION_ATTRS, db->url, "gavel-frontend", opts, timeout, "UTF8", NULL };
 	db->conn = PQconnectStartParams(keys, vals, 1);
 	if (!db->conn) {
 		db_drop(db, "out of memory");

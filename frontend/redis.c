@@ -1,7 +1,13 @@
 /* Two hiredis async contexts per worker thread. Commands on a context that
  * is down fail at once (the caller answers 503) rather than queueing
  * without bound. Connect timeouts are ours: hiredis 0.14.1 has none for
- * async connects. */
+ * async connects.
+ *
+ * Behind Sentinels (a redis-sentinel:// URL, common/redis.h) each
+ * connection first asks the Sentinels in turn, on a context of its own
+ * (the probe), where the master is, then connects there and checks ROLE;
+ * a connection that lands on a replica, or whose command meets READONLY,
+ * is dropped and made again the same way. Nothing here blocks the loop. */
 #include "frontend/redis.h"
 
 #include <hiredis/adapters/libevent.h>
@@ -29,6 +35,12 @@ struct conn {
 	struct event *retry;
 	struct event *timeout;
 	unsigned attempt;
+	/* Sentinel URLs: the Sentinel being asked, the next one to ask, how
+	 * many this round asked, and the master's address once one answered. */
+	redisAsyncContext *probe;
+	size_t next_sentinel, asked;
+	bool resolved;
+	struct gv_redis_addr master;
 };
 
 struct fe_redis {
@@ -50,6 +62,7 @@ struct pending {
 };
 
 static void conn_start(struct conn *c);
+static void probe_start(struct conn *c);
 
 static void schedule_retry(struct conn *c)
 {
@@ -65,8 +78,12 @@ static void schedule_retry(struct conn *c)
 
 static void on_cmd_reply(redisAsyncContext *ac, void *reply, void *privdata)
 {
-	(void)ac;
 	struct pending *p = privdata;
+	/* A demoted master: connect again, through the Sentinels. */
+	if (gv_redis_reply_is_readonly(reply) && ac->data && !(ac->c.flags & REDIS_DISCONNECTING)) {
+		gv_warn(NULL, "redis: the server became a replica; finding the master again");
+		redisAsyncDisconnect(ac);
+	}
 	if (p->cb)
 		p->cb(p->arg, reply);
 	free(p);
@@ -133,6 +150,15 @@ static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct conn *c = arg;
+	if (c->probe) {
+		gv_warn(NULL, "redis: a Sentinel did not answer in time");
+		redisAsyncContext *probe = c->probe;
+		probe->data = NULL;
+		c->probe = NULL;
+		redisAsyncFree(probe);
+		probe_start(c);
+		return;
+	}
 	if (c->ac && !c->up) {
 		gv_warn(NULL, "redis: connect timed out");
 		redisAsyncContext *ac = c->ac;
@@ -150,13 +176,118 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 	conn_start(arg);
 }
 
+static void on_probe_reply(redisAsyncContext *ac, void *reply, void *privdata)
+{
+	struct conn *c = privdata;
+	redisReply *rep = reply;
+	if (!rep || !ac->data)
+		return;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && rep->element[0]->type == REDIS_REPLY_STRING &&
+	    rep->element[1]->type == REDIS_REPLY_STRING && rep->element[0]->len > 0 &&
+	    (size_t)rep->element[0]->len < sizeof(c->master.host)) {
+		long port = strtol(rep->element[1]->str, NULL, 10);
+		if (port >= 1 && port <= 65535) {
+			memcpy(c->master.host, rep->element[0]->str, (size_t)rep->element[0]->len + 1);
+			c->master.port = (int)port;
+			c->resolved = true;
+		}
+	}
+	if (!c->resolved && (c->attempt == 0 || c->attempt % 10 == 0))
+		gv_warn(NULL, "redis: a Sentinel did not name the master '%s'", c->owner->url.master_name);
+	redisAsyncDisconnect(ac); /* on_probe_disconnect goes on */
+}
+
+/* The probe is gone: connect to the master it found, or ask the next. */
+static void probe_next(struct conn *c)
+{
+	c->probe = NULL;
+	evtimer_del(c->timeout);
+	if (c->owner->closing)
+		return;
+	if (c->resolved) {
+		c->asked = 0;
+		conn_start(c);
+	} else {
+		probe_start(c);
+	}
+}
+
+static void on_probe_connect(const redisAsyncContext *ac, int status)
+{
+	struct conn *c = ac->data;
+	if (!c || status == REDIS_OK)
+		return;
+	/* hiredis frees the context after this callback, without calling
+	 * on_probe_disconnect. */
+	probe_next(c);
+}
+
+static void on_probe_disconnect(const redisAsyncContext *ac, int status)
+{
+	(void)status;
+	struct conn *c = ac->data;
+	if (c)
+		probe_next(c);
+}
+
+/* Asks the next Sentinel for the master; after a round of them that named
+ * none, waits (backoff) and starts over. */
+static void probe_start(struct conn *c)
+{
+	struct fe_redis *r = c->owner;
+	if (r->closing || c->probe)
+		return;
+	if (c->asked >= r->url.n_sentinels) {
+		c->asked = 0;
+		schedule_retry(c);
+		return;
+	}
+	const struct gv_redis_addr *s = &r->url.sentinels[c->next_sentinel++ % r->url.n_sentinels];
+	c->asked++;
+	redisAsyncContext *ac = redisAsyncConnect(s->host, s->port);
+	if (!ac || ac->err) {
+		if (ac)
+			redisAsyncFree(ac);
+		probe_start(c);
+		return;
+	}
+	ac->data = c;
+	c->probe = ac;
+	redisLibeventAttach(ac, r->base);
+	redisAsyncSetConnectCallback(ac, on_probe_connect);
+	redisAsyncSetDisconnectCallback(ac, on_probe_disconnect);
+	redisAsyncCommand(ac, on_probe_reply, c, "SENTINEL get-master-addr-by-name %s", r->url.master_name);
+	struct timeval tv = { r->connect_timeout_ms / 1000, (r->connect_timeout_ms % 1000) * 1000 };
+	evtimer_add(c->timeout, &tv);
+}
+
+static void on_role(redisAsyncContext *ac, void *reply, void *privdata)
+{
+	(void)privdata;
+	redisReply *rep = reply;
+	if (!rep || !ac->data)
+		return;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 && rep->element[0]->type == REDIS_REPLY_STRING &&
+	    strcmp(rep->element[0]->str, "master") == 0)
+		return;
+	gv_warn(NULL, "redis: the server the Sentinels named is not a master (yet); asking again");
+	redisAsyncDisconnect(ac);
+}
+
 static void conn_start(struct conn *c)
 {
 	struct fe_redis *r = c->owner;
 	if (r->closing || c->ac)
 		return;
-	redisAsyncContext *ac = r->url.is_unix ? redisAsyncConnectUnix(r->url.path)
-					       : redisAsyncConnect(r->url.host, r->url.port);
+	if (r->url.is_sentinel && !c->resolved) {
+		probe_start(c);
+		return;
+	}
+	/* A Sentinel's answer serves one connection: the next asks again. */
+	c->resolved = false;
+	redisAsyncContext *ac = r->url.is_unix	    ? redisAsyncConnectUnix(r->url.path)
+				: r->url.is_sentinel ? redisAsyncConnect(c->master.host, c->master.port)
+						     : redisAsyncConnect(r->url.host, r->url.port);
 	if (!ac || ac->err) {
 		if (ac)
 			redisAsyncFree(ac);
@@ -175,6 +306,8 @@ static void conn_start(struct conn *c)
 		else
 			redisAsyncCommand(ac, NULL, NULL, "AUTH %s", r->url.password);
 	}
+	if (r->url.is_sentinel)
+		redisAsyncCommand(ac, on_role, NULL, "ROLE");
 	if (!c->is_sub && r->url.db > 0)
 		redisAsyncCommand(ac, NULL, NULL, "SELECT %d", r->url.db);
 	struct timeval tv = { r->connect_timeout_ms / 1000, (r->connect_timeout_ms % 1000) * 1000 };
@@ -221,6 +354,12 @@ struct fe_redis *fe_redis_new(struct event_base *base, const char *url, int conn
 
 static void conn_close(struct conn *c)
 {
+	if (c->probe) {
+		redisAsyncContext *probe = c->probe;
+		probe->data = NULL;
+		c->probe = NULL;
+		redisAsyncFree(probe);
+	}
 	if (c->ac) {
 		/* Pending command callbacks run with a NULL reply. */
 		redisAsyncContext *ac = c->ac;

@@ -110,28 +110,109 @@ static void on_sandbox_started(const char *sandbox_id, const struct exec_limits 
 	}
 }
 
+/* How long a worker keeps trying to claim a job, and to store a finished
+ * job's result, while PostgreSQL is unreachable: longer than a standby's
+ * promotion takes, so that a failover costs a wait, not a run. After that
+ * the job is handed back. */
+#define CLAIM_RETRY_MS 60000u
+#define RESULT_RETRY_MS 120000u
+
+/* Whether another worker of this node holds token: then the job's row
+ * says 'running' here because that worker runs it. */
+static bool held_by_other_worker(const struct worker *w, const char *token)
+{
+	for (int k = 0; k < w->d->workers; k++)
+		if (k != w->index && strcmp((const char *)w->d->slots[k].token, token) == 0)
+			return true;
+	return false;
+}
+
+/* Whether node's in-flight list in Redis holds token: the node still has
+ * the job it claimed. 1 yes, 0 no, -1 Redis failed. */
+static int inflight_holds(struct worker *w, const char *node, const char *token, struct gv_err *err)
+{
+	char key[GV_QUEUE_KEY_MAX];
+	if (gv_queue_key_inflight(key, sizeof(key), node, err) != 0)
+		return -1;
+	const char *argv[] = { "LRANGE", key, "0", "-1" };
+	redisReply *rep = gv_redis_commandv(w->r, 4, argv, NULL, err);
+	if (!rep)
+		return -1;
+	int found = 0;
+	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
+		if (rep->element[i]->type == REDIS_REPLY_STRING && strcmp(rep->element[i]->str, token) == 0)
+			found = 1;
+	gv_redis_reply_free(rep);
+	return found;
+}
+
+/* One claim statement: marks the row running on this node and returns
+ * (true, request, NULL, attempts, NULL), or (false, NULL, status, NULL,
+ * node) as the row was when it could not be claimed. A row is claimed when
+ * it is queued, or running on takeover_node: a node whose run of it is
+ * known to be gone. One statement in one pipelined transaction: the claim
+ * is on the path of every job, so it costs one round trip to PostgreSQL. */
+static PGresult *claim_once(struct worker *w, const struct gv_queue_token *t, const char *takeover_node,
+			    struct gv_err *err)
+{
+	if (gv_pg_ensure(w->pg, err) != 0)
+		return NULL;
+	const char *p[] = { t->sid, w->d->node, takeover_node };
+	/* The second branch reads the row as it was before the UPDATE. */
+	return tenant_tx_query(gv_pg_conn(w->pg), t->tid,
+			       "WITH claimed AS (UPDATE submissions SET status = 'running', started_at = now(), "
+			       "node = $2, attempts = attempts + 1 WHERE id = $1 AND (status = 'queued' OR "
+			       "(status = 'running' AND node = $3))"
+			       " RETURNING request::text AS request, attempts) "
+			       "SELECT true, request, NULL, attempts, NULL FROM claimed UNION ALL "
+			       "SELECT false, NULL, status, NULL, node FROM submissions WHERE id = $1 "
+			       "AND NOT EXISTS (SELECT 1 FROM claimed)",
+			       3, p, err);
+}
+
 /* Marks the row running and returns its request text (caller frees), or
- * NULL with *gone set when there is nothing to run (finished, missing).
- * One statement in one pipelined transaction: the claim is on the path of
- * every job, so it costs one round trip to PostgreSQL, not five. */
-static char *claim(struct worker *w, const struct gv_queue_token *t, char *status, size_t stsz, bool *gone,
-		   long *attempts, struct gv_err *err)
+ * NULL with *gone set when there is nothing to run here: finished,
+ * missing, or running elsewhere.
+ *
+ * The claim is the fence that keeps a job from being judged twice when
+ * Redis hands out a token again (a failover that lost a BLMOVE, a
+ * reconcile): a row already running is taken over only when its run is
+ * known to be gone: on this node, when no other worker here holds the
+ * token (this node's worker died, or this node restarted); on another
+ * node, when that node's in-flight list no longer holds it (the node was
+ * declared dead and its jobs handed back, or its worker handed this one
+ * back). A PostgreSQL failure is retried for CLAIM_RETRY_MS with the same
+ * rule, which also makes a retry after a claim whose commit was lost in a
+ * failover find its own claim. */
+static char *claim(struct worker *w, const char *token, const struct gv_queue_token *t, char *status,
+		   size_t stsz, bool *gone, long *attempts, struct gv_err *err)
 {
 	*gone = false;
 	*attempts = 0;
-	if (gv_pg_ensure(w->pg, err) != 0)
-		return NULL;
-	const char *p[] = { t->sid, w->d->node };
-	/* The second branch reads the row as it was before the UPDATE: the
-	 * status that kept it from being claimed. */
-	PGresult *res = tenant_tx_query(gv_pg_conn(w->pg), t->tid,
-					"WITH claimed AS (UPDATE submissions SET status = 'running', started_at = now(), "
-					"node = $2, attempts = attempts + 1 WHERE id = $1 AND status IN ('queued', "
-					"'running') RETURNING request::text AS request, attempts) "
-					"SELECT true, request, NULL, attempts FROM claimed UNION ALL "
-					"SELECT false, NULL, status, NULL FROM submissions WHERE id = $1 "
-					"AND NOT EXISTS (SELECT 1 FROM claimed)",
-					2, p, err);
+	uint64_t t0 = exec_daemon_mono_ms();
+	PGresult *res = NULL;
+	for (unsigned attempt = 0;; attempt++) {
+		const char *here = held_by_other_worker(w, token) ? NULL : w->d->node;
+		res = claim_once(w, t, here, err);
+		if (res && PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 'f' &&
+		    strcmp(PQgetvalue(res, 0, 2), "running") == 0 && !PQgetisnull(res, 0, 4) &&
+		    strcmp(PQgetvalue(res, 0, 4), w->d->node) != 0) {
+			char other[GV_QUEUE_NODE_MAX + 1];
+			snprintf(other, sizeof(other), "%s", PQgetvalue(res, 0, 4));
+			int held = inflight_holds(w, other, token, err);
+			if (held == 0) {
+				PQclear(res);
+				res = claim_once(w, t, other, err);
+			} else if (held < 0) {
+				PQclear(res);
+				res = NULL;
+			}
+		}
+		if (res || exec_daemon_mono_ms() - t0 >= CLAIM_RETRY_MS)
+			break;
+		gv_warn(&w->d->log, "claiming %s: %s; trying again", t->sid, err->msg);
+		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 3000));
+	}
 	if (!res)
 		return NULL;
 	char *req = NULL;
@@ -148,6 +229,32 @@ static char *claim(struct worker *w, const struct gv_queue_token *t, char *statu
 	}
 	PQclear(res);
 	return req;
+}
+
+/* A token for a job that runs elsewhere leaves this node's in-flight
+ * list, unless it is the list's only copy and the run is on this node:
+ * then the run's own copy was lost (a Redis failover undid its BLMOVE)
+ * and this one stands for it until that run acknowledges. */
+static void drop_duplicate_token(struct worker *w, const char *token, bool runs_here, struct gv_err *err)
+{
+	char key[GV_QUEUE_KEY_MAX];
+	if (gv_queue_key_inflight(key, sizeof(key), w->d->node, err) != 0)
+		return;
+	if (runs_here) {
+		const char *argv[] = { "LRANGE", key, "0", "-1" };
+		redisReply *rep = gv_redis_commandv(w->r, 4, argv, NULL, err);
+		size_t copies = 0;
+		for (size_t i = 0; rep && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
+			copies += rep->element[i]->type == REDIS_REPLY_STRING && strcmp(rep->element[i]->str, token) == 0;
+		gv_redis_reply_free(rep);
+		if (copies < 2)
+			return;
+	}
+	const char *argv[] = { "LREM", key, "1", token };
+	redisReply *rep = gv_redis_commandv(w->r, 4, argv, NULL, err);
+	if (!rep)
+		gv_warn(&w->d->log, "dropping a second token of a running job: %s", err->msg);
+	gv_redis_reply_free(rep);
 }
 
 /* The result, usage and audit records in one transaction; written only if
@@ -385,9 +492,13 @@ static void job_finish(struct worker *w, struct job *j, uint64_t t0, struct gv_e
 	const char *verdict = gv_result_verdict_ok(j->sum.verdict) ? j->sum.verdict : "IE";
 	bool recorded = false;
 	int rc = -1;
-	for (unsigned attempt = 0; text && attempt < 5; attempt++) {
+	/* Written at most once whatever happens (write_result), so a retry
+	 * after a commit lost with its connection is safe. */
+	uint64_t since = exec_daemon_mono_ms();
+	for (unsigned attempt = 0; text; attempt++) {
 		if ((rc = write_result(w, &j->t, verdict, text, &j->sum, j->language, j->gpu_ids, j->gpu_ms, &recorded,
-				       err)) == 0)
+				       err)) == 0 ||
+		    exec_daemon_mono_ms() - since >= RESULT_RETRY_MS)
 			break;
 		gv_warn(&j->ctx, "writing the result: %s", err->msg);
 		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 3000));
@@ -426,10 +537,15 @@ void exec_daemon_job_run(struct worker *w, const char *token)
 	char status[32] = "";
 	bool gone = false;
 	long attempts = 0;
-	char *req = claim(w, &j.t, status, sizeof(status), &gone, &attempts, &err);
+	char *req = claim(w, token, &j.t, status, sizeof(status), &gone, &attempts, &err);
 	if (!req && !gone) {
 		exec_daemon_hand_back(w, token, err.msg);
 		gv_backoff_sleep_ms(1000);
+		return;
+	}
+	if (gone && strcmp(status, "running") == 0) {
+		gv_warn(&j.ctx, "not run again: another worker or node is running it (a token given out twice)");
+		drop_duplicate_token(w, token, held_by_other_worker(w, token), &err);
 		return;
 	}
 	if (gone) {

@@ -113,6 +113,82 @@ static void redis_url__bad_url__error_never_shows_password(void **state)
 	}
 }
 
+struct sentinel_case {
+	const char *url;
+	const char *master;
+	size_t n;
+	const char *hosts[3];
+	int ports[3];
+	int db;
+	const char *user;
+	const char *password;
+};
+
+static const struct sentinel_case sentinel_cases[] = {
+	{ "redis-sentinel://s1,s2,s3/gavel", "gavel", 3, { "s1", "s2", "s3" }, { 26379, 26379, 26379 }, 0, "", "" },
+	{ "redis-sentinel://gavel-executor:pw@198.51.100.1:26380,[::1]/mymaster/2", "mymaster", 2,
+	  { "198.51.100.1", "::1" }, { 26380, 26379 }, 2, "gavel-executor", "pw" },
+	{ "redis-sentinel://:p%2Cw@h:1/m.a-s_t/", "m.a-s_t", 1, { "h" }, { 1 }, 0, "", "p,w" },
+};
+
+static void redis_url__sentinel__sentinels_master_and_db(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(sentinel_cases) / sizeof(sentinel_cases[0]); i++) {
+		const struct sentinel_case *c = &sentinel_cases[i];
+		struct gv_redis_url u;
+		struct gv_err err;
+		if (gv_redis_url_parse(c->url, &u, &err) != 0)
+			fail_msg("'%s' refused: %s", c->url, err.msg);
+		assert_true(u.is_sentinel);
+		assert_false(u.is_unix);
+		assert_string_equal(u.master_name, c->master);
+		assert_int_equal(u.n_sentinels, c->n);
+		for (size_t k = 0; k < c->n; k++) {
+			assert_string_equal(u.sentinels[k].host, c->hosts[k]);
+			assert_int_equal(u.sentinels[k].port, c->ports[k]);
+		}
+		assert_int_equal(u.db, c->db);
+		assert_string_equal(u.user, c->user);
+		assert_string_equal(u.password, c->password);
+		assert_string_equal(u.host, ""); /* resolved per connection */
+	}
+	const char *bad[] = {
+		"redis-sentinel://s1,s2",          /* no master name */
+		"redis-sentinel://s1/",            /* empty master name */
+		"redis-sentinel:///m",             /* no Sentinel */
+		"redis-sentinel://s1,,s2/m",       /* empty Sentinel */
+		"redis-sentinel://s1,/m",          /* trailing comma */
+		"redis-sentinel://s1:0/m",         /* port */
+		"redis-sentinel://s1/m x",         /* master name character */
+		"redis-sentinel://s1/m/db",        /* db */
+		"redis-sentinel://s1/m/1/2",       /* extra path */
+		"redis-sentinel://a,b,c,d,e,f,g,h,i/m", /* more than 8 */
+		"redis-sentinel://s1/mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", /* 65 bytes */
+		"redis-sentinel://:topsecret@s1",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct gv_redis_url u;
+		struct gv_err err;
+		if (gv_redis_url_parse(bad[i], &u, &err) == 0)
+			fail_msg("'%s' accepted", bad[i]);
+		assert_null(strstr(err.msg, "topsecret"));
+	}
+}
+
+static void redis_url__readonly_reply__recognised(void **state)
+{
+	(void)state;
+	redisReply ro = { .type = REDIS_REPLY_ERROR, .str = (char *)"READONLY You can't write against a read only replica.",
+			  .len = 53 };
+	redisReply other = { .type = REDIS_REPLY_ERROR, .str = (char *)"ERR wrong type", .len = 14 };
+	redisReply status = { .type = REDIS_REPLY_STATUS, .str = (char *)"READONLY", .len = 8 };
+	assert_true(gv_redis_reply_is_readonly(&ro));
+	assert_false(gv_redis_reply_is_readonly(&other));
+	assert_false(gv_redis_reply_is_readonly(&status));
+	assert_false(gv_redis_reply_is_readonly(NULL));
+}
+
 static void redis_url__long_socket_path__rejected(void **state)
 {
 	(void)state;
@@ -132,6 +208,8 @@ int main(void)
 		cmocka_unit_test(redis_url__table__parsed_or_rejected),
 		cmocka_unit_test(redis_url__bad_url__error_never_shows_password),
 		cmocka_unit_test(redis_url__long_socket_path__rejected),
+		cmocka_unit_test(redis_url__sentinel__sentinels_master_and_db),
+		cmocka_unit_test(redis_url__readonly_reply__recognised),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
