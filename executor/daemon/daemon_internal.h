@@ -103,6 +103,13 @@ struct worker {
 	struct tenant_egress_policy *egress;
 	bool egress_granted;
 	uint64_t egress_blocked;
+	/* sandbox.started records of the current job that PostgreSQL did not
+	 * take when the sandbox opened (a failover): written with its result. */
+	struct deferred_audit {
+		char sandbox_id[128];
+		char details[512];
+	} deferred[8];
+	size_t n_deferred;
 	/* Notebook kernels: the bridge beside gavel-init, and the kernel
 	 * this worker holds started ahead (kernel_pool.c). */
 	char *bridge;      /* its source, read at the worker's start; NULL: unreadable (logged) */

@@ -85,9 +85,10 @@ static void on_progress(const char *event, size_t test, size_t of, void *arg)
 
 /* The `sandbox.started` audit record, in its own small transaction when
  * the engine has opened a sandbox for the job: node, sandbox id and the
- * limits it applies. A failure is logged and the job goes on: the
- * `sandbox.finished` record, written with the result, stays the one the
- * result cannot exist without. */
+ * limits it applies. When PostgreSQL cannot take it the job goes on and
+ * the record waits in the worker, to be written in the result's
+ * transaction (write_result), so a failover delays it but loses it only
+ * when more sandboxes than the worker keeps fail so. */
 static void on_sandbox_started(const char *sandbox_id, const struct exec_limits *l, void *arg)
 {
 	struct progress_arg *p = arg;
@@ -106,7 +107,18 @@ static void on_sandbox_started(const char *sandbox_id, const struct exec_limits 
 				details, &err) != 0 ||
 	    tenant_tx_commit(c, &err) != 0) {
 		tenant_tx_rollback(c);
-		gv_warn(&w->d->log, "audit sandbox.started of %s (sandbox %s): %s", p->sid, sandbox_id, err.msg);
+		size_t n = w->n_deferred;
+		if (n < sizeof(w->deferred) / sizeof(w->deferred[0]) && strlen(sandbox_id) < sizeof(w->deferred[n].sandbox_id) &&
+		    strlen(details) < sizeof(w->deferred[n].details)) {
+			snprintf(w->deferred[n].sandbox_id, sizeof(w->deferred[n].sandbox_id), "%s", sandbox_id);
+			snprintf(w->deferred[n].details, sizeof(w->deferred[n].details), "%s", details);
+			w->n_deferred++;
+			gv_warn(&w->d->log, "audit sandbox.started of %s (sandbox %s): %s; written with the result",
+				p->sid, sandbox_id, err.msg);
+		} else {
+			gv_error(&w->d->log, "audit sandbox.started of %s (sandbox %s) lost: %s", p->sid, sandbox_id,
+				 err.msg);
+		}
 	}
 }
 
@@ -280,6 +292,11 @@ static int write_result(struct worker *w, const struct gv_queue_token *t, const 
 		goto fail;
 	*recorded = strcmp(PQcmdTuples(res), "1") == 0;
 	PQclear(res);
+	/* This run's sandboxes happened whoever wrote the result. */
+	for (size_t i = 0; i < w->n_deferred; i++)
+		if (tenant_audit_append(c, t->tid, w->actor, TENANT_AUDIT_SANDBOX_STARTED, t->sid, w->d->node,
+					w->deferred[i].sandbox_id, w->deferred[i].details, err) != 0)
+			goto fail;
 	if (*recorded) {
 		struct tenant_usage_delta u = { .submissions = 1, .sandbox_cpu_ms = (int64_t)sum->cpu_ms,
 						.gpu_ms = (int64_t)gpu_ms };
@@ -305,6 +322,7 @@ static int write_result(struct worker *w, const struct gv_queue_token *t, const 
 	}
 	if (tenant_tx_commit(c, err) != 0)
 		return -1;
+	w->n_deferred = 0;
 	return 0;
 fail:
 	tenant_tx_rollback(c);
@@ -546,6 +564,7 @@ void exec_daemon_job_run(struct worker *w, const char *token)
 	w->egress_blocked = 0;
 	j.token = token;
 	j.language = "";
+	w->n_deferred = 0;
 	if (gv_queue_token_parse(token, strlen(token), &j.t, &err) != 0) {
 		drop_bad_token(w, token, &err);
 		return;
