@@ -2,7 +2,10 @@
 # A Redis master, one replica and three Sentinels for the failover tests,
 # all on TCP at one address of the test's choosing, with the production
 # ACL users of deploy/redis/gavel-users.acl.example (the passwords of the
-# harness's users: those in GAVEL_REDIS_URL and GAVEL_REDIS_URL_<DAEMON>).
+# harness's users: those in GAVEL_REDIS_URL and GAVEL_REDIS_URL_<DAEMON>)
+# and the two that deploy/redis/README.md adds behind Sentinel, with
+# passwords made here: gavel-replica (a replica's link to its master) and
+# gavel-sentinel (what the Sentinels run on the servers).
 # Needs redis-server and redis-sentinel (Debian's packages), TMP and
 # bail() from the test, and tests/lib/services.sh's _services_free_port.
 #
@@ -46,6 +49,12 @@ _rs_acl() {
 		[ -n "$pw" ] || bail "no password for $user in \$$var"
 		sed -E "s/ #SHA256_OF_[A-Z_]+ / #$(printf '%s' "$pw" | sha256sum | cut -d' ' -f1) /" <<<"$line"
 	done <"$ROOT/deploy/redis/gavel-users.acl.example"
+	# The rules deploy/redis/README.md gives for these two.
+	printf 'user gavel-replica on #%s resetkeys resetchannels -@all +psync +replconf +ping\n' \
+		"$(printf '%s' "$RS_REPLICA_PASS" | sha256sum | cut -d' ' -f1)"
+	printf 'user gavel-sentinel on #%s resetkeys allchannels -@all +multi +slaveof +ping +exec +subscribe' \
+		"$(printf '%s' "$RS_SENTINEL_PASS" | sha256sum | cut -d' ' -f1)"
+	printf ' +config|rewrite +role +publish +info +client|setname +client|kill +script|kill\n'
 }
 
 _rs_wait_port() { # port
@@ -66,6 +75,8 @@ sentinel_start() {
 	admin=$(_rs_userinfo "$GAVEL_REDIS_URL")
 	RS_ADMIN_USER=${admin%%:*}
 	RS_ADMIN_PASS=${admin#*:}
+	RS_REPLICA_PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
+	RS_SENTINEL_PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
 	_rs_acl >"$dir/users.acl" || return 1
 	RS_MASTER_PORT=$(_services_free_port) || bail "no free port"
 	RS_REPLICA_PORT=$(_services_free_port "$RS_MASTER_PORT") || bail "no free port"
@@ -93,8 +104,8 @@ sentinel_start() {
 			echo "aclfile $dir/users.acl"
 			echo 'save ""'
 			echo "appendonly no"
-			echo "masteruser $RS_ADMIN_USER"
-			echo "masterauth $RS_ADMIN_PASS"
+			echo "masteruser gavel-replica"
+			echo "masterauth $RS_REPLICA_PASS"
 			echo "logfile $dir/$role.log"
 			[ $role = replica ] && echo "replicaof $addr $RS_MASTER_PORT"
 		} >"$dir/$role.conf"
@@ -113,8 +124,8 @@ sentinel_start() {
 			echo "dir $dir"
 			echo "logfile $dir/sentinel$i.log"
 			echo "sentinel monitor $RS_NAME $addr $RS_MASTER_PORT 2"
-			echo "sentinel auth-user $RS_NAME $RS_ADMIN_USER"
-			echo "sentinel auth-pass $RS_NAME $RS_ADMIN_PASS"
+			echo "sentinel auth-user $RS_NAME gavel-sentinel"
+			echo "sentinel auth-pass $RS_NAME $RS_SENTINEL_PASS"
 			echo "sentinel down-after-milliseconds $RS_NAME 1000"
 			echo "sentinel failover-timeout $RS_NAME 10000"
 			echo "sentinel parallel-syncs $RS_NAME 1"
