@@ -33,6 +33,15 @@ BASE_PACKAGES=(
 	python3-ipykernel python3-numpy python3-matplotlib
 	# instructor test suites (executor/suite/): the frameworks they run
 	python3-pytest junit5 libgtest-dev
+	# the Kubernetes manifests' check (tests/integration/
+	# test_kubernetes_manifests.sh): gnostic, which encodes Kubernetes'
+	# OpenAPI document the way kubectl reads it, built with golang-go above;
+	# PyYAML for the manifests. Debian's kubectl itself (kubernetes-client)
+	# is not installed here: a machine may have another package's
+	# /usr/bin/kubectl, which dpkg would refuse to replace, so the test
+	# unpacks the .deb into var/kubernetes/ (tests/integration/kubernetes/
+	# tools.sh) and uses that one
+	golang-github-googleapis-gnostic-dev python3-yaml
 )
 
 # Prints the names on the `packages:` line of one YAML file.
