@@ -244,6 +244,23 @@ static char *claim(struct worker *w, const char *token, const struct gv_queue_to
 	return req;
 }
 
+/* exec_daemon_load_egress, tried again for CLAIM_RETRY_MS while the
+ * failure is PostgreSQL being away (a failover), not the policy: the job
+ * waits rather than ending IE. */
+static int load_egress_retrying(struct worker *w, const char *tid, struct gv_err *err)
+{
+	uint64_t since = exec_daemon_mono_ms();
+	for (unsigned attempt = 0;; attempt++) {
+		if (exec_daemon_load_egress(w, tid, err) == 0)
+			return 0;
+		PGconn *c = gv_pg_conn(w->pg);
+		bool away = !gv_pg_conn_ok(c) || PQtransactionStatus(c) == PQTRANS_UNKNOWN;
+		if (!away || exec_daemon_mono_ms() - since >= CLAIM_RETRY_MS)
+			return -1;
+		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 3000));
+	}
+}
+
 /* A token for a job that runs elsewhere leaves this node's in-flight
  * list, unless it is the list's only copy and the run is on this node:
  * then the run's own copy was lost (a Redis failover undid its BLMOVE)
@@ -440,7 +457,7 @@ static void job_execute(struct worker *w, struct job *j, const struct lang_def *
 	};
 	if (j->spec.problem_id)
 		j->result = exec_problem_judge_run(&w->penv, lang, &j->spec, &po, &j->sum, err);
-	else if (exec_daemon_load_egress(w, j->t.tid, err) != 0) {
+	else if (load_egress_retrying(w, j->t.tid, err) != 0) {
 		job_internal_error(j, j->spec.has_tests ? "judge" : "run", err->msg);
 	} else {
 		o.egress = w->egress_granted ? w->egress : NULL;
