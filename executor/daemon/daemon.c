@@ -271,8 +271,14 @@ static void workers_watch(struct supervisor *s)
 				 d->slots[k].token[0] ? "; handing back " : "", d->slots[k].token);
 			exec_gpu_release(d->gpu_table, k);
 			if (d->slots[k].token[0]) {
+				/* The slot lets go first: a claim on this node takes
+				 * over a running job only when no worker's slot holds
+				 * it (job.c), and the job may come back at once. */
+				char token[sizeof(d->slots[k].token)];
+				memcpy(token, d->slots[k].token, sizeof(token));
+				d->slots[k].token[0] = '\0';
 				struct gv_err err;
-				if (gv_queue_requeue_token(s->r, NULL, s->inflight, d->slots[k].token, &err) < 0)
+				if (gv_queue_requeue_token(s->r, NULL, s->inflight, token, &err) < 0)
 					gv_error(&d->log, "hand-back: %s", err.msg);
 			}
 			gv_backoff_sleep_ms(1000);

@@ -346,8 +346,16 @@ fail:
 	return -1;
 }
 
-void exec_daemon_hand_back(struct worker *w, const char *token, const char *why)
+void exec_daemon_hand_back(struct worker *w, const char *token_in, const char *why)
 {
+	/* This worker's slot lets go first (token_in may be the slot's own
+	 * text): another worker here may get the job back at once, and its
+	 * claim takes over a running job only when no slot holds it. */
+	char token[GV_QUEUE_TOKEN_MAX + 1];
+	snprintf(token, sizeof(token), "%s", token_in);
+	struct worker_slot *slot = &w->d->slots[w->index];
+	if (strcmp(slot->token, token) == 0)
+		slot->token[0] = '\0';
 	char inf[GV_QUEUE_KEY_MAX];
 	struct gv_err err;
 	if (gv_queue_key_inflight(inf, sizeof(inf), w->d->node, &err) != 0 ||
