@@ -214,16 +214,6 @@ PID_B=$PID_EXEC
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_WAIT_TIMEOUT=60s GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
 	stack_start_frontend
 
-registered() { [ "$(rc SISMEMBER gavel:executors "$1")" = 1 ]; }
-wait_for() { # seconds command...
-	local limit=$1 i
-	shift
-	for ((i = 0; i < limit * 5; i++)); do
-		"$@" && return 0
-		sleep 0.2
-	done
-	return 1
-}
 alive() { kill -0 "$1" 2>/dev/null; }
 up() {
 	alive "$PID_A" && alive "$PID_B" && alive "$PID_SCHED" && alive "$PID_FE" &&

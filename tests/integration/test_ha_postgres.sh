@@ -167,16 +167,6 @@ GAVEL_EXECUTOR_NODE_NAME=$NODE2 GAVEL_EXECUTOR_MAX_PARALLEL=3 GAVEL_EXECUTOR_HEA
 	stack_start_executor n2.log
 PID_N2=$PID_EXEC
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" stack_start_frontend
-registered() { [ "$(rc SISMEMBER gavel:executors "$1")" = 1 ]; }
-wait_for() { # seconds command...
-	local limit=$1 i
-	shift
-	for ((i = 0; i < limit * 5; i++)); do
-		"$@" && return 0
-		sleep 0.2
-	done
-	return 1
-}
 both_registered() { registered "$NODE1" && registered "$NODE2"; }
 wait_for 120 both_registered || bail "executors did not register: $(tail -n 5 "$TMP/n1.log" | tr '\n' ' ')"
 stack_wait_healthy 60 "$PID_SCHED" "$PID_N1" "$PID_N2" "$PID_FE"

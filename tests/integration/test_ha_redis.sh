@@ -29,7 +29,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 N=${GAVEL_HA_N:-160}
 
-echo "1..11"
+echo "1..13"
 . tests/lib/tap.sh
 say() { printf '# %s\n' "$*"; }
 
@@ -94,8 +94,9 @@ ok "frontend, two schedulers and two executors up through the Sentinels"
 # ------------------------------------------------------------ the load
 
 cat >"$TMP/drive.py" <<'PY'
-import json, os, signal, sys, threading, time, urllib.request
-base, key, n, victim, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+import json, os, signal, subprocess, sys, threading, time, urllib.request
+# fault: a pid to kill with SIGKILL, or a command line to run ("cmd:...")
+base, key, n, fault, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 C_SUM = '#include <stdio.h>\nint main(void){long a,b;if(scanf("%ld %ld",&a,&b)!=2)return 1;printf("%ld\\n",a+b);return 0;}'
 PY_SUM = 'a, b = map(int, input().split())\nprint(a + b)'
 PY_SLOW = 'import time\ntime.sleep(1)\na, b = map(int, input().split())\nprint(a + b)'
@@ -134,8 +135,11 @@ def worker():
                 return
             state["next"] += 1
             if state["kill_at"] is None and len(accepted) >= n // 3:
-                os.kill(victim, signal.SIGKILL)
                 state["kill_at"] = time.time()
+                if fault.startswith("cmd:"):
+                    subprocess.run(fault[4:].split(), stdout=subprocess.DEVNULL, check=True)
+                else:
+                    os.kill(int(fault), signal.SIGKILL)
         submit(i)
         time.sleep(0.4)  # about 10 a second: the kill finds work queued and running
 
@@ -254,5 +258,37 @@ else
 	[ "$LEFT" -eq 0 ] && ok "no copy of its token is left in a node's queue or in-flight list" ||
 		notok "$LEFT copies of the token left in node queues or in-flight lists"
 fi
-[ $n -eq 11 ] || say "planned 11, ran $n"
+
+# ------------------------------------------------------------ switchover
+# Planned maintenance: the old master comes back (the Sentinels make it a
+# replica), then SENTINEL FAILOVER hands the master role back to it while
+# submissions come in. The demoted server stays up: connections on it are
+# closed by the Sentinels or meet READONLY, and must find the new master.
+setsid redis-server "$TMP/redis/master.conf" </dev/null >/dev/null 2>&1 &
+RS_PIDS+=($!)
+for _ in $(seq 150); do
+	rc INFO replication | tr -d '\r' | grep -q "^slave0:.*port=$RS_MASTER_PORT,state=online" && break
+	sleep 0.2
+done
+N2=40
+python3 "$TMP/drive.py" "$B" "$KEY" "$N2" "cmd:redis-cli -h 127.0.0.1 -p ${RS_SENTINEL_PORTS[0]} SENTINEL FAILOVER $RS_NAME" \
+	"$TMP/drive2.json" 2>"$TMP/drive2.err" || bail "the client failed: $(tail -n3 "$TMP/drive2.err")"
+python3 -c '
+import json,sys; d=json.load(open(sys.argv[1]))
+for i,(sid,want) in d["ids"].items(): print(sid, want)' "$TMP/drive2.json" >"$TMP/ids2"
+ID_LIST2=$(cut -d' ' -f1 "$TMP/ids2" | sed "s/.*/'&'/" | paste -sd,)
+for _ in $(seq 300); do
+	[ "$(sql -c "SELECT count(*) FROM submissions WHERE id IN ($ID_LIST2) AND status = 'done'")" -ge "$N2" ] && break
+	sleep 0.5
+done
+sql -c "SELECT id, verdict, attempts FROM submissions WHERE id IN ($ID_LIST2) AND status = 'done'" -F' ' >"$TMP/results2"
+GOOD=$(awk 'NR==FNR{want[$1]=$2; next} want[$1] == $2 && $3 == 1' "$TMP/ids2" "$TMP/results2" | wc -l)
+NOW_MASTER=$(sentinel_master)
+say "switchover: master now ${NOW_MASTER/ /:}; $GOOD of $N2 submissions done once with the expected verdict"
+[ "${NOW_MASTER#* }" = "$RS_MASTER_PORT" ] && ok "SENTINEL FAILOVER gave the master role back to the restarted server" ||
+	notok "after SENTINEL FAILOVER the Sentinels name ${NOW_MASTER:-nothing}"
+[ "$(wc -l <"$TMP/ids2")" -eq "$N2" ] && [ "$GOOD" -eq "$N2" ] &&
+	ok "all $N2 submissions sent during the switchover: accepted, judged once, expected verdicts" ||
+	notok "switchover: $(wc -l <"$TMP/ids2") accepted, $GOOD of $N2 done once with the expected verdict"
+[ $n -eq 13 ] || say "planned 13, ran $n"
 [ $fails -eq 0 ]

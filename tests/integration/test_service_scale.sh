@@ -96,16 +96,6 @@ start_exec n2 "$NODE2" 2
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_WAIT_TIMEOUT=90s GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" \
 	stack_start_frontend
 
-registered() { [ "$(rc SISMEMBER gavel:executors "$1")" = 1 ]; }
-wait_for() { # seconds command...
-	local limit=$1 i
-	shift
-	for ((i = 0; i < limit * 5; i++)); do
-		"$@" && return 0
-		sleep 0.2
-	done
-	return 1
-}
 daemons_alive() {
 	local p
 	for p in "$PID_n1" "$PID_n2" "$PID_FE"; do

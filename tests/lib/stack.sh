@@ -169,5 +169,19 @@ stack_wait_healthy() {
 	bail "no healthy stack after $limit s: $(tr '\n' ' ' <<<"$health")"
 }
 
+# wait_for SECONDS COMMAND...: runs COMMAND every 0.2 s until it succeeds
+# (0) or SECONDS have passed (1).
+wait_for() {
+	local limit=$1 i
+	shift
+	for ((i = 0; i < limit * 5; i++)); do
+		"$@" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+# registered NODE: the executor NODE is in the registry.
+registered() { [ "$(rc SISMEMBER gavel:executors "$1")" = 1 ]; }
+
 sql() { psql "$GAVEL_DATABASE_URL" -X -q -t -A -v ON_ERROR_STOP=1 "$@"; }
 rc() { redis_cli "$GAVEL_REDIS_URL" "$@"; }
