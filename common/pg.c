@@ -477,3 +477,8 @@ unsigned gv_pg_reconnects(const struct gv_pg *pg)
 {
 	return pg ? pg->reconnects : 0;
 }
+
+bool gv_pg_away(struct gv_pg *pg)
+{
+	return pg && (!gv_pg_conn_ok(pg->conn) || PQtransactionStatus(pg->conn) == PQTRANS_UNKNOWN);
+}

@@ -102,3 +102,7 @@ int gv_pg_ensure(struct gv_pg *pg, struct gv_err *err) GV_MUST_CHECK;
 PGconn *gv_pg_conn(struct gv_pg *pg);
 /* How many times the handle has reconnected since gv_pg_new. */
 unsigned gv_pg_reconnects(const struct gv_pg *pg);
+/* Whether the server is away: the last reconnect failed, or the last
+ * query found the connection broken. What failed then is worth trying
+ * again once a failover is over; any other failure is not. */
+bool gv_pg_away(struct gv_pg *pg);

@@ -253,9 +253,7 @@ static int load_egress_retrying(struct worker *w, const char *tid, struct gv_err
 	for (unsigned attempt = 0;; attempt++) {
 		if (exec_daemon_load_egress(w, tid, err) == 0)
 			return 0;
-		PGconn *c = gv_pg_conn(w->pg);
-		bool away = !gv_pg_conn_ok(c) || PQtransactionStatus(c) == PQTRANS_UNKNOWN;
-		if (!away || exec_daemon_mono_ms() - since >= CLAIM_RETRY_MS)
+		if (!gv_pg_away(w->pg) || exec_daemon_mono_ms() - since >= CLAIM_RETRY_MS)
 			return -1;
 		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 3000));
 	}

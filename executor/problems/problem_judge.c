@@ -10,8 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/backoff.h"
 #include "common/io.h"
 #include "common/json.h"
+#include "common/pg.h"
 #include "common/queue.h"
 #include "executor/judge/judge.h"
 #include "executor/judge/problem.h"
@@ -349,6 +351,32 @@ static json_t *build(const struct exec_problem *p, const struct exec_judgement *
 	return r;
 }
 
+/* How long building the package folder is tried again while PostgreSQL,
+ * where the files not yet cached come from, is away (a failover): the job
+ * waits rather than ending IE. */
+#define MATERIALIZE_RETRY_MS 60000
+
+static int materialize_retrying(const struct exec_problem_env *env, const struct exec_problem_judge_opts *o,
+				const struct gv_jobspec *spec, const char *dest, struct exec_materialize_stats *ms,
+				struct gv_err *err)
+{
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned attempt = 0;; attempt++) {
+		if (exec_problem_materialize(env, o->tenant, spec->problem_id, spec->problem_version, spec->samples_only,
+					     dest, ms, err) == 0)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long long ms_since = (now.tv_sec - t0.tv_sec) * 1000LL + (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (!gv_pg_away(env->pg) || ms_since >= MATERIALIZE_RETRY_MS)
+			return -1;
+		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 3000));
+		struct gv_err rerr;
+		if (exec_problem_remove_tree(dest, &rerr) != 0)
+			return -1; /* err keeps the materializing failure */
+	}
+}
+
 json_t *exec_problem_judge_run(const struct exec_problem_env *env, const struct lang_def *lang,
 			       const struct gv_jobspec *spec, const struct exec_problem_judge_opts *o,
 			       struct exec_inline_summary *sum, struct gv_err *err)
@@ -366,8 +394,7 @@ json_t *exec_problem_judge_run(const struct exec_problem_env *env, const struct 
 	struct exec_materialize_stats ms;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (exec_problem_materialize(env, o->tenant, spec->problem_id, spec->problem_version, spec->samples_only, dest,
-				     &ms, &rerr) != 0) {
+	if (materialize_retrying(env, o, spec, dest, &ms, &rerr) != 0) {
 		snprintf(msg, sizeof(msg), "problem %s version %u: %s", spec->problem_id, spec->problem_version,
 			 rerr.msg);
 		return ie_result(msg, sum);
