@@ -195,7 +195,37 @@ static bool master_name_char_ok(char c)
 	       c == '-' || c == '_';
 }
 
-/* redis-sentinel://[userinfo@]h1[:p1],h2[:p2]/master[/db] */
+/* ?sentinel_user=U&sentinel_password=P (either, percent-encoded): what
+ * the Sentinels themselves ask for (requirepass, or an ACL user). */
+static int parse_sentinel_query(const char *q, struct gv_redis_url *out, struct gv_err *err)
+{
+	while (*q) {
+		size_t len = strcspn(q, "&");
+		const char *eq = memchr(q, '=', len);
+		if (!eq)
+			return gv_err_set(err, GV_EINVAL, "a query parameter without '='");
+		size_t klen = (size_t)(eq - q), vlen = len - klen - 1;
+		if (klen == 13 && strncmp(q, "sentinel_user", 13) == 0) {
+			if (pct_decode(eq + 1, vlen, out->sentinel_user, sizeof(out->sentinel_user), "Sentinel user", err) != 0)
+				return -1;
+		} else if (klen == 17 && strncmp(q, "sentinel_password", 17) == 0) {
+			if (pct_decode(eq + 1, vlen, out->sentinel_password, sizeof(out->sentinel_password),
+				       "Sentinel password", err) != 0)
+				return -1;
+		} else {
+			return gv_err_set(err, GV_EINVAL, "the only query parameters understood are sentinel_user and "
+				   "sentinel_password");
+		}
+		q += len;
+		if (*q == '&')
+			q++;
+	}
+	if (out->sentinel_user[0] && !out->sentinel_password[0])
+		return gv_err_set(err, GV_EINVAL, "sentinel_user without sentinel_password");
+	return 0;
+}
+
+/* redis-sentinel://[userinfo@]h1[:p1],h2[:p2]/master[/db][?sentinel_...] */
 static int parse_sentinel(const char *rest, struct gv_redis_url *out, struct gv_err *err)
 {
 	out->is_sentinel = true;
@@ -221,9 +251,21 @@ static int parse_sentinel(const char *rest, struct gv_redis_url *out, struct gv_
 		off += len + 1;
 	}
 	const char *tail = rest + alen;
-	if (tail[0] != '/' || tail[1] == '\0' || tail[1] == '/')
+	if (tail[0] != '/' || tail[1] == '\0' || tail[1] == '/' || tail[1] == '?')
 		return gv_err_set(err, GV_EINVAL, "no master name after the Sentinels (redis-sentinel://h1,h2/NAME)");
 	tail++;
+	/* The path (NAME[/db]) ends where the Sentinels' credentials begin. */
+	char path[GV_REDIS_MASTER_NAME_MAX + 16];
+	size_t plen = strcspn(tail, "?#");
+	if (tail[plen] == '#')
+		return gv_err_set(err, GV_EINVAL, "fragments are not supported");
+	if (tail[plen] == '?' && parse_sentinel_query(tail + plen + 1, out, err) != 0)
+		return -1;
+	if (plen >= sizeof(path))
+		return gv_err_set(err, GV_EINVAL, "master name longer than %d bytes", GV_REDIS_MASTER_NAME_MAX);
+	memcpy(path, tail, plen);
+	path[plen] = '\0';
+	tail = path;
 	size_t nlen = strcspn(tail, "/");
 	if (nlen > GV_REDIS_MASTER_NAME_MAX)
 		return gv_err_set(err, GV_EINVAL, "master name longer than %d bytes", GV_REDIS_MASTER_NAME_MAX);
@@ -290,6 +332,7 @@ int gv_redis_url_parse(const char *url, struct gv_redis_url *out, struct gv_err 
 		rc = gv_err_set(err, GV_EINVAL, "URL must start with redis://, unix:// or redis-sentinel://");
 	if (rc != 0) {
 		explicit_bzero(out->password, sizeof(out->password));
+		explicit_bzero(out->sentinel_password, sizeof(out->sentinel_password));
 		gv_err_prefix(err, "Redis URL");
 	}
 	return rc;
@@ -356,15 +399,24 @@ bool gv_redis_reply_is_readonly(const redisReply *reply)
 }
 
 /* One Sentinel's answer: 0 with *out filled, -1 with err set. */
-static int ask_sentinel(const struct gv_redis_addr *s, const char *master, int timeout_ms, struct gv_redis_addr *out,
-			struct gv_err *err)
+static int ask_sentinel(const struct gv_redis_url *u, const struct gv_redis_addr *s, int timeout_ms,
+			struct gv_redis_addr *out, struct gv_err *err)
 {
 	char at[GV_REDIS_HOST_MAX + 16];
 	where_addr(s->host, s->port, at, sizeof(at));
 	redisContext *c = open_context(NULL, s->host, s->port, timeout_ms, timeout_ms, at, err);
 	if (!c)
 		return -1;
-	const char *argv[] = { "SENTINEL", "get-master-addr-by-name", master };
+	if (u->sentinel_password[0]) {
+		const char *auth[] = { "AUTH", u->sentinel_user[0] ? u->sentinel_user : u->sentinel_password,
+				       u->sentinel_password };
+		if (setup_command(c, u->sentinel_user[0] ? 3 : 2, auth, "AUTH", err) != 0) {
+			gv_err_prefix(err, "Sentinel %s", at);
+			redisFree(c);
+			return -1;
+		}
+	}
+	const char *argv[] = { "SENTINEL", "get-master-addr-by-name", u->master_name };
 	redisReply *rep = redisCommandArgv(c, 3, argv, NULL);
 	int rc = -1;
 	if (!rep)
@@ -373,7 +425,7 @@ static int ask_sentinel(const struct gv_redis_addr *s, const char *master, int t
 		gv_err_set(err, GV_EREDIS, "Sentinel %s: %.*s", at, (int)(rep->len > 200 ? 200 : rep->len), rep->str);
 	else if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING ||
 		 rep->element[1]->type != REDIS_REPLY_STRING)
-		gv_err_set(err, GV_EREDIS, "Sentinel %s does not know a master named '%s'", at, master);
+		gv_err_set(err, GV_EREDIS, "Sentinel %s does not know a master named '%s'", at, u->master_name);
 	else {
 		long port = strtol(rep->element[1]->str, NULL, 10);
 		if (rep->element[0]->len == 0 || (size_t)rep->element[0]->len >= sizeof(out->host) || port < 1 ||
@@ -399,7 +451,7 @@ int gv_redis_sentinel_master(const struct gv_redis_url *u, int timeout_ms, struc
 	char why[GV_ERR_MSG_MAX] = "";
 	size_t used = 0;
 	for (size_t i = 0; i < u->n_sentinels; i++) {
-		if (ask_sentinel(&u->sentinels[i], u->master_name, timeout_ms, out, err) == 0)
+		if (ask_sentinel(u, &u->sentinels[i], timeout_ms, out, err) == 0)
 			return 0;
 		int n = snprintf(why + used, sizeof(why) - used, "%s%s", used ? "; " : "", err->msg);
 		if (n > 0)

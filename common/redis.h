@@ -9,6 +9,7 @@
  *   redis://[[user]:password@]host[:port][/db]   host may be [ipv6]
  *   unix://[[user]:password@]/absolute/path[?db=N]
  *   redis-sentinel://[[user]:password@]host[:port],host[:port].../master[/db]
+ *       [?sentinel_user=U&sentinel_password=P]
  * user and password may be percent-encoded. rediss:// (TLS) is refused.
  *
  * A redis-sentinel:// URL names Redis Sentinels (port 26379 unless given)
@@ -17,8 +18,9 @@
  * connects there with the URL's user, password and db, and checks with
  * ROLE that it is the master; a connection that finds itself on a replica
  * (a READONLY error: the master was demoted under it) is dropped, so the
- * next command asks the Sentinels again. The Sentinels themselves are
- * asked without AUTH. */
+ * next command asks the Sentinels again. The Sentinels are asked with
+ * AUTH [sentinel_user] sentinel_password when the URL gives them (a
+ * Sentinel with requirepass or ACL users), without AUTH otherwise. */
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -49,6 +51,8 @@ struct gv_redis_url {
 	size_t n_sentinels;
 	struct gv_redis_addr sentinels[GV_REDIS_SENTINELS_MAX];
 	char master_name[GV_REDIS_MASTER_NAME_MAX + 1];
+	char sentinel_user[GV_REDIS_USER_MAX];         /* empty: AUTH password only */
+	char sentinel_password[GV_REDIS_PASSWORD_MAX]; /* empty: no AUTH to the Sentinels */
 	char host[GV_REDIS_HOST_MAX]; /* without brackets */
 	int port;                     /* 6379 unless given */
 	char path[GV_REDIS_PATH_MAX]; /* unix socket path */

@@ -256,6 +256,10 @@ static void probe_start(struct conn *c)
 	redisLibeventAttach(ac, r->base);
 	redisAsyncSetConnectCallback(ac, on_probe_connect);
 	redisAsyncSetDisconnectCallback(ac, on_probe_disconnect);
+	if (r->url.sentinel_user[0])
+		redisAsyncCommand(ac, NULL, NULL, "AUTH %s %s", r->url.sentinel_user, r->url.sentinel_password);
+	else if (r->url.sentinel_password[0])
+		redisAsyncCommand(ac, NULL, NULL, "AUTH %s", r->url.sentinel_password);
 	redisAsyncCommand(ac, on_probe_reply, c, "SENTINEL get-master-addr-by-name %s", r->url.master_name);
 	struct timeval tv = { r->connect_timeout_ms / 1000, (r->connect_timeout_ms % 1000) * 1000 };
 	evtimer_add(c->timeout, &tv);

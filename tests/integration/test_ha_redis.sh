@@ -29,7 +29,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 N=${GAVEL_HA_N:-160}
 
-echo "1..13"
+echo "1..14"
 . tests/lib/tap.sh
 say() { printf '# %s\n' "$*"; }
 
@@ -90,6 +90,17 @@ done
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" stack_start_frontend
 stack_wait_healthy 120 "$PID_FE" "$PID_EXEC"
 ok "frontend, two schedulers and two executors up through the Sentinels"
+
+# The CLI through the Sentinels too; without their password it is refused.
+SURL_ADMIN=$(sentinel_url "$GAVEL_REDIS_URL")
+NOPW_OUT=$(GAVEL_REDIS_URL=${SURL_ADMIN%%\?*} "$BUILD/gavel" tenant update "${TAG}_t" --weight 2 2>&1)
+NOPW_RC=$?
+PW_OUT=$(GAVEL_REDIS_URL=$SURL_ADMIN "$BUILD/gavel" tenant update "${TAG}_t" --weight 1 2>&1)
+PW_RC=$?
+say "gavel tenant update without the Sentinels' password: rc $NOPW_RC, $(tail -n1 <<<"$NOPW_OUT")"
+[ "$NOPW_RC" -ne 0 ] && [ "$PW_RC" -eq 0 ] &&
+	ok "gavel tenant update through the Sentinels: refused without their password, done with it" ||
+	notok "the CLI through the Sentinels: without the password rc $NOPW_RC, with it rc $PW_RC ($(tail -n1 <<<"$PW_OUT"))"
 
 # ------------------------------------------------------------ the load
 
@@ -271,7 +282,7 @@ for _ in $(seq 150); do
 	sleep 0.2
 done
 N2=40
-python3 "$TMP/drive.py" "$B" "$KEY" "$N2" "cmd:redis-cli -h 127.0.0.1 -p ${RS_SENTINEL_PORTS[0]} SENTINEL FAILOVER $RS_NAME" \
+REDISCLI_AUTH=$RS_SENTINEL_CLIENT_PASS python3 "$TMP/drive.py" "$B" "$KEY" "$N2" "cmd:redis-cli --no-auth-warning -h 127.0.0.1 -p ${RS_SENTINEL_PORTS[0]} SENTINEL FAILOVER $RS_NAME" \
 	"$TMP/drive2.json" 2>"$TMP/drive2.err" || bail "the client failed: $(tail -n3 "$TMP/drive2.err")"
 python3 -c '
 import json,sys; d=json.load(open(sys.argv[1]))
@@ -290,5 +301,5 @@ say "switchover: master now ${NOW_MASTER/ /:}; $GOOD of $N2 submissions done onc
 [ "$(wc -l <"$TMP/ids2")" -eq "$N2" ] && [ "$GOOD" -eq "$N2" ] &&
 	ok "all $N2 submissions sent during the switchover: accepted, judged once, expected verdicts" ||
 	notok "switchover: $(wc -l <"$TMP/ids2") accepted, $GOOD of $N2 done once with the expected verdict"
-[ $n -eq 13 ] || say "planned 13, ran $n"
+[ $n -eq 14 ] || say "planned 14, ran $n"
 [ $fails -eq 0 ]

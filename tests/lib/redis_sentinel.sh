@@ -13,7 +13,8 @@
 #                               RS_REPLICA_PORT, RS_SENTINEL_PORTS (array),
 #                               RS_PID_MASTER, RS_PID_REPLICA, RS_PIDS
 #   sentinel_url URL            prints the redis-sentinel:// URL with URL's
-#                               user and password
+#                               user and password, and the Sentinels' own
+#                               password (they have requirepass)
 #   sentinel_master             prints "host port" of the master the
 #                               Sentinels name now
 #   sentinel_stop               stops everything started
@@ -77,6 +78,9 @@ sentinel_start() {
 	RS_ADMIN_PASS=${admin#*:}
 	RS_REPLICA_PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
 	RS_SENTINEL_PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
+	# What the Sentinels ask of their own clients (requirepass), the
+	# daemons among them (sentinel_password in their URLs).
+	RS_SENTINEL_CLIENT_PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
 	_rs_acl >"$dir/users.acl" || return 1
 	RS_MASTER_PORT=$(_services_free_port) || bail "no free port"
 	RS_REPLICA_PORT=$(_services_free_port "$RS_MASTER_PORT") || bail "no free port"
@@ -123,6 +127,8 @@ sentinel_start() {
 			echo "port $p"
 			echo "dir $dir"
 			echo "logfile $dir/sentinel$i.log"
+			echo "requirepass $RS_SENTINEL_CLIENT_PASS"
+			echo "sentinel sentinel-pass $RS_SENTINEL_CLIENT_PASS"
 			echo "sentinel monitor $RS_NAME $addr $RS_MASTER_PORT 2"
 			echo "sentinel auth-user $RS_NAME gavel-sentinel"
 			echo "sentinel auth-pass $RS_NAME $RS_SENTINEL_PASS"
@@ -141,7 +147,8 @@ sentinel_start() {
 		synced=$(REDISCLI_AUTH=$RS_ADMIN_PASS redis-cli -h "$addr" -p "$RS_REPLICA_PORT" --user "$RS_ADMIN_USER" \
 			--no-auth-warning INFO replication 2>/dev/null | tr -d '\r' | sed -n 's/^master_link_status://p')
 		for p in "${RS_SENTINEL_PORTS[@]}"; do
-			redis-cli -h "$addr" -p "$p" SENTINEL master "$RS_NAME" 2>/dev/null | tr -d '\r' |
+			REDISCLI_AUTH=$RS_SENTINEL_CLIENT_PASS redis-cli -h "$addr" -p "$p" --no-auth-warning \
+				SENTINEL master "$RS_NAME" 2>/dev/null | tr -d '\r' |
 				awk 'prev=="num-slaves"{s=$0} prev=="num-other-sentinels"{o=$0} {prev=$0} END{exit !(s>=1 && o>=2)}' &&
 				known=$((known + 1))
 		done
@@ -155,13 +162,15 @@ sentinel_url() { # URL
 	local ui hosts="" p
 	ui=$(_rs_userinfo "$1")
 	for p in "${RS_SENTINEL_PORTS[@]}"; do hosts+="${hosts:+,}$RS_ADDR:$p"; done
-	printf 'redis-sentinel://%s%s/%s\n' "${ui:+$ui@}" "$hosts" "$RS_NAME"
+	printf 'redis-sentinel://%s%s/%s?sentinel_password=%s\n' "${ui:+$ui@}" "$hosts" "$RS_NAME" \
+		"$RS_SENTINEL_CLIENT_PASS"
 }
 
 sentinel_master() {
 	local p
 	for p in "${RS_SENTINEL_PORTS[@]}"; do
-		redis-cli -h "$RS_ADDR" -p "$p" SENTINEL get-master-addr-by-name "$RS_NAME" 2>/dev/null | tr -d '\r' |
+		REDISCLI_AUTH=$RS_SENTINEL_CLIENT_PASS redis-cli -h "$RS_ADDR" -p "$p" --no-auth-warning \
+			SENTINEL get-master-addr-by-name "$RS_NAME" 2>/dev/null | tr -d '\r' |
 			paste -sd' ' && return 0
 	done
 	return 1

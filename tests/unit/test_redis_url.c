@@ -176,6 +176,43 @@ static void redis_url__sentinel__sentinels_master_and_db(void **state)
 	}
 }
 
+static void redis_url__sentinel_credentials__parsed_never_shown(void **state)
+{
+	(void)state;
+	struct gv_redis_url u;
+	struct gv_err err;
+	assert_int_equal(gv_redis_url_parse("redis-sentinel://gavel-executor:pw@s1,s2/gavel/3?sentinel_password=s%26p", &u,
+					    &err),
+			 0);
+	assert_string_equal(u.master_name, "gavel");
+	assert_int_equal(u.db, 3);
+	assert_string_equal(u.password, "pw");
+	assert_string_equal(u.sentinel_user, "");
+	assert_string_equal(u.sentinel_password, "s&p");
+	assert_int_equal(gv_redis_url_parse("redis-sentinel://s1/m?sentinel_user=watch&sentinel_password=x", &u, &err), 0);
+	assert_string_equal(u.master_name, "m");
+	assert_int_equal(u.db, 0);
+	assert_string_equal(u.sentinel_user, "watch");
+	assert_string_equal(u.sentinel_password, "x");
+	assert_int_equal(gv_redis_url_parse("redis-sentinel://s1/m", &u, &err), 0);
+	assert_string_equal(u.sentinel_password, "");
+	const char *bad[] = {
+		"redis-sentinel://s1/m?sentinel_user=watch",              /* a user without a password */
+		"redis-sentinel://s1/m?password=topsecret",              /* unknown parameter */
+		"redis-sentinel://s1/m?sentinel_password",               /* no '=' */
+		"redis-sentinel://s1/m?sentinel_password=top%zzsecret", /* bad encoding */
+		"redis-sentinel://s1/m#x",
+		"redis-sentinel://s1/?sentinel_password=topsecret",     /* no master name */
+		"redis-sentinel://s1/m/x?sentinel_password=topsecret",  /* db */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (gv_redis_url_parse(bad[i], &u, &err) == 0)
+			fail_msg("'%s' accepted", bad[i]);
+		assert_null(strstr(err.msg, "topsecret"));
+		assert_string_equal(u.sentinel_password, "");
+	}
+}
+
 static void redis_url__readonly_reply__recognised(void **state)
 {
 	(void)state;
@@ -209,6 +246,7 @@ int main(void)
 		cmocka_unit_test(redis_url__bad_url__error_never_shows_password),
 		cmocka_unit_test(redis_url__long_socket_path__rejected),
 		cmocka_unit_test(redis_url__sentinel__sentinels_master_and_db),
+		cmocka_unit_test(redis_url__sentinel_credentials__parsed_never_shown),
 		cmocka_unit_test(redis_url__readonly_reply__recognised),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

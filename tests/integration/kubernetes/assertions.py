@@ -15,7 +15,7 @@ import glob
 import os
 import re
 import sys
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
@@ -273,6 +273,9 @@ def main():
                 u = urlsplit(v)
                 if u.password != PLACEHOLDER:
                     real.append("%s/%s: password %s" % (name, k, "missing" if u.password is None else "not " + PLACEHOLDER))
+                for qk, qv in parse_qsl(u.query, keep_blank_values=True):
+                    if "password" in qk and qv != PLACEHOLDER:
+                        real.append("%s/%s: %s not %s" % (name, k, qk, PLACEHOLDER))
             elif v != PLACEHOLDER:
                 real.append("%s/%s" % (name, k))
     check("secrets: every value in every Secret (%d) is a %s placeholder" % (len(secrets), PLACEHOLDER),
