@@ -4,6 +4,9 @@
  * reconnect in lockstep. */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /* The un-jittered delay before retry number `attempt` (0 = first retry):
  * initial_ms * 2^attempt, capped at max_ms. Non-positive inputs give 0.
  * Pure; never overflows. */
@@ -18,3 +21,16 @@ void gv_backoff_sleep_ms(long ms);
 
 /* A seed that differs between processes and calls (pid, time). */
 unsigned gv_backoff_seed(void);
+
+/* Tries of one step for a while: a server away for a failover costs a
+ * wait, not the work. After each failed try, gv_backoff_window_next()
+ * sleeps the next delay (initial_ms doubling up to max_ms) and returns
+ * true, or returns false once window_ms have passed since start. */
+struct gv_backoff_window {
+	uint64_t start_ms;
+	uint64_t window_ms;
+	long initial_ms, max_ms;
+	unsigned attempt;
+};
+void gv_backoff_window_start(struct gv_backoff_window *w, uint64_t window_ms, long initial_ms, long max_ms);
+bool gv_backoff_window_next(struct gv_backoff_window *w);

@@ -140,9 +140,9 @@ static bool held_by_other_worker(const struct worker *w, const char *token)
 	return false;
 }
 
-/* Whether node's in-flight list in Redis holds token: the node still has
- * the job it claimed. 1 yes, 0 no, -1 Redis failed. */
-static int inflight_holds(struct worker *w, const char *node, const char *token, struct gv_err *err)
+/* How many copies of token node's in-flight list in Redis holds (each
+ * stands for a run of the job on that node); -1 when Redis failed. */
+static long inflight_copies(struct worker *w, const char *node, const char *token, struct gv_err *err)
 {
 	char key[GV_QUEUE_KEY_MAX];
 	if (gv_queue_key_inflight(key, sizeof(key), node, err) != 0)
@@ -151,12 +151,11 @@ static int inflight_holds(struct worker *w, const char *node, const char *token,
 	redisReply *rep = gv_redis_commandv(w->r, 4, argv, NULL, err);
 	if (!rep)
 		return -1;
-	int found = 0;
+	long copies = 0;
 	for (size_t i = 0; rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
-		if (rep->element[i]->type == REDIS_REPLY_STRING && strcmp(rep->element[i]->str, token) == 0)
-			found = 1;
+		copies += rep->element[i]->type == REDIS_REPLY_STRING && strcmp(rep->element[i]->str, token) == 0;
 	gv_redis_reply_free(rep);
-	return found;
+	return copies;
 }
 
 /* One claim statement: marks the row running on this node and returns
@@ -202,9 +201,10 @@ static char *claim(struct worker *w, const char *token, const struct gv_queue_to
 {
 	*gone = false;
 	*attempts = 0;
-	uint64_t t0 = exec_daemon_mono_ms();
+	struct gv_backoff_window tries;
+	gv_backoff_window_start(&tries, CLAIM_RETRY_MS, 200, 3000);
 	PGresult *res = NULL;
-	for (unsigned attempt = 0;; attempt++) {
+	for (;;) {
 		const char *here = held_by_other_worker(w, token) ? NULL : w->d->node;
 		res = claim_once(w, t, here, err);
 		if (res && PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 'f' &&
@@ -212,7 +212,7 @@ static char *claim(struct worker *w, const char *token, const struct gv_queue_to
 		    strcmp(PQgetvalue(res, 0, 4), w->d->node) != 0) {
 			char other[GV_QUEUE_NODE_MAX + 1];
 			snprintf(other, sizeof(other), "%s", PQgetvalue(res, 0, 4));
-			int held = inflight_holds(w, other, token, err);
+			long held = inflight_copies(w, other, token, err);
 			if (held == 0) {
 				PQclear(res);
 				res = claim_once(w, t, other, err);
@@ -221,10 +221,11 @@ static char *claim(struct worker *w, const char *token, const struct gv_queue_to
 				res = NULL;
 			}
 		}
-		if (res || exec_daemon_mono_ms() - t0 >= CLAIM_RETRY_MS)
+		if (res)
 			break;
 		gv_warn(&w->d->log, "claiming %s: %s; trying again", t->sid, err->msg);
-		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 3000));
+		if (!gv_backoff_window_next(&tries))
+			break;
 	}
 	if (!res)
 		return NULL;
@@ -249,14 +250,12 @@ static char *claim(struct worker *w, const char *token, const struct gv_queue_to
  * waits rather than ending IE. */
 static int load_egress_retrying(struct worker *w, const char *tid, struct gv_err *err)
 {
-	uint64_t since = exec_daemon_mono_ms();
-	for (unsigned attempt = 0;; attempt++) {
-		if (exec_daemon_load_egress(w, tid, err) == 0)
-			return 0;
-		if (!gv_pg_away(w->pg) || exec_daemon_mono_ms() - since >= CLAIM_RETRY_MS)
+	struct gv_backoff_window tries;
+	gv_backoff_window_start(&tries, CLAIM_RETRY_MS, 200, 3000);
+	while (exec_daemon_load_egress(w, tid, err) != 0)
+		if (!gv_pg_away(w->pg) || !gv_backoff_window_next(&tries))
 			return -1;
-		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 3000));
-	}
+	return 0;
 }
 
 /* A token for a job that runs elsewhere leaves this node's in-flight
@@ -266,18 +265,9 @@ static int load_egress_retrying(struct worker *w, const char *tid, struct gv_err
 static void drop_duplicate_token(struct worker *w, const char *token, bool runs_here, struct gv_err *err)
 {
 	char key[GV_QUEUE_KEY_MAX];
-	if (gv_queue_key_inflight(key, sizeof(key), w->d->node, err) != 0)
+	if (gv_queue_key_inflight(key, sizeof(key), w->d->node, err) != 0 ||
+	    (runs_here && inflight_copies(w, w->d->node, token, err) < 2))
 		return;
-	if (runs_here) {
-		const char *argv[] = { "LRANGE", key, "0", "-1" };
-		redisReply *rep = gv_redis_commandv(w->r, 4, argv, NULL, err);
-		size_t copies = 0;
-		for (size_t i = 0; rep && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++)
-			copies += rep->element[i]->type == REDIS_REPLY_STRING && strcmp(rep->element[i]->str, token) == 0;
-		gv_redis_reply_free(rep);
-		if (copies < 2)
-			return;
-	}
 	const char *argv[] = { "LREM", key, "1", token };
 	redisReply *rep = gv_redis_commandv(w->r, 4, argv, NULL, err);
 	if (!rep)
@@ -532,13 +522,13 @@ static char *job_result_text(struct job *j, struct gv_err *err)
 static void acknowledge(struct worker *w, const struct gv_queue_token *t, const struct gv_log_ctx *ctx,
 			struct gv_err *err)
 {
-	uint64_t since = exec_daemon_mono_ms();
-	for (unsigned attempt = 0; gv_queue_complete(w->r, w->d->node, t, err) != 0; attempt++) {
-		if (exec_daemon_mono_ms() - since >= ACK_RETRY_MS) {
+	struct gv_backoff_window tries;
+	gv_backoff_window_start(&tries, ACK_RETRY_MS, 200, 2000);
+	while (gv_queue_complete(w->r, w->d->node, t, err) != 0) {
+		if (!gv_backoff_window_next(&tries)) {
 			gv_warn(ctx, "acknowledging: %s (the result stands; the reconciler frees the slot)", err->msg);
 			return;
 		}
-		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 2000));
 	}
 }
 
@@ -553,14 +543,13 @@ static void job_finish(struct worker *w, struct job *j, uint64_t t0, struct gv_e
 	int rc = -1;
 	/* Written at most once whatever happens (write_result), so a retry
 	 * after a commit lost with its connection is safe. */
-	uint64_t since = exec_daemon_mono_ms();
-	for (unsigned attempt = 0; text; attempt++) {
-		if ((rc = write_result(w, &j->t, verdict, text, &j->sum, j->language, j->gpu_ids, j->gpu_ms, &recorded,
-				       err)) == 0 ||
-		    exec_daemon_mono_ms() - since >= RESULT_RETRY_MS)
-			break;
+	struct gv_backoff_window tries;
+	gv_backoff_window_start(&tries, RESULT_RETRY_MS, 200, 3000);
+	while (text && (rc = write_result(w, &j->t, verdict, text, &j->sum, j->language, j->gpu_ids, j->gpu_ms,
+					  &recorded, err)) != 0) {
 		gv_warn(&j->ctx, "writing the result: %s", err->msg);
-		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 3000));
+		if (!gv_backoff_window_next(&tries))
+			break;
 	}
 	free(text);
 	if (rc != 0) {

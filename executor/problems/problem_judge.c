@@ -360,17 +360,14 @@ static int materialize_retrying(const struct exec_problem_env *env, const struct
 				const struct gv_jobspec *spec, const char *dest, struct exec_materialize_stats *ms,
 				struct gv_err *err)
 {
-	struct timespec t0, now;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (unsigned attempt = 0;; attempt++) {
+	struct gv_backoff_window tries;
+	gv_backoff_window_start(&tries, MATERIALIZE_RETRY_MS, 200, 3000);
+	for (;;) {
 		if (exec_problem_materialize(env, o->tenant, spec->problem_id, spec->problem_version, spec->samples_only,
 					     dest, ms, err) == 0)
 			return 0;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long long ms_since = (now.tv_sec - t0.tv_sec) * 1000LL + (now.tv_nsec - t0.tv_nsec) / 1000000;
-		if (!gv_pg_away(env->pg) || ms_since >= MATERIALIZE_RETRY_MS)
+		if (!gv_pg_away(env->pg) || !gv_backoff_window_next(&tries))
 			return -1;
-		gv_backoff_sleep_ms(gv_backoff_delay_ms(attempt, 200, 3000));
 		struct gv_err rerr;
 		if (exec_problem_remove_tree(dest, &rerr) != 0)
 			return -1; /* err keeps the materializing failure */
