@@ -174,12 +174,7 @@ unset -f check_detail
 
 # ---------------------------------------------------------------- stack
 
-"$BUILD/gavel" tenant create "${TAG}_t" >"$TMP/tenant" 2>>"$TMP/cli.log" || bail "gavel tenant create: $(cat "$TMP/cli.log")"
-TID=$(cut -f1 "$TMP/tenant")
-KEY=$("$BUILD/gavel" key create --tenant "${TAG}_t" 2>>"$TMP/cli.log")
-"$BUILD/gavel" tenant update "${TAG}_t" --quota requests_per_second=1000 --quota burst=1000 \
-	--quota max_running=12 >>"$TMP/cli.log" 2>&1 || bail "gavel tenant update: $(cat "$TMP/cli.log")"
-[ -n "$TID" ] && [ -n "$KEY" ] || bail "gavel key create: $(cat "$TMP/cli.log")"
+stack_tenant "${TAG}_t" --quota requests_per_second=1000 --quota burst=1000 --quota max_running=12
 
 export GAVEL_LOG_LEVEL=info
 HB_TIMEOUT=5s

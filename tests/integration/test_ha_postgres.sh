@@ -147,12 +147,7 @@ check "a URL naming only the standby is refused: psql with target_session_attrs=
 
 # ------------------------------------------------------------ the stack
 
-"$BUILD/gavel" tenant create "${TAG}_t" >"$TMP/tenant" 2>>"$TMP/cli.log" || bail "gavel tenant create: $(cat "$TMP/cli.log")"
-TID=$(cut -f1 "$TMP/tenant")
-KEY=$("$BUILD/gavel" key create --tenant "${TAG}_t" 2>>"$TMP/cli.log")
-"$BUILD/gavel" tenant update "${TAG}_t" --quota requests_per_second=2000 --quota burst=2000 \
-	--quota max_running=6 >>"$TMP/cli.log" 2>&1 || bail "gavel tenant update: $(cat "$TMP/cli.log")"
-[ -n "$TID" ] && [ -n "$KEY" ] || bail "gavel key create: $(cat "$TMP/cli.log")"
+stack_tenant "${TAG}_t" --quota requests_per_second=2000 --quota burst=2000 --quota max_running=6
 
 export GAVEL_LOG_LEVEL=info
 GAVEL_SCHEDULER_INSTANCE=sched "${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/sched.log" 2>&1 </dev/null &

@@ -170,13 +170,19 @@ pgs_standby_start() {
 		tail -n 15 "$PGS_STANDBY_DIR/postgres.log" >&2
 		return 1
 	fi
-	local i st
+	_pgs_wait_replication state streaming pgs_standby_start
+}
+
+# _pgs_wait_replication COLUMN VALUE CALLER: waits up to 30 s until the
+# standby's row of pg_stat_replication on the primary has COLUMN = VALUE.
+_pgs_wait_replication() {
+	local column=$1 want=$2 i st
 	for ((i = 0; i < 300; i++)); do
-		st=$(pgs_primary_sql "SELECT state FROM pg_stat_replication WHERE application_name = '$PGS_APP'")
-		[ "$st" = streaming ] && return 0
+		st=$(pgs_primary_sql "SELECT $column FROM pg_stat_replication WHERE application_name = '$PGS_APP'")
+		[ "$st" = "$want" ] && return 0
 		sleep 0.1
 	done
-	echo "pgs_standby_start: the standby is not streaming after 30 s (state '$st')" >&2
+	echo "$3: the standby's $column is '$st' after 30 s, not $want" >&2
 	return 1
 }
 
@@ -210,14 +216,7 @@ pgs_make_sync() {
 		ALTER SYSTEM SET synchronous_commit = 'on';
 		SELECT pg_reload_conf();
 	EOF
-	local i st
-	for ((i = 0; i < 300; i++)); do
-		st=$(pgs_primary_sql "SELECT sync_state FROM pg_stat_replication WHERE application_name = '$PGS_APP'")
-		[ "$st" = sync ] && return 0
-		sleep 0.1
-	done
-	echo "pgs_make_sync: the standby's sync_state is '$st' after 30 s" >&2
-	return 1
+	_pgs_wait_replication sync_state sync pgs_make_sync
 }
 
 # pgs_multihost_url URL: URL (postgresql://user:pw@127.0.0.1:P1/db[?...])

@@ -67,6 +67,64 @@ _rs_wait_port() { # port
 	return 1
 }
 
+# The configuration of NAME (master, replica, sentinel0..2) on PORT.
+_rs_conf() { # name port
+	local name=$1 port=$2
+	echo "bind $RS_ADDR"
+	echo "port $port"
+	case "$name" in
+	master | replica)
+		# Both servers alike: either may be the replica after a
+		# failover (Sentinel rewrites replicaof), and a replica must
+		# authenticate to its master. No persistence: the data are work
+		# in flight, rebuilt from PostgreSQL.
+		mkdir -p "$RS_DIR/$name"
+		echo "protected-mode yes"
+		echo "dir $RS_DIR/$name"
+		echo "aclfile $RS_DIR/users.acl"
+		echo 'save ""'
+		echo "appendonly no"
+		echo "masteruser gavel-replica"
+		echo "masterauth $RS_REPLICA_PASS"
+		echo "logfile $RS_DIR/$name.log"
+		[ "$name" = replica ] && echo "replicaof $RS_ADDR $RS_MASTER_PORT"
+		;;
+	sentinel*)
+		# Quorum 2 of 3, a master silent for 1 s is down.
+		echo "dir $RS_DIR"
+		echo "logfile $RS_DIR/$name.log"
+		echo "requirepass $RS_SENTINEL_CLIENT_PASS"
+		echo "sentinel sentinel-pass $RS_SENTINEL_CLIENT_PASS"
+		echo "sentinel monitor $RS_NAME $RS_ADDR $RS_MASTER_PORT 2"
+		echo "sentinel auth-user $RS_NAME gavel-sentinel"
+		echo "sentinel auth-pass $RS_NAME $RS_SENTINEL_PASS"
+		echo "sentinel down-after-milliseconds $RS_NAME 1000"
+		echo "sentinel failover-timeout $RS_NAME 10000"
+		echo "sentinel parallel-syncs $RS_NAME 1"
+		;;
+	esac
+}
+
+# _rs_launch PROGRAM NAME: starts NAME on a free port; sets _RS_PORT and
+# _RS_PID. A port can be taken between the check and the bind (by any
+# connection's local port too): a few fresh ports are tried.
+_rs_launch() {
+	local prog=$1 name=$2 try
+	for try in 1 2 3; do
+		_RS_PORT=$(_services_free_port "${_RS_TAKEN[@]}") || bail "no free port"
+		_rs_conf "$name" "$_RS_PORT" >"$RS_DIR/$name.conf"
+		chmod 0600 "$RS_DIR/$name.conf"
+		: >"$RS_DIR/$name.log"
+		setsid "$prog" "$RS_DIR/$name.conf" </dev/null >/dev/null 2>&1 &
+		_RS_PID=$!
+		RS_PIDS+=("$_RS_PID")
+		_rs_wait_port "$_RS_PORT" && { _RS_TAKEN+=("$_RS_PORT"); return 0; }
+		kill -KILL "$_RS_PID" 2>/dev/null
+		grep -q 'already in use' "$RS_DIR/$name.log" || break
+	done
+	bail "$prog ($name) did not start: $(tail -n5 "$RS_DIR/$name.log")"
+}
+
 sentinel_start() {
 	local dir=${1:?sentinel_start DIR ADDR} addr=${2:?sentinel_start DIR ADDR}
 	RS_DIR=$dir
@@ -82,64 +140,18 @@ sentinel_start() {
 	# daemons among them (sentinel_password in their URLs).
 	RS_SENTINEL_CLIENT_PASS=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
 	_rs_acl >"$dir/users.acl" || return 1
-	RS_MASTER_PORT=$(_services_free_port) || bail "no free port"
-	RS_REPLICA_PORT=$(_services_free_port "$RS_MASTER_PORT") || bail "no free port"
 	RS_SENTINEL_PORTS=()
-	local i p taken=("$RS_MASTER_PORT" "$RS_REPLICA_PORT")
-	for i in 1 2 3; do
-		p=$(_services_free_port "${taken[@]}") || bail "no free port"
-		taken+=("$p")
-		RS_SENTINEL_PORTS+=("$p")
-	done
-	# Both servers are configured alike: either may be the replica after
-	# a failover (Sentinel rewrites replicaof), and a replica must
-	# authenticate to its master. No persistence: the data are work in
-	# flight, rebuilt from PostgreSQL.
-	local role port
-	for role in master replica; do
-		port=$RS_MASTER_PORT
-		[ $role = replica ] && port=$RS_REPLICA_PORT
-		mkdir -p "$dir/$role"
-		{
-			echo "bind $addr"
-			echo "port $port"
-			echo "protected-mode yes"
-			echo "dir $dir/$role"
-			echo "aclfile $dir/users.acl"
-			echo 'save ""'
-			echo "appendonly no"
-			echo "masteruser gavel-replica"
-			echo "masterauth $RS_REPLICA_PASS"
-			echo "logfile $dir/$role.log"
-			[ $role = replica ] && echo "replicaof $addr $RS_MASTER_PORT"
-		} >"$dir/$role.conf"
-		chmod 0600 "$dir/$role.conf"
-		setsid redis-server "$dir/$role.conf" </dev/null >/dev/null 2>&1 &
-		RS_PIDS+=($!)
-		[ $role = master ] && RS_PID_MASTER=$! || RS_PID_REPLICA=$!
-		_rs_wait_port "$port" || bail "redis-server ($role) did not start: $(tail -n5 "$dir/$role.log")"
-	done
-	# Sentinels: quorum 2 of 3, a master silent for 1 s is down.
+	_RS_TAKEN=()
+	_rs_launch redis-server master
+	RS_MASTER_PORT=$_RS_PORT
+	RS_PID_MASTER=$_RS_PID
+	_rs_launch redis-server replica
+	RS_REPLICA_PORT=$_RS_PORT
+	RS_PID_REPLICA=$_RS_PID
+	local i p
 	for i in 0 1 2; do
-		p=${RS_SENTINEL_PORTS[$i]}
-		{
-			echo "bind $addr"
-			echo "port $p"
-			echo "dir $dir"
-			echo "logfile $dir/sentinel$i.log"
-			echo "requirepass $RS_SENTINEL_CLIENT_PASS"
-			echo "sentinel sentinel-pass $RS_SENTINEL_CLIENT_PASS"
-			echo "sentinel monitor $RS_NAME $addr $RS_MASTER_PORT 2"
-			echo "sentinel auth-user $RS_NAME gavel-sentinel"
-			echo "sentinel auth-pass $RS_NAME $RS_SENTINEL_PASS"
-			echo "sentinel down-after-milliseconds $RS_NAME 1000"
-			echo "sentinel failover-timeout $RS_NAME 10000"
-			echo "sentinel parallel-syncs $RS_NAME 1"
-		} >"$dir/sentinel$i.conf"
-		chmod 0600 "$dir/sentinel$i.conf"
-		setsid redis-sentinel "$dir/sentinel$i.conf" </dev/null >/dev/null 2>&1 &
-		RS_PIDS+=($!)
-		_rs_wait_port "$p" || bail "redis-sentinel $i did not start: $(tail -n5 "$dir/sentinel$i.log")"
+		_rs_launch redis-sentinel "sentinel$i"
+		RS_SENTINEL_PORTS+=("$_RS_PORT")
 	done
 	# Replica in sync, and every Sentinel knows the replica and the others.
 	for _ in $(seq 150); do

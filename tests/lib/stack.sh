@@ -180,6 +180,19 @@ wait_for() {
 	done
 	return 1
 }
+# stack_tenant NAME [--quota K=V...]: creates tenant NAME and a key with
+# the CLI, applies the quotas; sets TID and KEY. Bails on failure.
+stack_tenant() {
+	local name=$1
+	shift
+	"$BUILD/gavel" tenant create "$name" >"$TMP/tenant-$name" 2>>"$TMP/cli.log" ||
+		bail "gavel tenant create: $(tail -n3 "$TMP/cli.log")"
+	TID=$(cut -f1 "$TMP/tenant-$name")
+	KEY=$("$BUILD/gavel" key create --tenant "$name" 2>>"$TMP/cli.log")
+	[ -n "$TID" ] && [ -n "$KEY" ] || bail "gavel key create: $(tail -n3 "$TMP/cli.log")"
+	[ $# -eq 0 ] || "$BUILD/gavel" tenant update "$name" "$@" >>"$TMP/cli.log" 2>&1 ||
+		bail "gavel tenant update: $(tail -n3 "$TMP/cli.log")"
+}
 # registered NODE: the executor NODE is in the registry.
 registered() { [ "$(rc SISMEMBER gavel:executors "$1")" = 1 ]; }
 
