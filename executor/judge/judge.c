@@ -455,6 +455,9 @@ static void problem_limits(const struct exec_problem *p, const struct lang_def *
 	uint64_t time_ms = t > (double)UINT32_MAX ? UINT32_MAX : (uint64_t)t;
 	uint64_t memory_mb = p->memory_mb ? p->memory_mb : lang->defaults.memory_mb;
 	uint64_t output_kb = (uint64_t)p->output_mb * 1024;
+	/* Every field, stack_kb included: the caller's struct is uninitialised,
+	 * and each field ends up as a limit in the sandbox's job record. */
+	memset(lim, 0, sizeof(*lim));
 	lim->time_ms = (uint32_t)(time_ms < lang->max.time_ms ? time_ms : lang->max.time_ms);
 	lim->memory_mb = (uint32_t)(memory_mb < lang->max.memory_mb ? memory_mb : lang->max.memory_mb);
 	lim->output_kb = (uint32_t)(output_kb && output_kb < lang->max.output_kb ? output_kb
@@ -690,7 +693,7 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 	if (p->custom_validation && (!opts || !opts->langs))
 		return gv_err_set(err, GV_EINVAL, "problem %s: custom validation needs the language registry",
 				  p->name);
-	struct exec_run_limits lim;
+	struct exec_run_limits lim = { 0 };
 	problem_limits(p, lang, &lim);
 	out->time_limit_ms = lim.time_ms;
 	out->memory_limit_mb = lim.memory_mb;
