@@ -112,9 +112,15 @@ static int json_channel(const uint8_t *p, size_t n, enum fe_kchannel *ch)
 	if (!j)
 		return -1;
 	json_t *c = json_object_get(j, "channel");
-	int rc = json_is_object(j) && json_is_string(c)
-			 ? channel_of(json_string_value(c), json_string_length(c), false, ch)
-			 : -1;
+	int rc = -1;
+	/* No channel: shell, as Jupyter's own server relays it (nbclient's
+	 * messages through a jupyter_server pointed here carry none). */
+	if (json_is_object(j) && !c) {
+		*ch = FE_KCH_SHELL;
+		rc = 0;
+	} else if (json_is_object(j) && json_is_string(c)) {
+		rc = channel_of(json_string_value(c), json_string_length(c), false, ch);
+	}
 	json_decref(j);
 	return rc;
 }

@@ -60,7 +60,8 @@ int fe_kmsg_v1_check(const uint8_t *p, size_t n, enum fe_kchannel *ch);
 /* A legacy (json framing) message: text (binary false) is a JSON object;
  * binary is Jupyter's serialize_binary_message (u32 big-endian count of
  * parts, their offsets, the first 4*(count+1), the first part the JSON
- * object). The object's "channel" is shell, control or stdin. JSON at most
+ * object). The object's "channel" is shell, control or stdin (none at all:
+ * shell, as Jupyter's server takes it). JSON at most
  * FE_KMSG_JSON_DEPTH deep, no duplicate keys. 0 with *ch, -1 otherwise. */
 int fe_kmsg_json_check(const uint8_t *p, size_t n, bool binary, enum fe_kchannel *ch);
 

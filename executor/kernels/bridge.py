@@ -73,7 +73,7 @@ def _start_kernel():
     # folder of the connection file, a call the program policy refuses.
     os.mkdir(base, 0o1700)
     dirs = {}
-    for name in ("mpl", "ipython", "runtime", "data", "config"):
+    for name in ("mpl", "ipython", "runtime", "data", "config", "fontconfig", "cache"):
         dirs[name] = os.path.join(base, name)
         os.mkdir(dirs[name], 0o700)
     # IPython's profile folder made in advance: on first use IPython copies a
@@ -85,6 +85,17 @@ def _start_kernel():
         os.mkdir(os.path.join(profile, name), 0o700 if name in ("security", "pid") else 0o755)
     os.close(os.open(os.path.join(profile, "startup", "README"),
                      os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644))
+    # Fontconfig (matplotlib runs fc-list) reads /etc/fonts/fonts.conf and
+    # writes its cache under $XDG_CACHE_HOME; the sandbox's /etc has no
+    # fonts and $HOME is read-only, so each matplotlib cell printed
+    # "Fontconfig error". A config of our own: Debian's font folders, the
+    # cache in this private folder.
+    fonts_conf = os.path.join(dirs["fontconfig"], "fonts.conf")
+    fd = os.open(fonts_conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "w") as f:
+        f.write('<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n'
+                "  <dir>/usr/share/fonts</dir>\n"
+                "  <cachedir>%s</cachedir>\n</fontconfig>\n" % os.path.join(dirs["cache"], "fontconfig"))
     work = "/tmp/work"
     try:
         os.mkdir(work, 0o755)
@@ -114,6 +125,8 @@ def _start_kernel():
         # Debian's matplotlib looks for its rc file in the cwd, $MATPLOTLIBRC,
         # $MPLCONFIGDIR and /etc/matplotlibrc only; the sandbox has no /etc.
         "MATPLOTLIBRC": "/usr/share/matplotlib/mpl-data/matplotlibrc",
+        "FONTCONFIG_FILE": fonts_conf,
+        "XDG_CACHE_HOME": dirs["cache"],
         "IPYTHONDIR": dirs["ipython"],
         "JUPYTER_RUNTIME_DIR": dirs["runtime"],
         "JUPYTER_DATA_DIR": dirs["data"],

@@ -254,7 +254,11 @@ static void kmsg_json__text_and_legacy_binary(void **state)
 			 0);
 	assert_int_equal(ch, FE_KCH_STDIN);
 	assert_int_equal(fe_kmsg_json_check(B("{\"channel\":\"iopub\"}"), false, &ch), -1);
-	assert_int_equal(fe_kmsg_json_check(B("{\"header\":{}}"), false, &ch), -1);
+	/* No channel at all is shell (nbclient through jupyter_server). */
+	ch = FE_KCH_STDIN;
+	assert_int_equal(fe_kmsg_json_check(B("{\"header\":{}}"), false, &ch), 0);
+	assert_int_equal(ch, FE_KCH_SHELL);
+	assert_int_equal(fe_kmsg_json_check(B("{\"channel\":null}"), false, &ch), -1);
 	assert_int_equal(fe_kmsg_json_check(B("{\"channel\":1}"), false, &ch), -1);
 	assert_int_equal(fe_kmsg_json_check(B("[\"shell\"]"), false, &ch), -1);
 	assert_int_equal(fe_kmsg_json_check(B("{\"channel\":\"shell\",\"channel\":\"iopub\"}"), false, &ch), -1);
