@@ -25,6 +25,9 @@ struct fe_config {
 	uint64_t max_header_size;
 	int max_connections;
 	int max_connections_per_address; /* 0: no cap */
+	uint64_t websocket_memory;            /* bytes all WebSockets may hold (wsbudget.h) */
+	uint64_t websocket_memory_per_tenant; /* one tenant's share of it */
+	int websockets_per_kernel;            /* open on one kernel, per process; 0: no cap */
 	uint64_t request_timeout_ms;
 	uint64_t header_timeout_ms;   /* whole request head, from accept or its first byte */
 	uint64_t body_timeout_ms;     /* whole request body, from the end of the head */

@@ -24,12 +24,12 @@
 #include "common/queue.h"
 #include "frontend/lograte.h"
 #include "frontend/ws.h"
+#include "frontend/wsbudget.h"
 
-#define KIN_PREFIX "gavel:kin:"
 #define KOUT_PREFIX "gavel:kout:"
-#define KIN_TTL_MS "86400000"
 #define KCHAN_PING_MS 30000
 #define KCHAN_IDLE_MS 95000      /* > three pings unanswered */
+#define KCHAN_WAIT_MS 250        /* a queued kernel: how often to try the open again */
 #define KCHAN_OUTPUT_MAX (64u * 1024 * 1024)
 #define KCHAN_MSG_RATE 100.0
 #define KCHAN_MSG_BURST 400.0
@@ -37,41 +37,33 @@
 #define KCHAN_BYTE_BURST (32.0 * 1024 * 1024)
 #define V1_PROTOCOL "v1.kernel.websocket.jupyter.org"
 
-/* KEYS[1] the list, KEYS[2] the kernel's model; ARGV: element, force
- * (1|0), cap. Refuses (-1) at the cap unless forced; the expiry is set on
- * every push. A `close` or `ping` finding neither key is dropped (0): the
- * kernel ended (a live one has its model, a queued one the `open` still in
- * its list), and a push would leave a list nobody reads for a day. */
-static const char KIN_PUSH_LUA[] =
-	"local c = string.sub(ARGV[1], 1, 5) "
-	"if (c == 'close' or c == 'ping ') and redis.call('EXISTS', KEYS[1]) == 0 "
-	"and redis.call('EXISTS', KEYS[2]) == 0 then return 0 end "
-	"if ARGV[2] ~= '1' and redis.call('LLEN', KEYS[1]) >= tonumber(ARGV[3]) then return -1 end "
-	"local n = redis.call('RPUSH', KEYS[1], ARGV[1]) "
-	"redis.call('PEXPIRE', KEYS[1], " KIN_TTL_MS ") "
-	"return n";
-
 static struct fe_lograte kout_bad_rate;
 
-int fe_kin_push(struct fe_worker *w, const char *kid, const char *header, size_t hn, const void *payload,
-		size_t pn, bool force, fe_redis_cb cb, void *arg, struct gv_err *err)
+int fe_kin_push(struct fe_worker *w, const char *tenant, const char *kid, enum gv_kin_kind kind,
+		const char *header, size_t hn, const void *payload, size_t pn, fe_redis_cb cb, void *arg,
+		struct gv_err *err)
 {
-	char key[sizeof(KIN_PREFIX) + FE_KERNEL_ID_BUF], skey[sizeof(GV_QUEUE_KSTATE_PREFIX) + FE_KERNEL_ID_BUF];
-	char cap[16];
-	snprintf(key, sizeof(key), KIN_PREFIX "%s", kid);
-	snprintf(skey, sizeof(skey), GV_QUEUE_KSTATE_PREFIX "%s", kid);
-	snprintf(cap, sizeof(cap), "%d", FE_KIN_MAX);
 	char *el = malloc(hn + pn + 1);
 	if (!el)
 		return gv_err_errno(err, "malloc");
 	memcpy(el, header, hn);
 	if (pn)
 		memcpy(el + hn, payload, pn);
-	const char *argv[] = { "EVAL", KIN_PUSH_LUA, "2", key, skey, el, force ? "1" : "0", cap };
-	size_t lens[] = { 4, sizeof(KIN_PUSH_LUA) - 1, 1, strlen(key), strlen(skey), hn + pn, 1, strlen(cap) };
-	int rc = fe_redis_command(w->redis, cb, arg, 8, argv, lens, err);
+	struct gv_kin_args a;
+	int rc = gv_kin_push_args(&a, tenant, kid, kind, el, hn + pn) < 0
+			 ? gv_err_set(err, GV_EINVAL, "kernel id or tenant too long")
+			 : fe_redis_command(w->redis, cb, arg, a.argc, a.argv, a.lens, err);
 	free(el); /* hiredis copied it */
 	return rc;
+}
+
+void fe_kin_drop(struct fe_worker *w, const char *tenant, const char *kid)
+{
+	struct gv_kin_args a;
+	struct gv_err err;
+	if (gv_kin_drop_args(&a, tenant, kid) < 0 ||
+	    fe_redis_command(w->redis, NULL, NULL, a.argc, a.argv, a.lens, &err) < 0)
+		gv_warn(NULL, "kernel %s: its command list was not deleted", kid);
 }
 
 /* ------------------------------------------------------------ watchers */
@@ -168,6 +160,10 @@ void fe_kernel_on_kout(struct fe_worker *w, const char *kid, const uint8_t *payl
 struct kchan {
 	struct fe_worker *w;
 	char kid[FE_KERNEL_ID_BUF];
+	char tenant[40];
+	bool live;             /* its open is in the kernel's list: the kernel runs */
+	bool joined;           /* counted in the per-kernel connection cap */
+	struct event *wait;    /* not live yet: the next try of the open */
 	uint64_t conn;
 	enum fe_kframing framing;
 	struct fe_ws *ws;      /* NULL once gone */
@@ -184,7 +180,24 @@ static void kchan_unref(struct kchan *c)
 		return;
 	if (c->tick)
 		event_free(c->tick);
+	if (c->wait)
+		event_free(c->wait);
+	if (c->joined)
+		fe_wsbudget_kernel_leave(c->w->app->wsbudget, c->kid);
 	free(c);
+}
+
+/* Why a push was refused, for the client's close frame; NULL when it was
+ * not. */
+static const char *refusal(long long result)
+{
+	switch (result) {
+	case GV_KIN_FULL: return "the kernel is not reading its input";
+	case GV_KIN_TENANT_FULL: return "your kernels are not reading their input";
+	case GV_KIN_GLOBAL_FULL: return "the service holds too much kernel input: try again later";
+	case GV_KIN_NOT_RUNNING: return "the kernel is not running";
+	default: return result < 0 ? "the kernel's input was refused" : NULL;
+	}
 }
 
 /* The reply to a push of one of c's client messages. */
@@ -192,21 +205,23 @@ static void on_msg_pushed(void *arg, redisReply *reply)
 {
 	struct kchan *c = arg;
 	if (c->ws) {
+		const char *why;
 		if (!reply || reply->type == REDIS_REPLY_ERROR) {
 			gv_warn(NULL, "kernel %s: push: %s", c->kid, reply ? reply->str : "redis unavailable");
 			fe_ws_close(c->ws, FE_WS_INTERNAL, "the kernel cannot be reached");
-		} else if (reply->type == REDIS_REPLY_INTEGER && reply->integer < 0) {
-			fe_ws_close(c->ws, FE_WS_POLICY, "the kernel is not reading its input");
+		} else if (reply->type == REDIS_REPLY_INTEGER && (why = refusal(reply->integer))) {
+			fe_ws_close(c->ws, reply->integer == GV_KIN_GLOBAL_FULL ? FE_WS_INTERNAL : FE_WS_POLICY, why);
 		}
 	}
 	kchan_unref(c);
 }
 
-/* A push of a control element (open, ping, close) for c. */
+/* A push of a control element (ping, close) for c. */
 static void push_control(struct kchan *c, const char *hdr, size_t hn)
 {
 	struct gv_err err;
-	if (hn == 0 || fe_kin_push(c->w, c->kid, hdr, hn, NULL, 0, true, NULL, NULL, &err) < 0)
+	if (hn == 0 ||
+	    fe_kin_push(c->w, c->tenant, c->kid, GV_KIN_CONNECTION, hdr, hn, NULL, 0, NULL, NULL, &err) < 0)
 		gv_warn(NULL, "kernel %s: push: %s", c->kid, hn ? err.msg : "header");
 }
 
@@ -216,8 +231,60 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	struct kchan *c = arg;
 	char hdr[FE_KIN_HEADER_MAX];
-	if (c->ws)
+	if (c->ws && c->live)
 		push_control(c, hdr, fe_kin_ping(hdr, sizeof(hdr), c->conn));
+}
+
+static void try_open(struct kchan *c);
+
+/* The reply to c's open: live (the client's messages are read from now),
+ * or the kernel is still queued (tried again), or refused. */
+static void on_open_pushed(void *arg, redisReply *reply)
+{
+	struct kchan *c = arg;
+	if (c->ws) {
+		if (!reply || reply->type == REDIS_REPLY_ERROR || reply->type != REDIS_REPLY_INTEGER) {
+			gv_warn(NULL, "kernel %s: open: %s", c->kid,
+				reply && reply->type == REDIS_REPLY_ERROR ? reply->str : "redis unavailable");
+			fe_ws_close(c->ws, FE_WS_INTERNAL, "the kernel cannot be reached");
+		} else if (reply->integer == GV_KIN_NOT_RUNNING) {
+			struct timeval tv = { 0, KCHAN_WAIT_MS * 1000 };
+			evtimer_add(c->wait, &tv);
+		} else if (reply->integer < 0) {
+			fe_ws_close(c->ws, FE_WS_POLICY, refusal(reply->integer));
+		} else {
+			c->live = true;
+			fe_ws_release(c->ws);
+			struct timeval tv = { KCHAN_PING_MS / 1000, 0 };
+			evtimer_add(c->tick, &tv);
+		}
+	}
+	kchan_unref(c);
+}
+
+/* Pushes c's open: accepted only once the kernel runs, so that nothing a
+ * client sends to a queued kernel is held anywhere but its own socket. */
+static void try_open(struct kchan *c)
+{
+	char hdr[FE_KIN_HEADER_MAX];
+	struct gv_err err;
+	size_t hn = fe_kin_open(hdr, sizeof(hdr), c->conn, c->framing);
+	c->refs++;
+	if (hn == 0 || fe_kin_push(c->w, c->tenant, c->kid, GV_KIN_CONNECTION, hdr, hn, NULL, 0, on_open_pushed, c,
+				   &err) < 0) {
+		c->refs--;
+		gv_warn(NULL, "kernel %s: open: %s", c->kid, hn ? err.msg : "header");
+		fe_ws_close(c->ws, FE_WS_INTERNAL, "the kernel cannot be reached");
+	}
+}
+
+static void on_wait(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct kchan *c = arg;
+	if (c->ws)
+		try_open(c);
 }
 
 /* Takes the tokens of one message of n bytes; returns how long reading
@@ -274,7 +341,8 @@ static void on_ws_message(void *arg, bool binary, const uint8_t *data, size_t le
 		hdr[hn++] = '\0';
 	struct gv_err err;
 	c->refs++;
-	if (hn == 0 || fe_kin_push(c->w, c->kid, hdr, hn, data, len, false, on_msg_pushed, c, &err) < 0) {
+	if (hn == 0 || fe_kin_push(c->w, c->tenant, c->kid, GV_KIN_CONNECTION, hdr, hn, data, len, on_msg_pushed, c,
+				   &err) < 0) {
 		c->refs--;
 		fe_ws_close(c->ws, FE_WS_INTERNAL, "the kernel cannot be reached");
 		return;
@@ -290,7 +358,10 @@ static void on_ws_closed(void *arg, uint16_t code)
 	struct kchan *c = arg;
 	char hdr[FE_KIN_HEADER_MAX];
 	c->ws = NULL;
-	push_control(c, hdr, fe_kin_close(hdr, sizeof(hdr), c->conn));
+	if (c->live)
+		push_control(c, hdr, fe_kin_close(hdr, sizeof(hdr), c->conn));
+	if (c->wait)
+		evtimer_del(c->wait);
 	fe_kwatch_remove(c->watch);
 	c->watch = NULL;
 	if (c->tick)
@@ -341,8 +412,17 @@ void fe_kernel_channels_open(struct fe_req *r, const char *kid)
 	c->msg_tokens = KCHAN_MSG_BURST;
 	c->byte_tokens = KCHAN_BYTE_BURST;
 	c->refill_ms = fe_now_ms();
+	snprintf(c->tenant, sizeof(c->tenant), "%s", r->tenant_id);
+	if (!fe_wsbudget_kernel_join(r->w->app->wsbudget, kid)) {
+		kchan_unref(c);
+		fe_reply_error(r, 503, "unavailable", "the kernel has as many WebSockets open as it may (%d)",
+			       r->w->app->cfg->websockets_per_kernel);
+		return;
+	}
+	c->joined = true;
 	c->tick = event_new(r->w->base, -1, EV_PERSIST, on_tick, c);
-	c->watch = c->tick ? fe_kwatch_add(r->w, kid, on_kout, c) : NULL;
+	c->wait = evtimer_new(r->w->base, on_wait, c);
+	c->watch = c->tick && c->wait ? fe_kwatch_add(r->w, kid, on_kout, c) : NULL;
 	if (!c->watch) {
 		kchan_unref(c);
 		fe_reply_error(r, 503, "unavailable", "the kernel's channel cannot be watched now");
@@ -354,6 +434,7 @@ void fe_kernel_channels_open(struct fe_req *r, const char *kid)
 		.max_output = KCHAN_OUTPUT_MAX,
 		.ping_ms = KCHAN_PING_MS,
 		.idle_ms = KCHAN_IDLE_MS,
+		.tenant = r->tenant_id,
 	};
 	c->ws = fe_ws_upgrade(r, chosen == 0 ? V1_PROTOCOL : NULL, &lim, &ops, c);
 	if (!c->ws) {
@@ -361,8 +442,6 @@ void fe_kernel_channels_open(struct fe_req *r, const char *kid)
 		kchan_unref(c);
 		return;
 	}
-	char hdr[FE_KIN_HEADER_MAX];
-	push_control(c, hdr, fe_kin_open(hdr, sizeof(hdr), c->conn, c->framing));
-	struct timeval tv = { KCHAN_PING_MS / 1000, 0 };
-	evtimer_add(c->tick, &tv);
+	fe_ws_hold(c->ws);
+	try_open(c);
 }

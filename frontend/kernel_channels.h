@@ -1,6 +1,7 @@
 /* A hosted kernel's side of the frontend's Redis traffic and its
  * WebSocket channels (executor/kernels/README.md): pushing commands on
- * gavel:kin:<kid> (at most FE_KIN_MAX elements waiting, a day's expiry),
+ * gavel:kin:<kid> (byte budgets per kernel, tenant and in all: only
+ * while the kernel runs, common/kernel_inbox.h),
  * the per-worker watchers of gavel:kout:<kid> (one subscription per
  * kernel and worker, shared, each message parsed once and handed to every
  * watcher of that kernel), and the WebSockets themselves: one connection
@@ -13,20 +14,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/kernel_inbox.h"
 #include "frontend/kernel_frames.h"
 #include "frontend/redis.h"
 #include "frontend/server_internal.h"
 
-/* Elements gavel:kin:<kid> may hold before pushes are refused. */
-#define FE_KIN_MAX 1024
-
 /* Pushes header[0..hn) followed by payload[0..pn) (may be NULL) as one
- * element of gavel:kin:<kid> and sets the list's expiry to a day; unless
- * force, nothing is pushed when the list holds FE_KIN_MAX elements (the
- * reply is then the integer -1, else the list's new length). cb may be
- * NULL. 0 sent (cb called once), -1 with err (cb never called). */
-int fe_kin_push(struct fe_worker *w, const char *kid, const char *header, size_t hn, const void *payload,
-		size_t pn, bool force, fe_redis_cb cb, void *arg, struct gv_err *err) GV_MUST_CHECK;
+ * element of gavel:kin:<kid>, of tenant's kernel kid, under the byte
+ * budgets of common/kernel_inbox.h (the reply is an enum
+ * gv_kin_push_result). cb may be NULL. 0 sent (cb called once), -1 with
+ * err (cb never called). */
+int fe_kin_push(struct fe_worker *w, const char *tenant, const char *kid, enum gv_kin_kind kind,
+		const char *header, size_t hn, const void *payload, size_t pn, fe_redis_cb cb, void *arg,
+		struct gv_err *err) GV_MUST_CHECK;
+/* Deletes a kernel's list and model and uncounts them (a queued kernel
+ * cancelled). Fire and forget: a failure is logged. */
+void fe_kin_drop(struct fe_worker *w, const char *tenant, const char *kid);
 
 /* A watcher of one kernel's gavel:kout:<kid> messages on worker w.
  * fn(arg, m, buf): m parsed from buf (borrowed for the call). The first

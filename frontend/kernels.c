@@ -328,7 +328,8 @@ static void fetch_row(struct fe_req *r)
 static int push_command(struct fe_req *r, const char *cmd)
 {
 	struct gv_err err;
-	if (fe_kin_push(r->w, r->kreq->kid, cmd, strlen(cmd), NULL, 0, true, NULL, NULL, &err) < 0) {
+	if (fe_kin_push(r->w, r->tenant_id, r->kreq->kid, GV_KIN_COMMAND, cmd, strlen(cmd), NULL, 0, NULL, NULL, &err) <
+	    0) {
 		fe_reply_error(r, 503, "unavailable", "the kernel cannot be reached now: %s", err.msg);
 		return -1;
 	}
@@ -420,6 +421,7 @@ static void announce_cancel(struct fe_req *r)
 	if (fe_redis_command(r->w->redis, NULL, NULL, 3, gone, NULL, &err) < 0 ||
 	    fe_redis_command(r->w->redis, NULL, NULL, 3, done, NULL, &err) < 0)
 		gv_warn(NULL, "kernel %s: cancelled, but not announced: %s", kid, err.msg);
+	fe_kin_drop(r->w, r->tenant_id, kid);
 }
 
 static void on_cancel(void *arg, PGresult *const *res, int n, const char *error)

@@ -35,6 +35,7 @@
 #include "common/log.h"
 #include "frontend/api_tenant.h"
 #include "frontend/auth.h"
+#include "frontend/wsbudget.h"
 #include "frontend/commit.h"
 #include "frontend/conn.h"
 #include "frontend/cors.h"
@@ -73,7 +74,9 @@ int fe_app_init(struct fe_app *app, const struct fe_config *cfg, struct gv_err *
 	if (tenant_crypto_init(err) < 0 || tenant_pepper_from_env(&app->pepper, err) < 0)
 		goto fail;
 	app->metrics = calloc(1, sizeof(*app->metrics));
-	if (!app->metrics) {
+	app->wsbudget = fe_wsbudget_new(cfg->websocket_memory, cfg->websocket_memory_per_tenant,
+					(unsigned)cfg->websockets_per_kernel);
+	if (!app->metrics || !app->wsbudget) {
 		gv_err_errno(err, "calloc");
 		goto fail;
 	}
@@ -88,6 +91,8 @@ void fe_app_free(struct fe_app *app)
 	lang_registry_free(&app->langs);
 	free(app->metrics);
 	app->metrics = NULL;
+	fe_wsbudget_free(app->wsbudget);
+	app->wsbudget = NULL;
 }
 
 /* ------------------------------------------------------------ requests */
@@ -506,7 +511,9 @@ static int bind_socket(const char *host, int port, int *bound_port, struct gv_er
 		return -1;
 	}
 	freeaddrinfo(ai);
-	struct sockaddr_storage ss;
+	/* Zeroed: clang's analyzer does not see getsockname write through
+	 * glibc's transparent-union argument. */
+	struct sockaddr_storage ss = { 0 };
 	socklen_t sl = sizeof(ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
 		if (ss.ss_family == AF_INET)

@@ -20,6 +20,8 @@ struct fe_conn;
 struct fe_addrtab;
 
 /* Process-wide state, read-only once the workers run (counters atomic). */
+struct fe_wsbudget;
+
 struct fe_app {
 	const struct fe_config *cfg;   /* borrowed */
 	struct lang_registry langs;
@@ -39,6 +41,7 @@ struct fe_app {
 	size_t by_fd_len;
 	struct fe_worker **workers;
 	int nworkers;
+	struct fe_wsbudget *wsbudget;  /* every WebSocket's memory (wsbudget.h) */
 };
 
 /* Loads the languages, builds the catalog; frees with fe_app_free. */

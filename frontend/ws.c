@@ -31,11 +31,15 @@
 #include "frontend/conn.h"
 #include "frontend/metrics.h"
 #include "frontend/sha1.h"
+#include "frontend/wsbudget.h"
 #include "common/utf8.h"
 
 #define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 #define CLOSE_WAIT_MS 5000
 #define READ_HIGH_WATER (1u << 20)
+/* Frames of one message: wslay keeps each fragment as its own chunk, so a
+ * message in a million one-byte fragments held ~90 bytes per byte sent. */
+#define FRAGMENTS_MAX 1024
 
 struct fe_ws {
 	struct fe_worker *w;
@@ -55,6 +59,12 @@ struct fe_ws {
 	bool closing;         /* our close frame is queued */
 	bool draining;        /* ours sent without the client's: reading to discard */
 	uint16_t code;        /* the close code to report */
+	bool held;            /* reads held until fe_ws_release */
+	bool overflow;        /* past a cap while receiving: dropped */
+	char tenant[40];      /* whose budget share it charges */
+	size_t charged;       /* bytes charged to the process's budget */
+	size_t in_msg;        /* bytes of the message being received */
+	unsigned frags;       /* its frames so far */
 };
 
 /* ---------------------------------------------------------------- pure */
@@ -162,6 +172,8 @@ static void gone(void *arg)
 	event_free(ws->close_wait);
 	if (ws->ctx)
 		wslay_event_context_free(ws->ctx);
+	if (ws->w->app->wsbudget)
+		fe_wsbudget_charge(ws->w->app->wsbudget, ws->tenant, &ws->charged, 0);
 	ws->ops.on_closed(ws->arg, ws->code);
 	free(ws);
 }
@@ -173,6 +185,24 @@ static void on_evcon_close(struct evhttp_connection *evcon, void *arg)
 }
 
 static void arm_close_wait(struct fe_ws *ws);
+
+/* Charges what ws holds now (plus extra bytes about to be queued) to the
+ * process's WebSocket budget; false when refused: ws is then dropped. */
+static bool recharge(struct fe_ws *ws, size_t extra)
+{
+	struct fe_wsbudget *b = ws->w->app->wsbudget;
+	if (!b || ws->dead)
+		return !ws->dead;
+	size_t want = evbuffer_get_length(bufferevent_get_output(ws->bev)) +
+		      evbuffer_get_length(bufferevent_get_input(ws->bev)) +
+		      wslay_event_get_queued_msg_length(ws->ctx) + ws->in_msg + extra;
+	if (fe_wsbudget_charge(b, ws->tenant, &ws->charged, want) == 0)
+		return true;
+	gv_warn(NULL, "websocket: dropped a client of tenant %s past the WebSocket memory budget (%zu bytes held)",
+		ws->tenant, want);
+	kill_ws(ws);
+	return false;
+}
 
 /* Sends what wslay has queued, then checks the caps and whether the
  * session is over. */
@@ -190,6 +220,8 @@ static void flush(struct fe_ws *ws)
 		kill_ws(ws);
 		return;
 	}
+	if (!recharge(ws, 0))
+		return;
 	if (!wslay_event_want_read(ws->ctx) && !wslay_event_want_write(ws->ctx)) {
 		if (wslay_event_get_close_sent(ws->ctx))
 			ws->code = wslay_event_get_status_code_sent(ws->ctx);
@@ -261,6 +293,8 @@ static void on_write(struct bufferevent *bev, void *arg)
 	struct fe_ws *ws = arg;
 	if (!ws->dead && !ws->draining && !wslay_event_want_read(ws->ctx) && !wslay_event_want_write(ws->ctx))
 		kill_ws(ws);
+	else
+		recharge(ws, 0); /* the output drained */
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
@@ -314,6 +348,10 @@ static ssize_t recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, in
 {
 	(void)flags;
 	struct fe_ws *ws = user;
+	if (ws->overflow) {
+		wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+		return -1;
+	}
 	if (ws->paused || ws->dead) {
 		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
 		return -1;
@@ -337,9 +375,36 @@ static ssize_t send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t 
 	return (ssize_t)len;
 }
 
+/* Counts the frames and bytes of the message being received: past
+ * FRAGMENTS_MAX frames or the budget, the client is dropped (recv_cb fails
+ * the next read, so wslay stops where it is). */
+static void on_frame_start(wslay_event_context_ptr ctx, const struct wslay_event_on_frame_recv_start_arg *arg,
+			   void *user)
+{
+	(void)ctx;
+	struct fe_ws *ws = user;
+	if (arg->opcode >= 8)
+		return; /* control frames: small, answered at once */
+	if (arg->opcode != 0) {
+		ws->frags = 0;
+		ws->in_msg = 0;
+	}
+	ws->frags++;
+	ws->in_msg += arg->payload_length < ws->lim.max_message ? arg->payload_length : ws->lim.max_message;
+	if (ws->frags > FRAGMENTS_MAX) {
+		gv_warn(NULL, "websocket: dropped a client sending a message in more than %d frames", FRAGMENTS_MAX);
+		ws->overflow = true;
+		kill_ws(ws);
+	} else if (!recharge(ws, 0)) {
+		ws->overflow = true;
+	}
+}
+
 static void on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *arg, void *user)
 {
 	struct fe_ws *ws = user;
+	ws->in_msg = 0;
+	ws->frags = 0;
 	if (ws->dead || ws->closing)
 		return;
 	if (arg->opcode != WSLAY_TEXT_FRAME && arg->opcode != WSLAY_BINARY_FRAME)
@@ -369,6 +434,8 @@ int fe_ws_send(struct fe_ws *ws, bool binary, const void *data, size_t len)
 		kill_ws(ws);
 		return -1;
 	}
+	if (!recharge(ws, len))
+		return -1;
 	struct wslay_event_msg m = { binary ? WSLAY_BINARY_FRAME : WSLAY_TEXT_FRAME, data, len };
 	if (wslay_event_queue_msg(ws->ctx, &m) != 0) {
 		kill_ws(ws);
@@ -391,6 +458,24 @@ void fe_ws_close(struct fe_ws *ws, uint16_t code, const char *reason)
 	}
 	arm_close_wait(ws);
 	flush(ws);
+}
+
+void fe_ws_hold(struct fe_ws *ws)
+{
+	if (ws->dead)
+		return;
+	ws->held = ws->paused = true;
+	evtimer_del(ws->resume);
+	bufferevent_disable(ws->bev, EV_READ);
+}
+
+void fe_ws_release(struct fe_ws *ws)
+{
+	if (ws->dead || !ws->held)
+		return;
+	ws->held = ws->paused = false;
+	bufferevent_enable(ws->bev, EV_READ);
+	schedule(ws); /* what came meanwhile is buffered */
 }
 
 void fe_ws_pause(struct fe_ws *ws, uint64_t ms)
@@ -425,6 +510,7 @@ struct fe_ws *fe_ws_upgrade(struct fe_req *r, const char *protocol, const struct
 	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
 	struct fe_ws *ws = bev ? calloc(1, sizeof(*ws)) : NULL;
 	struct wslay_event_callbacks cbs = { .recv_callback = recv_cb, .send_callback = send_cb,
+					     .on_frame_recv_start_callback = on_frame_start,
 					     .on_msg_recv_callback = on_msg };
 	if (ws) {
 		ws->defer = event_new(r->w->base, -1, 0, on_defer, ws);
@@ -451,6 +537,7 @@ struct fe_ws *fe_ws_upgrade(struct fe_req *r, const char *protocol, const struct
 	ws->evcon = evcon;
 	ws->bev = bev;
 	ws->lim = *lim;
+	snprintf(ws->tenant, sizeof(ws->tenant), "%s", lim->tenant ? lim->tenant : "");
 	ws->ops = *ops;
 	ws->arg = arg;
 	ws->code = 1006;

@@ -61,6 +61,9 @@ struct fe_ws_limits {
 	size_t max_output;  /* bytes queued to the client, unread */
 	uint32_t ping_ms;   /* a ping to the client this often */
 	uint32_t idle_ms;   /* nothing read from the client this long: dropped */
+	/* Whose share of the process's WebSocket budget (wsbudget.h) the
+	 * session's unread output and unfinished message are charged to. */
+	const char *tenant;
 };
 
 /* Checks that r (a GET) asks for a WebSocket: Upgrade: websocket,
@@ -88,3 +91,8 @@ void fe_ws_close(struct fe_ws *ws, uint16_t code, const char *reason);
 /* Reads nothing more from the client for ms (rate limits): messages
  * already received are held, not dropped. */
 void fe_ws_pause(struct fe_ws *ws, uint64_t ms);
+/* Reads nothing from the client until fe_ws_release (a kernel that is not
+ * running yet): what it sends waits in the socket, under TCP's
+ * back-pressure, not in our memory. */
+void fe_ws_hold(struct fe_ws *ws);
+void fe_ws_release(struct fe_ws *ws);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/kernel_inbox.h"
 #include "common/io.h"
 #include "common/kernel_wire.h"
 #include "common/queue.h"
@@ -555,8 +556,13 @@ static void take_command(struct kernel *k)
 	if (!rep)
 		return; /* not complete yet */
 	k->blpop_sent = false;
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && rep->element[1]->type == REDIS_REPLY_STRING)
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && rep->element[1]->type == REDIS_REPLY_STRING) {
+		/* Uncounted first: the element left the list, whatever it says. */
+		struct gv_kin_args a;
+		if (gv_kin_take_args(&a, k->spec->tenant, k->spec->kid, rep->element[1]->len) == 0)
+			redis_cmd(k, a.argc, a.argv, a.lens);
 		on_command(k, rep->element[1]->str, rep->element[1]->len);
+	}
 	freeReplyObject(rep);
 }
 
@@ -764,9 +770,9 @@ int exec_kernel_run(const struct exec_kernel_env *env, const struct exec_kernel_
 	close_sandbox(k);
 	out->kernel_ms = (uint64_t)(mono_ms() - k->t0);
 	out->cpu_ms = k->cpu_ms_done;
-	const char *a[] = {"DEL", k->kin, k->kstate};
-	size_t l[] = {3, strlen(k->kin), strlen(k->kstate)};
-	redis_cmd(k, 3, a, l);
+	struct gv_kin_args a;
+	if (gv_kin_drop_args(&a, spec->tenant, spec->kid) == 0)
+		redis_cmd(k, a.argc, a.argv, a.lens);
 	free(k);
 	return rc;
 }
