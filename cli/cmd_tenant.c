@@ -11,6 +11,7 @@
 
 #include "cli/db.h"
 #include "cli/local_stack.h"
+#include "cli/tenant_kernels.h"
 #include "common/json.h"
 #include "common/pg.h"
 #include "common/redis.h"
@@ -30,7 +31,7 @@ static void tenant_usage(FILE *out)
 		"  list                                 every tenant\n"
 		"  show NAME|ID                         tenant, quota and keys as JSON\n"
 		"  update NAME|ID --quota KEY=VALUE...  change quotas (repeat --quota)\n"
-		"  disable NAME|ID / enable NAME|ID     its keys answer 403 within 1 s\n"
+		"  disable NAME|ID / enable NAME|ID     its keys answer 403 within 1 s; disable also stops its kernels\n"
 		"  sync                                 republish every tenant's scheduling\n"
 		"                                       config to Redis (after a flush)\n"
 		"  retention [NAME|ID]                  delete finished submissions older than\n"
@@ -225,24 +226,29 @@ static int do_show(PGconn *c, const struct tenant_info *t)
 	return 0;
 }
 
-static int do_update(PGconn *c, struct opts *o, const struct tenant_info *t)
+static int do_update(PGconn *c, const struct opts *o, const struct tenant_info *t)
 {
+	/* The --quota settings and those of --weight and --egress-*, here:
+	 * wbuf and egress live only as long as this call. */
+	const char *settings[MAX_SETTINGS];
+	size_t n = o->n_settings;
+	memcpy(settings, o->settings, n * sizeof(*settings));
 	char wbuf[32];
-	if (o->weight > 0 && o->n_settings < MAX_SETTINGS) {
+	if (o->weight > 0 && n < MAX_SETTINGS) {
 		snprintf(wbuf, sizeof(wbuf), "weight=%d", o->weight);
-		o->settings[o->n_settings++] = wbuf;
+		settings[n++] = wbuf;
 	}
 	char *egress = NULL;
 	if (has_egress_opts(o)) {
 		char *json = egress_policy_json(o);
-		if (!json || o->n_settings >= MAX_SETTINGS || asprintf(&egress, "egress_policy=%s", json) < 0) {
+		if (!json || n >= MAX_SETTINGS || asprintf(&egress, "egress_policy=%s", json) < 0) {
 			free(json);
 			return 2;
 		}
 		free(json);
-		o->settings[o->n_settings++] = egress;
+		settings[n++] = egress;
 	}
-	if (o->n_settings == 0) {
+	if (n == 0) {
 		fprintf(stderr, "gavel tenant update: nothing to change: pass --quota KEY=VALUE\n");
 		return 2;
 	}
@@ -250,7 +256,7 @@ static int do_update(PGconn *c, struct opts *o, const struct tenant_info *t)
 	struct tenant_quota q;
 	char actor[128];
 	tenant_operator_actor(actor, sizeof(actor));
-	int rc = tenant_update_quota(c, t->id, o->settings, o->n_settings, actor, &q, &err);
+	int rc = tenant_update_quota(c, t->id, settings, n, actor, &q, &err);
 	free(egress);
 	if (rc != 0) {
 		fprintf(stderr, "gavel tenant: %s\n", err.msg);
@@ -270,7 +276,10 @@ static int do_set_disabled(PGconn *c, const struct opts *o, const struct tenant_
 		return 1;
 	}
 	printf("%s %s\n", t->name, disabled ? "disabled" : "enabled");
-	return publish(o, t->id, &q, disabled);
+	int rc = publish(o, t->id, &q, disabled);
+	if (disabled && cli_tenant_kernels_stop(c, o->redis_url, t->id, actor) != 0)
+		rc = 1;
+	return rc;
 }
 
 static int do_sync(PGconn *c, const struct opts *o)
@@ -422,7 +431,10 @@ static int tenant_dispatch(PGconn *conn, const char *sub, struct opts *o, char *
 		return do_list(conn);
 	if (strcmp(sub, "sync") == 0)
 		return do_sync(conn, o);
-	if (npos == 1 && tenant_find(conn, pos[0], &t, &err) != 0) {
+	/* tenant_check_args let only retention go without a name. */
+	if (npos == 0)
+		return do_retention(conn, NULL);
+	if (tenant_find(conn, pos[0], &t, &err) != 0) {
 		fprintf(stderr, "gavel tenant: %s\n", err.msg);
 		return 1;
 	}
@@ -434,7 +446,7 @@ static int tenant_dispatch(PGconn *conn, const char *sub, struct opts *o, char *
 		return do_set_disabled(conn, o, &t, strcmp(sub, "disable") == 0);
 	if (strcmp(sub, "webhook-secret") == 0)
 		return do_webhook_secret(conn, o, &t);
-	return do_retention(conn, npos == 1 ? &t : NULL);
+	return do_retention(conn, &t);
 }
 
 int cli_cmd_tenant(int argc, char **argv)

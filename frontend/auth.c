@@ -319,6 +319,54 @@ static void on_keycheck_row(void *arg, PGresult *const *res, int n, const char *
 	free(k);
 }
 
+struct recheck {
+	struct fe_worker *w;
+	unsigned char hash[TENANT_KEY_HASH_LEN];
+	uint64_t sent_ms;
+	fe_key_recheck_fn fn;
+	void *arg;
+};
+
+static void on_recheck_row(void *arg, PGresult *const *res, int n, const char *error)
+{
+	struct recheck *k = arg;
+	struct gv_err err;
+	struct fe_auth_entry fresh;
+	enum fe_keycheck verdict = FE_KEY_PENDING;
+	memset(&fresh, 0, sizeof(fresh));
+	if (!error && n >= 1 && res[0] && tenant_auth_row_from_pg(res[0], 0, &fresh.row, &err) == 0 &&
+	    (!fresh.row.found || tenant_quota_from_pg(res[0], 0, TENANT_AUTH_QUOTA_COL1, &fresh.quota, &err) == 0)) {
+		fresh.used = true;
+		memcpy(fresh.hash, k->hash, sizeof(fresh.hash));
+		fresh.fetched_ms = k->sent_ms;
+		k->w->auth_cache[k->hash[0]] = fresh;
+		verdict = entry_ok(&fresh) ? FE_KEY_OK : FE_KEY_REFUSED;
+	}
+	k->fn(k->arg, verdict);
+	free(k);
+}
+
+int fe_key_recheck(struct fe_worker *w, const unsigned char hash[TENANT_KEY_HASH_LEN], fe_key_recheck_fn fn,
+		   void *arg)
+{
+	struct gv_err err;
+	struct recheck *k = calloc(1, sizeof(*k));
+	if (!k)
+		return -1;
+	k->w = w;
+	memcpy(k->hash, hash, sizeof(k->hash));
+	k->sent_ms = fe_now_ms();
+	k->fn = fn;
+	k->arg = arg;
+	/* Always the database, never the cache: the cache's second is well
+	 * inside the recheck's period, and a cached row would only delay. */
+	if (look_up_key(w, k->hash, on_recheck_row, k, &err) < 0) {
+		free(k);
+		return -1;
+	}
+	return 0;
+}
+
 enum fe_keycheck fe_key_check(struct fe_worker *w, const char *key, fe_keycheck_fn fn, void *arg)
 {
 	struct gv_err err;

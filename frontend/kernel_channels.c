@@ -22,6 +22,7 @@
 #include "common/kernel_wire.h"
 #include "common/log.h"
 #include "common/queue.h"
+#include "frontend/auth.h"
 #include "frontend/lograte.h"
 #include "frontend/ws.h"
 #include "frontend/wsbudget.h"
@@ -30,6 +31,9 @@
 #define KCHAN_PING_MS 30000
 #define KCHAN_IDLE_MS 95000      /* > three pings unanswered */
 #define KCHAN_WAIT_MS 250        /* a queued kernel: how often to try the open again */
+/* How often a WebSocket's key is asked again: a revoked or expired key,
+ * or a disabled tenant, ends it within this and one lookup. */
+#define KCHAN_RECHECK_MS 10000
 #define KCHAN_OUTPUT_MAX (64u * 1024 * 1024)
 #define KCHAN_MSG_RATE 100.0
 #define KCHAN_MSG_BURST 400.0
@@ -164,6 +168,8 @@ struct kchan {
 	bool live;             /* its open is in the kernel's list: the kernel runs */
 	bool joined;           /* counted in the per-kernel connection cap */
 	struct event *wait;    /* not live yet: the next try of the open */
+	struct event *recheck; /* the key asked again */
+	unsigned char key_hash[TENANT_KEY_HASH_LEN];
 	uint64_t conn;
 	enum fe_kframing framing;
 	struct fe_ws *ws;      /* NULL once gone */
@@ -182,6 +188,8 @@ static void kchan_unref(struct kchan *c)
 		event_free(c->tick);
 	if (c->wait)
 		event_free(c->wait);
+	if (c->recheck)
+		event_free(c->recheck);
 	if (c->joined)
 		fe_wsbudget_kernel_leave(c->w->app->wsbudget, c->kid);
 	free(c);
@@ -278,6 +286,29 @@ static void try_open(struct kchan *c)
 	}
 }
 
+static void on_rechecked(void *arg, enum fe_keycheck verdict)
+{
+	struct kchan *c = arg;
+	if (c->ws && verdict == FE_KEY_REFUSED) {
+		gv_info(NULL, "kernel %s: a WebSocket of tenant %s closed: its key no longer admits it", c->kid,
+			c->tenant);
+		fe_ws_close(c->ws, FE_WS_POLICY, "the API key was revoked or has expired, or the tenant is disabled");
+	}
+	kchan_unref(c);
+}
+
+static void on_recheck(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct kchan *c = arg;
+	if (!c->ws)
+		return;
+	c->refs++;
+	if (fe_key_recheck(c->w, c->key_hash, on_rechecked, c) < 0)
+		c->refs--; /* the database is away: asked again next time */
+}
+
 static void on_wait(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -362,6 +393,8 @@ static void on_ws_closed(void *arg, uint16_t code)
 		push_control(c, hdr, fe_kin_close(hdr, sizeof(hdr), c->conn));
 	if (c->wait)
 		evtimer_del(c->wait);
+	if (c->recheck)
+		evtimer_del(c->recheck);
 	fe_kwatch_remove(c->watch);
 	c->watch = NULL;
 	if (c->tick)
@@ -422,7 +455,9 @@ void fe_kernel_channels_open(struct fe_req *r, const char *kid)
 	c->joined = true;
 	c->tick = event_new(r->w->base, -1, EV_PERSIST, on_tick, c);
 	c->wait = evtimer_new(r->w->base, on_wait, c);
-	c->watch = c->tick && c->wait ? fe_kwatch_add(r->w, kid, on_kout, c) : NULL;
+	c->recheck = event_new(r->w->base, -1, EV_PERSIST, on_recheck, c);
+	memcpy(c->key_hash, r->key_hash, sizeof(c->key_hash));
+	c->watch = c->tick && c->wait && c->recheck ? fe_kwatch_add(r->w, kid, on_kout, c) : NULL;
 	if (!c->watch) {
 		kchan_unref(c);
 		fe_reply_error(r, 503, "unavailable", "the kernel's channel cannot be watched now");
@@ -443,5 +478,7 @@ void fe_kernel_channels_open(struct fe_req *r, const char *kid)
 		return;
 	}
 	fe_ws_hold(c->ws);
+	struct timeval rtv = { KCHAN_RECHECK_MS / 1000, 0 };
+	evtimer_add(c->recheck, &rtv);
 	try_open(c);
 }

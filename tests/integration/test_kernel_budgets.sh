@@ -12,7 +12,10 @@
 #      client, not the frontend;
 #   5. a client that never reads while its kernel prints 32 MiB is dropped
 #      at its tenant's WebSocket share (2 MiB here), and the frontend's
-#      memory stays bounded.
+#      memory stays bounded;
+#   6. revoking the key of an open WebSocket closes it within 30 s (1008);
+#   7. `gavel tenant disable` stops the tenant's running kernel (reason
+#      tenant_disabled) and finishes its queued one, both audited.
 # Each bound is printed. Needs root. TAP.
 set -u
 cd "$(dirname "$0")/../.."
@@ -20,7 +23,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..9"
+echo "1..15"
 . tests/lib/tap.sh
 say() { echo "# $*"; }
 
@@ -93,3 +96,63 @@ check "the frontend grew by less than 16 MiB ($((rss1 - rss0)) KB)" test $((rss1
 grep -q "past the WebSocket memory budget" "$TMP/frontend.log"
 check "the frontend says why it dropped the client" test $? = 0
 curl -s -o /dev/null -X DELETE -H "Authorization: token $KEY" "$B/api/kernels/$K3"
+
+# hold KID TOKEN OUT: a WebSocket held open in the background; OUT gets
+# "live" once its kernel answers, then "closed CODE T". Waits for "live".
+hold() {
+	timeout 200 /usr/bin/python3 tests/kernels/ws_attack.py "$B" "$2" "$1" hold >"$3" 2>>"$TMP/attack.err" &
+	wait_for 100 grep -q '^live' "$3"
+}
+# seconds_since T0 LINE: LINE's last word (a Unix time) minus T0.
+seconds_since() { /usr/bin/python3 -c 'import sys; print("%.1f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$1" "${2##* }" 2>/dev/null; }
+closed_1008_within() { # line seconds limit
+	/usr/bin/python3 -c 'import sys; sys.exit(0 if sys.argv[1].startswith("closed 1008 ") and float(sys.argv[2]) <= float(sys.argv[3]) else 1)' "$@"
+}
+
+# ---- 6. a revoked key ----
+KEY_K=$KEY
+KEY2=$("$BUILD/gavel" key create --tenant "${TAG}_k" --label revoked 2>>"$TMP/cli.log")
+KEY2_ID=$("$BUILD/gavel" key list --tenant "${TAG}_k" 2>>"$TMP/cli.log" | awk '/revoked/ {print $1; exit}')
+KEY=$KEY2 K4=$(new_kernel)
+hold "$K4" "$KEY2" "$TMP/hold4" || say "kernel $K4 never answered: $(cat "$TMP/hold4")"
+t0=$(date +%s.%N)
+"$BUILD/gavel" key revoke "$KEY2_ID" >>"$TMP/cli.log" 2>&1 || say "key revoke failed: $(tail -n2 "$TMP/cli.log")"
+wait_for 45 grep -qE '^(closed|open)' "$TMP/hold4"
+res=$(tail -n1 "$TMP/hold4")
+took=$(seconds_since "$t0" "$res")
+say "revoked key: the WebSocket: $(tr '\n' ' ' <"$TMP/hold4")(${took:-?} s after the revoke)"
+check "a revoked key's open WebSocket is closed with 1008 within 30 s (${took:-never} s)" \
+	closed_1008_within "$res" "${took:-99}" 30
+KEY=$KEY_K
+curl -s -o /dev/null -X DELETE -H "Authorization: token $KEY" "$B/api/kernels/$K4"
+
+# ---- 7. a disabled tenant ----
+stack_tenant "${TAG}_d" --quota requests_per_second=1000 --quota burst=1000 --quota max_kernels=4 --quota max_running=1
+TID_D=$TID
+KEY_D=$KEY
+D1=$(new_kernel)
+hold "$D1" "$KEY_D" "$TMP/holdD" || say "kernel $D1 never answered: $(cat "$TMP/holdD")"
+D2=$(new_kernel) # queued: the tenant runs one at a time
+KEY=$KEY_K
+t0=$(date +%s.%N)
+"$BUILD/gavel" tenant disable "${TAG}_d" >"$TMP/disable.out" 2>&1
+say "gavel tenant disable: $(tr '\n' ' ' <"$TMP/disable.out")"
+ended() { [ "$(sql -c "SELECT status FROM submissions WHERE id = '$1'")" = done ]; }
+wait_for 30 ended "$D1"
+reason1=$(sql -c "SELECT result->'kernel'->>'reason' FROM submissions WHERE id = '$D1'")
+reason2=$(sql -c "SELECT status || ' ' || coalesce(result->'kernel'->>'reason', '') FROM submissions WHERE id = '$D2'")
+wait_for 10 grep -qE '^(closed|open)' "$TMP/holdD"
+took=$(seconds_since "$t0" "$(tail -n1 "$TMP/holdD")")
+say "disabled tenant: running kernel: ${reason1:-not ended}; queued kernel: $reason2; its WebSocket: $(tail -n1 "$TMP/holdD") (${took:-?} s)"
+check "tenant disable stops its running kernel (reason: ${reason1:-none})" test "$reason1" = tenant_disabled
+check "tenant disable finishes its queued kernel ($reason2)" test "$reason2" = "done tenant_disabled"
+check "the running kernel's WebSocket is closed within 30 s (${took:-never} s)" \
+	/usr/bin/python3 -c 'import sys; sys.exit(0 if sys.argv[1].startswith("closed ") and float(sys.argv[2]) <= 30 else 1)' \
+	"$(tail -n1 "$TMP/holdD")" "${took:-99}"
+stops() { sql -c "SELECT count(*) FROM audit_log WHERE tenant_id = '$TID_D' AND action = 'kernel.stopped' AND details->>'reason' = 'tenant_disabled'"; }
+both_stopped() { [ "$(stops)" -ge 2 ]; }
+wait_for 20 both_stopped
+nstop=$(stops)
+check "both ends are in the tenant's audit log as kernel.stopped, reason tenant_disabled ($nstop)" test "$nstop" -ge 2
+left=$(rc --scan --pattern "gavel:kin*" | wc -l)
+check "no kernel list or count is left in Redis ($left keys)" test "$left" = 0

@@ -5,13 +5,17 @@
 MODE:
   flood    20 messages of 1 MiB each, as fast as the server takes them
            (5 s send timeout); prints "sent N"
-  (frags and noread first wait for the kernel's kernel_info_reply, and
+  hold     once the kernel answers, prints "live" and waits up to 90 s for
+           the server to close the WebSocket; then prints "closed CODE
+           T" (T: the Unix time it closed) or "open"
+  (frags, noread and hold first wait for the kernel's kernel_info_reply, and
   print "not-started" when none comes within 90 s)
   conns    opens 9 WebSockets at once and holds them 2 s; prints one HTTP
            status per socket ("101" or the refusal's)
-  frags    one text message in 5000 one-byte frames; prints "dropped" when
-           the server ended the connection before the last frame, else
-           "accepted"
+  frags    one valid execute_request, padded with blanks to 5000 bytes, as
+           5000 one-byte frames; prints "dropped" when the server ended the
+           connection without a close frame, "closed CODE" when it closed
+           it, "accepted" when it took the message
   noread   connects, runs code that prints 32 MiB in 1 MiB lines, and
            never reads; after 20 s prints "dropped" when the server closed
            the connection, else "open"
@@ -88,25 +92,47 @@ def main():
         if not answered(ws):
             print("not-started")
             return
+        body = execute("1")
+        body += " " * (5000 - len(body))
         try:
-            ws.send_frame(ABNF(fin=0, opcode=ABNF.OPCODE_TEXT, data="{"))
-            for _ in range(4998):
-                ws.send_frame(ABNF(fin=0, opcode=ABNF.OPCODE_CONT, data=" "))
-            ws.send_frame(ABNF(fin=1, opcode=ABNF.OPCODE_CONT, data="}"))
+            ws.send_frame(ABNF(fin=0, opcode=ABNF.OPCODE_TEXT, data=body[0]))
+            for ch in body[1:-1]:
+                ws.send_frame(ABNF(fin=0, opcode=ABNF.OPCODE_CONT, data=ch))
+            ws.send_frame(ABNF(fin=1, opcode=ABNF.OPCODE_CONT, data=body[-1]))
         except (BrokenPipeError, ConnectionResetError, websocket.WebSocketConnectionClosedException):
             print("dropped")
             return
         ws.sock.settimeout(10)
         try:
             while True:
-                op, _ = ws.recv_data(control_frame=True)
+                op, data = ws.recv_data(control_frame=True)
                 if op == ABNF.OPCODE_CLOSE:
-                    print("dropped")
+                    print("closed %d" % (int.from_bytes(data[:2], "big") if len(data) >= 2 else 1005))
                     return
         except (socket.timeout, websocket.WebSocketTimeoutException):
             print("accepted")
         except (ConnectionResetError, websocket.WebSocketConnectionClosedException):
             print("dropped")
+    elif mode == "hold":
+        if not answered(ws):
+            print("not-started", flush=True)
+            return
+        print("live", flush=True)
+        ws.settimeout(1)
+        end = time.time() + 90
+        while time.time() < end:
+            try:
+                op, data = ws.recv_data(control_frame=True)
+            except (socket.timeout, websocket.WebSocketTimeoutException):
+                continue
+            except (ConnectionResetError, websocket.WebSocketConnectionClosedException):
+                print("closed 1006 %.1f" % time.time())
+                return
+            if op == ABNF.OPCODE_CLOSE:
+                code = int.from_bytes(data[:2], "big") if len(data) >= 2 else 1005
+                print("closed %d %.1f" % (code, time.time()))
+                return
+        print("open")
     elif mode == "noread":
         if not answered(ws):
             print("not-started")
