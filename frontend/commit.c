@@ -234,7 +234,7 @@ static void store_send(struct fe_worker *w, struct fe_store **items, size_t n, b
 	size_t ngroups = 0;
 	int rc = -1;
 	if (!b || !s || !audit_text || !reqs) {
-		free(b);
+		/* fail: frees b (NULL or not) and fails the caller's items. */
 		free(s);
 		free(audit_text);
 		free(reqs);

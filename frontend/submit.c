@@ -38,12 +38,15 @@ static json_t *read_body(struct fe_req *r)
 		return NULL;
 	}
 	const char *buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)len);
+	if (!buf) {
+		fe_reply_error(r, 500, "internal", "out of memory");
+		return NULL;
+	}
 	struct gv_err err;
-	json_t *j = buf ? gv_json_parse(buf, len, max, 0, &err) : NULL;
+	json_t *j = gv_json_parse(buf, len, max, 0, &err);
 	if (!j) {
 		fe_reply_error(r, err.code == GV_ELIMIT ? 413 : 400,
-			       err.code == GV_ELIMIT ? "too_large" : "invalid_json", "malformed JSON: %s",
-			       buf ? err.msg : "out of memory");
+			       err.code == GV_ELIMIT ? "too_large" : "invalid_json", "malformed JSON: %s", err.msg);
 		return NULL;
 	}
 	return j;

@@ -129,6 +129,7 @@ static int build(const char *framework)
 	struct names src = { 0 };
 	if (walk(".", "", suite_source_endings((enum suite_framework)f), 0, &src) < 0) {
 		fprintf(stderr, "gavel-suite: listing the submission's files failed\n");
+		names_free(&src);
 		return 1;
 	}
 	if (src.n == 0) {
@@ -263,7 +264,8 @@ static int objects(struct names *out)
 	static const char *const o[] = { ".o", NULL };
 	if (walk("/box", "/box/", o, 0, out) < 0)
 		return -1;
-	qsort(out->v, out->n, sizeof(*out->v), cmp_str);
+	if (out->n > 1) /* out->v is NULL when there is none */
+		qsort(out->v, out->n, sizeof(*out->v), cmp_str);
 	return 0;
 }
 
