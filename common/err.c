@@ -15,7 +15,7 @@ void gv_err_clear(struct gv_err *err)
 	err->msg[0] = '\0';
 }
 
-int gv_err_set(struct gv_err *err, int code, const char *fmt, ...)
+int (gv_err_set)(struct gv_err *err, int code, const char *fmt, ...)
 {
 	if (!err)
 		return -1;
@@ -27,7 +27,7 @@ int gv_err_set(struct gv_err *err, int code, const char *fmt, ...)
 	return -1;
 }
 
-int gv_err_errno(struct gv_err *err, const char *fmt, ...)
+int (gv_err_errno)(struct gv_err *err, const char *fmt, ...)
 {
 	int saved = errno;
 	if (!err)

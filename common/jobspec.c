@@ -82,6 +82,8 @@ bool gv_jobspec_label_ok(const char *s)
 
 bool gv_jobspec_file_name_ok(const char *s)
 {
+	if (!s)
+		return false;
 	size_t n = strlen(s);
 	if (n == 0 || n > GV_JOBSPEC_FILE_NAME_MAX || strcmp(s, ".") == 0 || strcmp(s, "..") == 0 ||
 	    strcmp(s, "job") == 0 || strncmp(s, ".gavel", 6) == 0)

@@ -227,7 +227,7 @@ bool gv_jobspec_label_ok(const char *s);
 
 /* Whether s may name a submission's file (the "files" rule above): one
  * path component of [A-Za-z0-9._-], at most GV_JOBSPEC_FILE_NAME_MAX
- * bytes, not ".", "..", "job" nor ".gavel...". */
+ * bytes, not ".", "..", "job" nor ".gavel...". NULL (no name) is not. */
 bool gv_jobspec_file_name_ok(const char *s);
 
 /* Validates json (a request object) into spec (fully overwritten; release

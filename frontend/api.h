@@ -23,8 +23,10 @@ struct fe_apierr {
 	char msg[GV_ERR_MSG_MAX];
 };
 
+/* Fills e; always returns -1 (GV_MINUS_ONE says so to the analyzer). */
 int fe_apierr_set(struct fe_apierr *e, int status, const char *code, const char *fmt, ...)
 	GV_PRINTF(4, 5);
+#define fe_apierr_set(...) GV_MINUS_ONE((fe_apierr_set)(__VA_ARGS__))
 
 /* Client-controlled sizes, from the config. */
 struct fe_bounds {

@@ -13,7 +13,7 @@
 #include "common/jobspec.h"
 #include "frontend/api_internal.h"
 
-int fe_apierr_set(struct fe_apierr *e, int status, const char *code, const char *fmt, ...)
+int (fe_apierr_set)(struct fe_apierr *e, int status, const char *code, const char *fmt, ...)
 {
 	if (!e)
 		return -1;

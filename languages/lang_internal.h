@@ -17,9 +17,10 @@ struct lang_pctx {
 };
 
 /* Fills c->err with "file:line: msg" (the line of n, 1 when n is NULL);
- * returns -1. */
+ * returns -1 (GV_MINUS_ONE says so to the analyzer). */
 GV_PRINTF(3, 4)
 int lang_perr(struct lang_pctx *c, const yaml_node_t *n, const char *fmt, ...);
+#define lang_perr(...) GV_MINUS_ONE((lang_perr)(__VA_ARGS__))
 
 enum lang_ktype { K_STR, K_ARGV, K_LIST, K_U32, K_INT, K_BOOL, K_DOUBLE, K_LIMITS, K_ENTRY };
 

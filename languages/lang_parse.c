@@ -15,7 +15,7 @@
 
 #include "languages/lang_internal.h"
 
-int lang_perr(struct lang_pctx *c, const yaml_node_t *n, const char *fmt, ...)
+int (lang_perr)(struct lang_pctx *c, const yaml_node_t *n, const char *fmt, ...)
 {
 	char msg[GV_ERR_MSG_MAX];
 	va_list ap;

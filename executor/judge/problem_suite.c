@@ -118,6 +118,7 @@ static int parse_test(struct exec_problem *p, struct exec_ydoc *y, yaml_node_t *
 		return gv_err_set(err, GV_EINVAL, "%s:%zu: a test needs a name of printable ASCII (at most %d bytes)",
 				  y->file, line_of(n), EXEC_SUITE_NAME_MAX);
 	for (size_t i = 0; i < g->ntests; i++)
+		// NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): each of them passed the name check above
 		if (!strcmp(g->tests[i].name, t->name))
 			return gv_err_set(err, GV_EINVAL, "%s:%zu: test %s twice in %s", y->file, line_of(n), t->name,
 					  g->file);
@@ -245,6 +246,7 @@ static int parse_suite(struct exec_problem *p, struct exec_ydoc *y, struct gv_er
 			return -1;
 	for (size_t g = 0; g < s->ngroups; g++)
 		for (size_t i = 0; i < s->nsupport; i++)
+			// NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): parse_group required a file
 			if (!strcmp(s->groups[g].file, s->support[i]))
 				return gv_err_set(err, GV_EINVAL, "%s: %s is both a test file and a support file", y->file,
 						  s->support[i]);

@@ -386,7 +386,8 @@ static int store_package(const struct exec_problem_env *env, const char *tid, co
 		rc = 0;
 		goto out;
 	}
-	qsort(w.v, w.n, sizeof(*w.v), cmp_rel);
+	if (w.n > 1) /* w.v is NULL when there is none */
+		qsort(w.v, w.n, sizeof(*w.v), cmp_rel);
 	if (!(summary = summary_of(&p, &w)) || !(stext = json_dumps(summary, JSON_COMPACT))) {
 		gv_err_set(err, ENOMEM, "out of memory");
 		goto out;

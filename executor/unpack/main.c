@@ -181,25 +181,30 @@ static int cmd_emit(const char *stream, const char *window_s)
 #define SOURCES_ARG "{sources}"
 #define ARGV_MAX 4096
 
-/* prog with each "{sources}" replaced by the source files under dirfd
- * (a new argv whose words are borrowed from prog and list); NULL when
- * that fails (said on stderr). */
+/* prog (prog[0] the program, not NULL) with each "{sources}" among its
+ * arguments replaced by the source files under dirfd (a new argv whose
+ * words are borrowed from prog and list); NULL when that fails (said on
+ * stderr). */
 static char **expand_sources(char **prog, int dirfd, const char *endings, const char *main_name,
 			     const struct unpack_limits *lim, char ***list)
 {
 	size_t n = 0;
 	if (unpack_sources_list(dirfd, endings, main_name, lim->max_depth, lim->max_files, list, &n) != 0)
 		return NULL;
-	size_t words = 0, total = 0;
+	/* prog[0] is an absolute path (cmd_extract checked): never SOURCES_ARG. */
+	size_t words = 1, total = 1;
 	while (prog[words])
 		total += strcmp(prog[words++], SOURCES_ARG) ? 1 : n;
 	char **v = total < ARGV_MAX ? calloc(total + 1, sizeof(*v)) : NULL;
 	if (!v) {
 		fprintf(stderr, "gavel-unpack: the compile command would have %zu words\n", total);
+		unpack_sources_free(*list);
+		*list = NULL;
 		return NULL;
 	}
 	size_t o = 0;
-	for (size_t i = 0; i < words; i++) {
+	v[o++] = prog[0];
+	for (size_t i = 1; i < words; i++) {
 		if (strcmp(prog[i], SOURCES_ARG) != 0)
 			v[o++] = prog[i];
 		else
@@ -250,21 +255,25 @@ static int cmd_extract(char **argv, bool had_tz, const char *tz)
 		fprintf(stderr, "additional files: %s\n", reason);
 		return o;
 	}
-	char **list = NULL;
-	if (endings && prog[0] && !(prog = expand_sources(prog, dirfd, endings, main_name, &lim, &list))) {
+	if (!prog[0]) {
+		close(dirfd);
+		return UNPACK_OK;
+	}
+	char **list = NULL, **expanded = NULL;
+	if (endings && !(prog = expanded = expand_sources(prog, dirfd, endings, main_name, &lim, &list))) {
 		close(dirfd);
 		return UNPACK_FAILED;
 	}
 	close(dirfd);
-	if (!prog[0])
-		return UNPACK_OK;
 	/* The compiler gets the environment and umask gavel-init gave us, as
 	 * if gavel-init had started it. */
 	umask(old_umask);
-	if ((had_tz ? setenv("TZ", tz, 1) : unsetenv("TZ")) != 0)
-		return UNPACK_FAILED;
-	execv(prog[0], prog);
-	fprintf(stderr, "gavel-unpack: exec %s: %s\n", prog[0], strerror(errno));
+	if ((had_tz ? setenv("TZ", tz, 1) : unsetenv("TZ")) == 0) {
+		execv(prog[0], prog);
+		fprintf(stderr, "gavel-unpack: exec %s: %s\n", prog[0], strerror(errno));
+	}
+	free(expanded);
+	unpack_sources_free(list);
 	return UNPACK_FAILED;
 }
 

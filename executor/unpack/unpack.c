@@ -308,6 +308,9 @@ static enum unpack_outcome next_entry(struct unpacker *u, struct archive *a, boo
 				      struct archive_entry **e, const char **path, size_t *plen, enum path_kind *kind)
 {
 	*e = NULL;
+	*path = NULL;
+	*plen = 0;
+	*kind = PATH_FILE;
 	enum unpack_outcome o = next_header(u, a, e, first, shown);
 	if (o != UNPACK_OK || !*e)
 		return o;

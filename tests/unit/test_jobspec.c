@@ -27,6 +27,8 @@ static void jobspec__refused__names_the_field(void **state)
 		{ "{\"language\":\"c\",\"files\":[]}", "files" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"../x\",\"content\":\"\"}]}", "files[0].name" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"job\",\"content\":\"\"}]}", "files[0].name" },
+		{ "{\"language\":\"c\",\"files\":[{\"content\":\"\"}]}", "'name': required" },
+		{ "{\"language\":\"c\",\"files\":[{\"name\":null,\"content\":\"\"}]}", "name" },
 		{ "{\"language\":\"c\",\"files\":[{\"name\":\"a\",\"content\":\"\"},{\"name\":\".gavel-unpack\","
 		  "\"content\":\"\"}]}",
 		  "files[1].name" },
