@@ -90,6 +90,7 @@ def _start_kernel():
     # fonts and $HOME is read-only, so each matplotlib cell printed
     # "Fontconfig error". A config of our own: Debian's font folders, the
     # cache in this private folder.
+    os.mkdir(os.path.join(dirs["cache"], "fontconfig"), 0o700)
     fonts_conf = os.path.join(dirs["fontconfig"], "fonts.conf")
     fd = os.open(fonts_conf, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     with os.fdopen(fd, "w") as f:

@@ -10,6 +10,9 @@
 #   3. Debian's classic notebook 6.4 with its gateway option, in headless
 #      Chromium: a cell's output appears on the page; the screenshot is kept
 #      (tests/kernels/notebook_page.py);
+#   3b. Debian's nbconvert --execute (nbclient) through a local
+#      jupyter_server pointed at Gavel: a notebook with a matplotlib cell,
+#      no stderr (tests/kernels/nbconvert_gateway.py);
 #   4. probes from inside a kernel (tests/kernels/probes.py): no network,
 #      no host files, nothing left after delete, kernels apart, hostile
 #      output;
@@ -31,7 +34,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..17"
+echo "1..18"
 . tests/lib/tap.sh
 say() { echo "# $*"; }
 
@@ -99,6 +102,8 @@ SHOT=${GAVEL_KERNELS_SCREENSHOT:-$TMP/notebook.png}
 run_client "classic notebook 6.4 with its gateway option in headless Chromium: a cell's output on the page" \
 	/usr/bin/python3 tests/kernels/notebook_page.py "$B" "$KA" --screenshot "$SHOT"
 [ -s "$SHOT" ] && say "screenshot: $SHOT ($(stat -c %s "$SHOT") bytes)"
+run_client "jupyter nbconvert --execute through a local jupyter_server pointed at Gavel: 42, a PNG, no Fontconfig error" \
+	/usr/bin/python3 tests/kernels/nbconvert_gateway.py "$B" "$KA"
 run_client "probes from inside a kernel: the sandbox holds" /usr/bin/python3 tests/kernels/probes.py "$B" "$KA"
 
 # ---- 5. what the service keeps ----

@@ -4,6 +4,7 @@
 #   run_services.sh           @jupyterlab/services, v1 and legacy framing
 #   jupyter_server_gateway.py jupyter_server 1.23.3 --gateway-url
 #   notebook_page.py          classic notebook 6.4 --gateway-url in Chromium
+#   nbconvert_gateway.py      nbconvert --execute through jupyter_server --gateway-url
 #   probes.py                 kernel-side security probes
 #
 #   tests/kernels/run_all.sh [BASE_URL TOKEN]
@@ -18,7 +19,7 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 args=("$@")
 summary=()
 rc=0
-for t in run_services.sh jupyter_server_gateway.py notebook_page.py probes.py; do
+for t in run_services.sh jupyter_server_gateway.py notebook_page.py nbconvert_gateway.py probes.py; do
 	echo "## $t"
 	t0=$SECONDS
 	"tests/kernels/$t" "${args[@]}"
