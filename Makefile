@@ -194,7 +194,7 @@ $(BUILD)/obj/%.o: %.c | pkgs-found
 	@$(if $(filter 1,$(V)),,echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
 
-.PHONY: all deps test asan run stop clean tests-build bench bench-build pkgs-found fuzz fuzz-build
+.PHONY: all deps test asan run stop clean tests-build bench bench-build pkgs-found fuzz fuzz-build analyze
 .DEFAULT_GOAL := all
 # Keep test objects: they are intermediates of the test link rules.
 .SECONDARY:
@@ -220,6 +220,15 @@ asan: deps
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" tests-build
 	$(Q)BUILD=build-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
+
+# clang's static analyzer (clang-tidy's clang-analyzer-core.* and
+# clang-analyzer-unix.* checks) over every C source outside tests/, two
+# files at a time; any warning fails (tests/static/analyze.sh prints one
+# TAP line a file; tests/run.sh runs this target too). The flags are the
+# build's language and include flags, without optimisation or hardening.
+ANALYZE_CFLAGS := -std=gnu17 -I. -D_GNU_SOURCE $(PKG_CFLAGS)
+analyze: pkgs-found
+	$(Q)ANALYZE_CFLAGS="$(ANALYZE_CFLAGS)" tests/static/analyze.sh
 
 # Benchmarks print their figures as ratios against baselines measured in
 # the same run; they are not part of `make test` (timing is noisy).

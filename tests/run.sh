@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test of Gavel — unit (cmocka), integration (real PostgreSQL,
-# Redis and runsc), the security suite and the fresh-root smoke check — and
-# ends with one summary line, "N passed, M failed, K skipped", counting
-# every test case it ran (a "# SKIP" case, cmocka's "not ok ... # SKIP"
-# too, counts as skipped, never as passed or failed).
+# Runs every test of Gavel — unit (cmocka), clang's static analyzer,
+# integration (real PostgreSQL, Redis and runsc), the security suite, the
+# fuzz targets and the fresh-root smoke check — and ends with one summary
+# line, "N passed, M failed, K skipped", counting every test case it ran (a
+# "# SKIP" case, cmocka's "not ok ... # SKIP" too, counts as skipped, never
+# as passed or failed).
 #
 # Every test program speaks TAP ("ok N - name" / "not ok N - name", plan
 # "1..N"): cmocka binaries through CMOCKA_MESSAGE_OUTPUT=TAP, scripts by
@@ -99,6 +100,11 @@ done
 # The notebook kernels' bridge on the host, against a real ipykernel
 # (executor/kernels/bridge.py; exit status only, its lines are not TAP).
 run_tap "unit/kernels/test_bridge.py" 300 /usr/bin/python3 tests/kernels/test_bridge.py
+
+# clang's static analyzer over every C source outside tests/ (make analyze:
+# tests/static/analyze.sh, one test per file; ~3 min on 2 cores).
+section static
+run_tap "static/analyze.sh" 1200 make --no-print-directory analyze
 
 section "services for integration tests"
 if ! services_start "$services_dir"; then
