@@ -219,14 +219,20 @@ try {
 	const nokey = await open(KID, { query: "", protocols: [V1] });
 	report("no key: 401", nokey.status === 401, nokey.status);
 
-	// A kernel whose input list is full (nobody reads it): 1008.
+	// A running kernel (its model in Redis: a queued one's WebSocket is
+	// held unread) whose input list is full (nobody reads it): 1008. Full
+	// is GV_KIN_ELEMENTS_MAX (common/kernel_inbox.h) elements.
+	redis(["HSET", `gavel:kstate:${KID2}`, "execution_state", "idle", "connections", "0"]);
 	const e = await open(KID2, { protocols: [V1] });
 	kin(KID2);
 	const fill = [];
-	for (let i = 0; i < 1024; i++) fill.push("x");
+	for (let i = 0; i < 4096; i++) fill.push("x");
 	redis(["RPUSH", `gavel:kin:${KID2}`, ...fill]);
 	e.ws.send(execReq);
 	report("a full kin list: closed with 1008", (await closed(e.ws)) === 1008, e.ws.closed);
+	// The model first: the close that follows is then for an ended kernel
+	// and dropped, not left for the shell's checks of K2's list.
+	redis(["DEL", `gavel:kstate:${KID2}`]);
 	redis(["DEL", `gavel:kin:${KID2}`]);
 
 	// The kernel ends: every connection closes with 1000.
