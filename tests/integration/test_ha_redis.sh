@@ -306,6 +306,14 @@ say "switchover: master now ${NOW_MASTER/ /:}; $GOOD of $N2 submissions done onc
 	notok "after SENTINEL FAILOVER the Sentinels name ${NOW_MASTER:-nothing}"
 [ "$(wc -l <"$TMP/ids2")" -eq "$N2" ] && [ "$GOOD" -eq "$N2" ] &&
 	ok "all $N2 submissions sent during the switchover: accepted, judged once, expected verdicts" ||
-	notok "switchover: $(wc -l <"$TMP/ids2") accepted, $GOOD of $N2 done once with the expected verdict"
+	{
+		notok "switchover: $(wc -l <"$TMP/ids2") accepted, $GOOD of $N2 done once with the expected verdict"
+		# Which, and how: not done in time, a wrong verdict, or claimed twice.
+		awk 'NR==FNR{want[$1]=$2; next} !(want[$1] == $2 && $3 == 1) {print "# want", want[$1], "got", $0}' \
+			"$TMP/ids2" "$TMP/results2" | head -5
+		sql -c "SELECT id, status, node, attempts FROM submissions WHERE id IN ($ID_LIST2) AND status <> 'done'" |
+			head -5 | sed 's/^/# not done: /'
+		grep -h "a token given out twice\|claim.*failed\|READONLY" "$TMP"/n1.log "$TMP"/n2.log 2>/dev/null | tail -n 5 | sed 's/^/# /'
+	}
 [ $n -eq 15 ] || say "planned 15, ran $n"
 [ $fails -eq 0 ]
