@@ -23,8 +23,9 @@ BASE_PACKAGES=(
 	redis-sentinel
 	# the fresh-root smoke check (tests/fresh/)
 	debootstrap bubblewrap git
-	# fuzz targets (make fuzz, tests/fuzz/): clang and its libFuzzer runtime
-	clang libclang-rt-dev
+	# fuzz targets (make fuzz, tests/fuzz/): clang and its libFuzzer runtime;
+	# clang's static analyzer (make analyze, tests/static/)
+	clang libclang-rt-dev clang-tidy
 	# language toolchains (used when no languages/*.yaml names packages)
 	g++ python3 default-jdk-headless nodejs rustc golang-go fp-compiler
 	# notebook kernels (executor/kernels/): ipykernel with numpy and
