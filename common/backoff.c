@@ -46,7 +46,7 @@ unsigned gv_backoff_seed(void)
 	return (unsigned)ts.tv_nsec ^ ((unsigned)getpid() << 16) ^ (unsigned)ts.tv_sec;
 }
 
-static uint64_t mono_ms(void)
+uint64_t gv_mono_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -55,13 +55,13 @@ static uint64_t mono_ms(void)
 
 void gv_backoff_window_start(struct gv_backoff_window *w, uint64_t window_ms, long initial_ms, long max_ms)
 {
-	*w = (struct gv_backoff_window){ .start_ms = mono_ms(), .window_ms = window_ms, .initial_ms = initial_ms,
+	*w = (struct gv_backoff_window){ .start_ms = gv_mono_ms(), .window_ms = window_ms, .initial_ms = initial_ms,
 					 .max_ms = max_ms };
 }
 
 bool gv_backoff_window_next(struct gv_backoff_window *w)
 {
-	if (mono_ms() - w->start_ms >= w->window_ms)
+	if (gv_mono_ms() - w->start_ms >= w->window_ms)
 		return false;
 	gv_backoff_sleep_ms(gv_backoff_delay_ms(w->attempt++, w->initial_ms, w->max_ms));
 	return true;

@@ -22,6 +22,9 @@ void gv_backoff_sleep_ms(long ms);
 /* A seed that differs between processes and calls (pid, time). */
 unsigned gv_backoff_seed(void);
 
+/* Milliseconds of CLOCK_MONOTONIC: what the windows below count in. */
+uint64_t gv_mono_ms(void);
+
 /* Tries of one step for a while: a server away for a failover costs a
  * wait, not the work. After each failed try, gv_backoff_window_next()
  * sleeps the next delay (initial_ms doubling up to max_ms) and returns

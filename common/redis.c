@@ -17,7 +17,18 @@ struct gv_redis {
 	struct gv_redis_opts opts;
 	unsigned reconnects;
 	unsigned seed;
+	struct gv_redis_addr master; /* behind Sentinels: the server ctx is on */
+	uint64_t master_checked_ms;
 };
+
+/* Behind Sentinels, how often a connection asks them whether its server is
+ * still the master. A planned failover (SENTINEL FAILOVER) promotes the
+ * replica but leaves the old master a master until the Sentinels' next
+ * look at it, ~10 s later (measured: 11 s): clients still on it neither
+ * break nor meet READONLY, and all they write meanwhile is thrown away
+ * when it becomes a replica. */
+#define MASTER_RECHECK_MS 1000u
+#define MASTER_RECHECK_TIMEOUT_MS 500
 
 /* ------------------------------------------------------------- URL parsing */
 
@@ -475,8 +486,9 @@ static int check_master(redisContext *c, const char *at, struct gv_err *err)
 	return rc;
 }
 
-redisContext *gv_redis_connect_url(const struct gv_redis_url *u, int connect_timeout_ms, int command_timeout_ms,
-				   struct gv_err *err)
+/* gv_redis_connect_url, and which server it connected to. */
+static redisContext *connect_url_at(const struct gv_redis_url *u, int connect_timeout_ms, int command_timeout_ms,
+				    struct gv_redis_addr *used, struct gv_err *err)
 {
 	struct gv_redis_addr addr = { .port = u->port };
 	if (u->is_sentinel) {
@@ -510,11 +522,35 @@ redisContext *gv_redis_connect_url(const struct gv_redis_url *u, int connect_tim
 		if (setup_command(c, 2, argv, "SELECT", err) != 0)
 			goto fail;
 	}
+	if (used)
+		*used = addr;
 	return c;
 fail:
 	gv_err_prefix(err, "Redis at %s", at);
 	redisFree(c);
 	return NULL;
+}
+
+redisContext *gv_redis_connect_url(const struct gv_redis_url *u, int connect_timeout_ms, int command_timeout_ms,
+				   struct gv_err *err)
+{
+	return connect_url_at(u, connect_timeout_ms, command_timeout_ms, NULL, err);
+}
+
+/* Whether the Sentinels now name another master than the one r is on,
+ * asked at most every MASTER_RECHECK_MS. Sentinels that do not answer
+ * leave the connection as it is: a broken one is found by its commands. */
+static bool master_moved(struct gv_redis *r)
+{
+	uint64_t now = gv_mono_ms();
+	if (!r->url.is_sentinel || now - r->master_checked_ms < MASTER_RECHECK_MS)
+		return false;
+	r->master_checked_ms = now;
+	struct gv_redis_addr named;
+	struct gv_err err;
+	if (gv_redis_sentinel_master(&r->url, MASTER_RECHECK_TIMEOUT_MS, &named, &err) != 0)
+		return false;
+	return named.port != r->master.port || strcmp(named.host, r->master.host) != 0;
 }
 
 static int connect_with_backoff(struct gv_redis *r, struct gv_err *err)
@@ -526,9 +562,11 @@ static int connect_with_backoff(struct gv_redis *r, struct gv_err *err)
 						     r->opts.backoff_max_ms);
 			gv_backoff_sleep_ms(gv_backoff_jitter_ms(d, &r->seed));
 		}
-		r->ctx = gv_redis_connect_url(&r->url, r->opts.connect_timeout_ms, timeout, err);
-		if (r->ctx)
+		r->ctx = connect_url_at(&r->url, r->opts.connect_timeout_ms, timeout, &r->master, err);
+		if (r->ctx) {
+			r->master_checked_ms = gv_mono_ms();
 			return 0;
+		}
 	}
 	gv_err_prefix(err, "Redis unreachable after %d attempt(s)", r->opts.max_attempts);
 	return -1;
@@ -583,7 +621,7 @@ int gv_redis_ensure(struct gv_redis *r, struct gv_err *err)
 {
 	if (!r)
 		return gv_err_set(err, GV_EINTERNAL, "no Redis handle");
-	if (r->ctx && !r->ctx->err)
+	if (r->ctx && !r->ctx->err && !master_moved(r))
 		return 0;
 	if (r->ctx) {
 		redisFree(r->ctx);

@@ -61,6 +61,8 @@ struct supervisor {
 	pid_t webhook_pid;
 	uint64_t webhook_respawn_ms;
 	uint64_t next_heartbeat_ms;
+	uint64_t next_heal_ms;
+	bool heal_failing; /* said once until a round works again */
 };
 
 static pid_t spawn(struct daemon *d, int k)
@@ -287,6 +289,68 @@ static void workers_watch(struct supervisor *s)
 	}
 }
 
+/* Puts back in the node's in-flight list the token of each job a worker
+ * here has claimed and still runs, where Redis lost it: a Sentinel
+ * failover can undo the BLMOVE that took it, and then the scheduler would
+ * count the slot free and another node's claim would take the running job
+ * over. Each round, done or not, counts in the node's registry
+ * (EXEC_HEAL_ROUNDS_FIELD), in the same script: a claim waits for two
+ * rounds before it believes the list (job.c). A job acknowledged between
+ * the slots' read and the script has its copy taken out again; one missed
+ * that way is the reconciler's (it drops tokens of finished jobs). */
+static void inflight_heal(struct supervisor *s)
+{
+	static const char lua[] =
+		"local have = {};"
+		"for _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do have[v] = true end;"
+		"local put = {};"
+		"for _, t in ipairs(ARGV) do"
+		"  if not have[t] then redis.call('LPUSH', KEYS[1], t); have[t] = true; put[#put + 1] = t end end;"
+		"if redis.call('EXISTS', KEYS[2]) == 1 then"
+		"  redis.call('HINCRBY', KEYS[2], '" EXEC_HEAL_ROUNDS_FIELD "', 1) end;"
+		"return put";
+	struct daemon *d = s->d;
+	char exec_key[GV_QUEUE_KEY_MAX];
+	char tokens[DAEMON_MAX_WORKERS + DAEMON_MAX_BURST][GV_QUEUE_TOKEN_MAX + 1];
+	const char *argv[4 + DAEMON_MAX_WORKERS + DAEMON_MAX_BURST] = { "EVAL", lua, "2", s->inflight, exec_key };
+	int argc = 5;
+	struct gv_err err;
+	if (gv_queue_key_exec(exec_key, sizeof(exec_key), d->node, &err) != 0)
+		return;
+	for (int k = 0; k < d->workers; k++) {
+		const struct worker_slot *slot = &d->slots[k];
+		if (d->pids[k] <= 0 || !__atomic_load_n(&slot->claimed, __ATOMIC_ACQUIRE))
+			continue;
+		memcpy(tokens[k], (const char *)slot->token, sizeof(tokens[k]));
+		tokens[k][sizeof(tokens[k]) - 1] = '\0';
+		if (tokens[k][0])
+			argv[argc++] = tokens[k];
+	}
+	redisReply *put = gv_redis_commandv(s->r, argc, argv, NULL, &err);
+	if (!put) {
+		if (!s->heal_failing)
+			gv_warn(&d->log, "checking %s: %s", s->inflight, err.msg);
+		s->heal_failing = true;
+		return;
+	}
+	s->heal_failing = false;
+	for (size_t i = 0; put->type == REDIS_REPLY_ARRAY && i < put->elements; i++) {
+		const char *token = put->element[i]->str;
+		if (put->element[i]->type != REDIS_REPLY_STRING)
+			continue;
+		bool still = false;
+		for (int k = 0; k < d->workers && !still; k++)
+			still = __atomic_load_n(&d->slots[k].claimed, __ATOMIC_ACQUIRE) &&
+				strcmp((const char *)d->slots[k].token, token) == 0;
+		if (still)
+			gv_warn(&d->log, "%s put back in %s: Redis had lost it while a worker here runs the job", token,
+				s->inflight);
+		else
+			gv_redis_reply_free(gv_redis_command(s->r, &err, "LREM %s 1 %s", s->inflight, token));
+	}
+	gv_redis_reply_free(put);
+}
+
 /* The supervisor's loop, until *stop. */
 static void supervise(struct supervisor *s)
 {
@@ -300,6 +364,10 @@ static void supervise(struct supervisor *s)
 			heartbeat(s);
 			exec_daemon_publish_languages(d, s->r);
 			s->next_heartbeat_ms = now + d->cfg->heartbeat_interval_ms;
+		}
+		if (now >= s->next_heal_ms) {
+			inflight_heal(s);
+			s->next_heal_ms = now + EXEC_INFLIGHT_HEAL_MS;
 		}
 		gv_backoff_sleep_ms(100);
 	}

@@ -51,6 +51,9 @@ struct kernel_pool_slot {
 struct worker_slot {
 	volatile int state; /* 0 starting, 1 ready, 2 failed */
 	char token[GV_QUEUE_TOKEN_MAX + 1];
+	/* 1 from the job's claim in PostgreSQL to its acknowledgement: the
+	 * supervisor keeps token in the node's in-flight list meanwhile. */
+	volatile int claimed;
 	char error[GV_ERR_MSG_MAX];
 	struct kernel_pool_slot kpool;
 };
@@ -146,6 +149,14 @@ void exec_daemon_job_run(struct worker *w, const char *token);
 /* job.c: puts a token this worker took back in front of its tenant queue
  * (logged; when that fails the scheduler does it once the node is gone). */
 void exec_daemon_hand_back(struct worker *w, const char *token, const char *why);
+/* The supervisor's check of the node's in-flight list (daemon.c) runs this
+ * often and counts its rounds in the node's registry hash under this
+ * field; a claim waits two rounds before it takes over a job whose node is
+ * alive (job.c). */
+#define EXEC_INFLIGHT_HEAL_MS 1000u
+#define EXEC_HEAL_ROUNDS_FIELD "heal_rounds"
+/* Marks this worker's job claimed (running here) or not. */
+void exec_daemon_slot_claimed(struct worker *w, bool claimed);
 
 /* job.c: the tenant's current egress policy into w->egress (never from
  * the request); w->egress_granted tells whether it grants a network. -1

@@ -158,6 +158,67 @@ static long inflight_copies(struct worker *w, const char *node, const char *toke
 	return copies;
 }
 
+/* 1 when node is registered (heartbeating, not declared dead), 0 when
+ * not, -1 when Redis failed. */
+static int node_registered(struct worker *w, const char *node, struct gv_err *err)
+{
+	char key[GV_QUEUE_KEY_MAX];
+	if (gv_queue_key_exec(key, sizeof(key), node, err) != 0)
+		return -1;
+	const char *argv[] = { "EXISTS", key };
+	redisReply *rep = gv_redis_commandv(w->r, 2, argv, NULL, err);
+	if (!rep)
+		return -1;
+	int alive = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0;
+	gv_redis_reply_free(rep);
+	return alive;
+}
+
+/* The node's count of in-flight checks (EXEC_HEAL_ROUNDS_FIELD): 0 when
+ * it has none or is not registered, -1 when Redis failed. */
+static long heal_rounds(struct worker *w, const char *node, struct gv_err *err)
+{
+	char key[GV_QUEUE_KEY_MAX];
+	if (gv_queue_key_exec(key, sizeof(key), node, err) != 0)
+		return -1;
+	const char *argv[] = { "HGET", key, EXEC_HEAL_ROUNDS_FIELD };
+	redisReply *rep = gv_redis_commandv(w->r, 3, argv, NULL, err);
+	if (!rep)
+		return -1;
+	long n = rep->type == REDIS_REPLY_STRING ? strtol(rep->str, NULL, 10) : 0;
+	gv_redis_reply_free(rep);
+	return n;
+}
+
+/* A node alive whose in-flight list lacks a job it runs (its BLMOVE undone
+ * by a failover) puts the token back in its next check (daemon.c): waits
+ * until two checks have run since now, or HEAL_WAIT_MS for a node that
+ * does not check (stuck, or declared dead meanwhile). -1 when Redis
+ * failed. */
+#define HEAL_WAIT_MS 10000u
+static int other_node_heal_wait(struct worker *w, const char *node, struct gv_err *err)
+{
+	int alive = node_registered(w, node, err);
+	if (alive <= 0)
+		return alive;
+	long first = heal_rounds(w, node, err);
+	uint64_t until = exec_daemon_mono_ms() + HEAL_WAIT_MS;
+	while (first >= 0 && exec_daemon_mono_ms() < until) {
+		gv_backoff_sleep_ms(EXEC_INFLIGHT_HEAL_MS / 4);
+		long now = heal_rounds(w, node, err);
+		if (now < 0)
+			return -1;
+		if (now >= first + 2)
+			return 0;
+	}
+	return first < 0 ? -1 : 0;
+}
+
+void exec_daemon_slot_claimed(struct worker *w, bool claimed)
+{
+	__atomic_store_n(&w->d->slots[w->index].claimed, claimed ? 1 : 0, __ATOMIC_RELEASE);
+}
+
 /* One claim statement: marks the row running on this node and returns
  * (true, request, NULL, attempts, NULL), or (false, NULL, status, NULL,
  * node) as the row was when it could not be claimed. A row is claimed when
@@ -193,7 +254,9 @@ static PGresult *claim_once(struct worker *w, const struct gv_queue_token *t, co
  * token (this node's worker died, or this node restarted); on another
  * node, when that node's in-flight list no longer holds it (the node was
  * declared dead and its jobs handed back, or its worker handed this one
- * back). A PostgreSQL failure is retried for CLAIM_RETRY_MS with the same
+ * back), read again after two of that node's checks while it is alive
+ * (a failover can undo its BLMOVE; its supervisor puts the token back).
+ * A PostgreSQL failure is retried for CLAIM_RETRY_MS with the same
  * rule, which also makes a retry after a claim whose commit was lost in a
  * failover find its own claim. */
 static char *claim(struct worker *w, const char *token, const struct gv_queue_token *t, char *status,
@@ -213,7 +276,13 @@ static char *claim(struct worker *w, const char *token, const struct gv_queue_to
 			char other[GV_QUEUE_NODE_MAX + 1];
 			snprintf(other, sizeof(other), "%s", PQgetvalue(res, 0, 4));
 			long held = inflight_copies(w, other, token, err);
+			if (held == 0 && other_node_heal_wait(w, other, err) != 0)
+				held = -1;
+			else if (held == 0)
+				held = inflight_copies(w, other, token, err);
 			if (held == 0) {
+				gv_warn(&w->d->log, "%s: taking it over from %s (running there, not in its in-flight list)",
+					t->sid, other);
 				PQclear(res);
 				res = claim_once(w, t, other, err);
 			} else if (held < 0) {
@@ -342,6 +411,7 @@ void exec_daemon_hand_back(struct worker *w, const char *token_in, const char *w
 	char token[GV_QUEUE_TOKEN_MAX + 1];
 	snprintf(token, sizeof(token), "%s", token_in);
 	struct worker_slot *slot = &w->d->slots[w->index];
+	exec_daemon_slot_claimed(w, false);
 	if (strcmp(slot->token, token) == 0)
 		slot->token[0] = '\0';
 	char inf[GV_QUEUE_KEY_MAX];
@@ -524,6 +594,7 @@ static void acknowledge(struct worker *w, const struct gv_queue_token *t, const 
 {
 	struct gv_backoff_window tries;
 	gv_backoff_window_start(&tries, ACK_RETRY_MS, 200, 2000);
+	exec_daemon_slot_claimed(w, false);
 	while (gv_queue_complete(w->r, w->d->node, t, err) != 0) {
 		if (!gv_backoff_window_next(&tries)) {
 			gv_warn(ctx, "acknowledging: %s (the result stands; the reconciler frees the slot)", err->msg);
@@ -591,6 +662,8 @@ void exec_daemon_job_run(struct worker *w, const char *token)
 		gv_backoff_sleep_ms(1000);
 		return;
 	}
+	if (req)
+		exec_daemon_slot_claimed(w, true);
 	if (gone && strcmp(status, "running") == 0) {
 		gv_warn(&j.ctx, "not run again: another worker or node is running it (a token given out twice)");
 		drop_duplicate_token(w, token, held_by_other_worker(w, token), &err);

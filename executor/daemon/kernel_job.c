@@ -175,6 +175,7 @@ static void finish(struct kernel_job *kj, const struct exec_kernel_outcome *o)
 	if (write_end(kj, o, &err) != 0)
 		gv_error(&kj->ctx, "recording the kernel's end: %s", err.msg);
 	exec_kernel_announce_end(w->r, kj->t->sid, o->reason);
+	exec_daemon_slot_claimed(w, false);
 	if (gv_queue_complete(w->r, w->d->node, kj->t, &err) != 0)
 		gv_warn(&kj->ctx, "acknowledging: %s", err.msg);
 }

@@ -191,6 +191,7 @@ static void worker_loop(struct worker *w)
 		}
 		snprintf(slot->token, sizeof(slot->token), "%s", token);
 		exec_daemon_job_run(w, token);
+		exec_daemon_slot_claimed(w, false);
 		slot->token[0] = '\0';
 	}
 }

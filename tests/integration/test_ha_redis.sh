@@ -314,6 +314,13 @@ say "switchover: master now ${NOW_MASTER/ /:}; $GOOD of $N2 submissions done onc
 		sql -c "SELECT id, status, node, attempts FROM submissions WHERE id IN ($ID_LIST2) AND status <> 'done'" |
 			head -5 | sed 's/^/# not done: /'
 		grep -h "a token given out twice\|claim.*failed\|READONLY" "$TMP"/n1.log "$TMP"/n2.log 2>/dev/null | tail -n 5 | sed 's/^/# /'
+		# Every daemon's log kept for a look after the run.
+		KEPT=$(mktemp -d /tmp/gavel-ha-redis-logs.XXXXXX) && cp -r "$TMP"/*.log "$TMP/redis" "$KEPT"/ 2>/dev/null &&
+			say "logs kept in $KEPT"
+		# The story of the first one claimed twice, from every daemon.
+		TWICE=$(awk '$3 > 1 {print $1; exit}' "$TMP/results2")
+		[ -n "$TWICE" ] && grep -h "$TWICE\|put back in\|switch\|master" "$TMP"/*.log 2>/dev/null |
+			grep -v "^#" | sort | tail -n 30 | cut -c1-240 | sed 's/^/# /'
 	}
 [ $n -eq 15 ] || say "planned 15, ran $n"
 [ $fails -eq 0 ]
