@@ -29,8 +29,17 @@ static int file_path(struct exec_problem *p, int dirfd, const char *dir_rel, con
 		return exec_problem_resolve_link(p, dirfd, dir_rel, name, out, err);
 	if (!S_ISREG(st->st_mode))
 		return gv_err_set(err, GV_EINVAL, "%s/%s: not a regular file", dir_rel, name);
-	char buf[EXEC_PROBLEM_REL_MAX + EXEC_PROBLEM_NAME_MAX + 2];
-	snprintf(buf, sizeof(buf), "%s/%s", dir_rel, name);
+	/* Refused here, not when the judge opens it after the program ran
+	 * (an IE). The path is shown cut: whole, it would fill the message. */
+	size_t len = strlen(dir_rel) + 1 + strlen(name);
+	if (len > EXEC_PROBLEM_REL_MAX)
+		return gv_err_set(err, GV_EINVAL, "%.80s.../%.80s: a path of %zu bytes in the package (at most %d)",
+				  dir_rel, name, len, EXEC_PROBLEM_REL_MAX);
+	char buf[EXEC_PROBLEM_REL_MAX + 1];
+	size_t dl = strlen(dir_rel);
+	memcpy(buf, dir_rel, dl);
+	buf[dl] = '/';
+	memcpy(buf + dl + 1, name, len - dl); /* with its NUL */
 	*out = exec_problem_strdup(buf, err);
 	return *out ? 0 : -1;
 }
