@@ -106,14 +106,10 @@ wait_done() { # sid -> last_body of the finished submission
 	done
 	return 1
 }
-# Every pytest folder (the forged and the hidden-file readers among them);
-# two of JUnit's and GoogleTest's (a JVM per test is slow); the C ones come
-# with the course in e.
-SUBS=(tests/problems/suite_pytest/submissions/*/*
-	tests/problems/suite_junit5/submissions/accepted/all_pass_scores_4
-	tests/problems/suite_junit5/submissions/time_limit_exceeded/loop_in_one_scores_3
-	tests/problems/suite_gtest/submissions/accepted/all_pass_scores_4
-	tests/problems/suite_gtest/submissions/wrong_answer/some_pass_scores_1)
+# tests/lib/suite_service_subs.sh's list; the C ones come with the course
+# in e.
+. tests/lib/suite_service_subs.sh
+SUBS=("${SUITE_SERVICE_SUBS[@]}")
 declare -A SID_OF
 for s in "${SUBS[@]}"; do
 	pkg=$(cut -d/ -f3 <<<"$s")
