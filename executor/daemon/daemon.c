@@ -312,7 +312,7 @@ static void inflight_heal(struct supervisor *s)
 	struct daemon *d = s->d;
 	char exec_key[GV_QUEUE_KEY_MAX];
 	char tokens[DAEMON_MAX_WORKERS + DAEMON_MAX_BURST][GV_QUEUE_TOKEN_MAX + 1];
-	const char *argv[4 + DAEMON_MAX_WORKERS + DAEMON_MAX_BURST] = { "EVAL", lua, "2", s->inflight, exec_key };
+	const char *argv[5 + DAEMON_MAX_WORKERS + DAEMON_MAX_BURST] = { "EVAL", lua, "2", s->inflight, exec_key };
 	int argc = 5;
 	struct gv_err err;
 	if (gv_queue_key_exec(exec_key, sizeof(exec_key), d->node, &err) != 0)
