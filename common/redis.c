@@ -18,7 +18,7 @@ struct gv_redis {
 	unsigned reconnects;
 	unsigned seed;
 	struct gv_redis_addr master; /* behind Sentinels: the server ctx is on */
-	uint64_t master_checked_ms;
+	uint64_t master_check_ms;    /* when to ask them again */
 };
 
 /* Behind Sentinels, how often a connection asks them whether its server is
@@ -29,6 +29,9 @@ struct gv_redis {
  * when it becomes a replica. */
 #define MASTER_RECHECK_MS 1000u
 #define MASTER_RECHECK_TIMEOUT_MS 500
+/* Sentinels that did not answer are asked again only after this: each try
+ * can block a command for MASTER_RECHECK_TIMEOUT_MS per Sentinel. */
+#define MASTER_RECHECK_AFTER_FAILURE_MS 10000u
 
 /* ------------------------------------------------------------- URL parsing */
 
@@ -539,17 +542,20 @@ redisContext *gv_redis_connect_url(const struct gv_redis_url *u, int connect_tim
 
 /* Whether the Sentinels now name another master than the one r is on,
  * asked at most every MASTER_RECHECK_MS. Sentinels that do not answer
- * leave the connection as it is: a broken one is found by its commands. */
+ * leave the connection as it is (a broken one is found by its commands)
+ * and are asked again after MASTER_RECHECK_AFTER_FAILURE_MS. */
 static bool master_moved(struct gv_redis *r)
 {
 	uint64_t now = gv_mono_ms();
-	if (!r->url.is_sentinel || now - r->master_checked_ms < MASTER_RECHECK_MS)
+	if (!r->url.is_sentinel || now < r->master_check_ms)
 		return false;
-	r->master_checked_ms = now;
 	struct gv_redis_addr named;
 	struct gv_err err;
-	if (gv_redis_sentinel_master(&r->url, MASTER_RECHECK_TIMEOUT_MS, &named, &err) != 0)
+	if (gv_redis_sentinel_master(&r->url, MASTER_RECHECK_TIMEOUT_MS, &named, &err) != 0) {
+		r->master_check_ms = gv_mono_ms() + MASTER_RECHECK_AFTER_FAILURE_MS;
 		return false;
+	}
+	r->master_check_ms = gv_mono_ms() + MASTER_RECHECK_MS;
 	return named.port != r->master.port || strcmp(named.host, r->master.host) != 0;
 }
 
@@ -564,7 +570,7 @@ static int connect_with_backoff(struct gv_redis *r, struct gv_err *err)
 		}
 		r->ctx = connect_url_at(&r->url, r->opts.connect_timeout_ms, timeout, &r->master, err);
 		if (r->ctx) {
-			r->master_checked_ms = gv_mono_ms();
+			r->master_check_ms = gv_mono_ms() + MASTER_RECHECK_MS;
 			return 0;
 		}
 	}

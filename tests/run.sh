@@ -137,11 +137,11 @@ else
 	for t in tests/integration/*.sh; do
 		[ -f "$t" ] || continue
 		# Less than the tests do when run alone, for the run's 45 minutes
-		# on 2 cores: test_service_scale's first phase 80 submissions
+		# on 2 cores: test_service_scale's first phase 120 submissions
 		# instead of 300 (555 s), the HA tests' failover loads 60 instead
 		# of 160 and 200 (~400 s together), and the judge fixtures leave
 		# the suite submissions test_suites_api judges to it (~150 s).
-		GAVEL_SCALE_N1=${GAVEL_SCALE_N1:-80} GAVEL_HA_N=${GAVEL_HA_N:-60} \
+		GAVEL_SCALE_N1=${GAVEL_SCALE_N1:-120} GAVEL_HA_N=${GAVEL_HA_N:-60} \
 			GAVEL_FIXTURES_SKIP_SUITE_SERVICE=${GAVEL_FIXTURES_SKIP_SUITE_SERVICE:-1} run_tap "integration/$(basename "$t")" 900 bash "$t"
 		settle_submissions "integration/$(basename "$t")"
 	done
