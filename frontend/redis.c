@@ -7,7 +7,9 @@
  * connection first asks the Sentinels in turn, on a context of its own
  * (the probe), where the master is, then connects there and checks ROLE;
  * a connection that lands on a replica, or whose command meets READONLY,
- * is dropped and made again the same way. Nothing here blocks the loop. */
+ * is dropped and made again the same way; and every WATCH_MS one Sentinel
+ * is asked again, and a connection on another server than the one it
+ * names is dropped too. Nothing here blocks the loop. */
 #include "frontend/redis.h"
 
 #include <hiredis/adapters/libevent.h>
@@ -54,7 +56,18 @@ struct fe_redis {
 	struct sub_chan *chans;
 	unsigned seed;
 	bool closing;
+	/* Sentinel URLs: every WATCH_MS one Sentinel is asked whether the
+	 * master is still where the connections are. */
+	struct event *watch;
+	redisAsyncContext *watch_ac;
+	size_t watch_next;
 };
+
+/* A planned failover (SENTINEL FAILOVER) leaves the old master a master
+ * until the Sentinels look at it again, ~10 s later: connections on it
+ * neither break nor meet READONLY, and what they write meanwhile (an
+ * enqueue) is thrown away when it becomes a replica. */
+#define WATCH_MS 1000
 
 struct pending {
 	fe_redis_cb cb;
@@ -63,6 +76,7 @@ struct pending {
 
 static void conn_start(struct conn *c);
 static void probe_start(struct conn *c);
+static void watch_arm(struct fe_redis *r);
 
 static void schedule_retry(struct conn *c)
 {
@@ -318,6 +332,99 @@ static void conn_start(struct conn *c)
 	evtimer_add(c->timeout, &tv);
 }
 
+/* Drops the watch's Sentinel connection, if any, without its callbacks. */
+static void watch_drop(struct fe_redis *r)
+{
+	if (!r->watch_ac)
+		return;
+	redisAsyncContext *ac = r->watch_ac;
+	r->watch_ac = NULL;
+	ac->data = NULL;
+	redisAsyncFree(ac);
+}
+
+static void on_watch_reply(redisAsyncContext *ac, void *reply, void *privdata)
+{
+	struct fe_redis *r = privdata;
+	redisReply *rep = reply;
+	if (!rep || !ac->data)
+		return;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && rep->element[0]->type == REDIS_REPLY_STRING &&
+	    rep->element[1]->type == REDIS_REPLY_STRING) {
+		long port = strtol(rep->element[1]->str, NULL, 10);
+		struct conn *conns[] = { &r->cmd, &r->sub };
+		for (size_t i = 0; i < 2; i++) {
+			struct conn *c = conns[i];
+			if (!c->up || !c->ac || (c->master.port == port && strcmp(c->master.host, rep->element[0]->str) == 0))
+				continue;
+			gv_warn(NULL, "redis: the Sentinels name %s:%ld the master; the %s connection moves there",
+				rep->element[0]->str, port, c->is_sub ? "subscriber" : "command");
+			redisAsyncDisconnect(c->ac);
+		}
+	} else {
+		r->watch_next++; /* this Sentinel does not know: the next one, next time */
+	}
+	redisAsyncDisconnect(ac);
+}
+
+static void on_watch_connect(const redisAsyncContext *ac, int status)
+{
+	struct fe_redis *r = ac->data;
+	if (!r || status == REDIS_OK)
+		return;
+	r->watch_ac = NULL; /* hiredis frees it after this callback */
+	r->watch_next++;
+}
+
+static void on_watch_disconnect(const redisAsyncContext *ac, int status)
+{
+	(void)status;
+	struct fe_redis *r = ac->data;
+	if (r)
+		r->watch_ac = NULL;
+}
+
+static void on_watch_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct fe_redis *r = arg;
+	if (r->closing)
+		return;
+	if (r->watch_ac) {
+		/* The last one did not answer within WATCH_MS. */
+		watch_drop(r);
+		r->watch_next++;
+	}
+	if (r->cmd.up || r->sub.up) {
+		const struct gv_redis_addr *s = &r->url.sentinels[r->watch_next % r->url.n_sentinels];
+		redisAsyncContext *ac = redisAsyncConnect(s->host, s->port);
+		if (ac && !ac->err) {
+			ac->data = r;
+			r->watch_ac = ac;
+			redisLibeventAttach(ac, r->base);
+			redisAsyncSetConnectCallback(ac, on_watch_connect);
+			redisAsyncSetDisconnectCallback(ac, on_watch_disconnect);
+			if (r->url.sentinel_user[0])
+				redisAsyncCommand(ac, NULL, NULL, "AUTH %s %s", r->url.sentinel_user,
+						  r->url.sentinel_password);
+			else if (r->url.sentinel_password[0])
+				redisAsyncCommand(ac, NULL, NULL, "AUTH %s", r->url.sentinel_password);
+			redisAsyncCommand(ac, on_watch_reply, r, "SENTINEL get-master-addr-by-name %s",
+					  r->url.master_name);
+		} else if (ac) {
+			redisAsyncFree(ac);
+		}
+	}
+	watch_arm(r);
+}
+
+static void watch_arm(struct fe_redis *r)
+{
+	struct timeval tv = { WATCH_MS / 1000, (WATCH_MS % 1000) * 1000 };
+	evtimer_add(r->watch, &tv);
+}
+
 static int conn_init(struct fe_redis *r, struct conn *c, bool is_sub)
 {
 	c->owner = r;
@@ -351,6 +458,15 @@ struct fe_redis *fe_redis_new(struct event_base *base, const char *url, int conn
 		fe_redis_free(r);
 		return NULL;
 	}
+	if (r->url.is_sentinel && r->url.n_sentinels > 0) {
+		r->watch = evtimer_new(base, on_watch_tick, r);
+		if (!r->watch) {
+			gv_err_set(err, ENOMEM, "out of memory");
+			fe_redis_free(r);
+			return NULL;
+		}
+		watch_arm(r);
+	}
 	conn_start(&r->cmd);
 	conn_start(&r->sub);
 	return r;
@@ -383,6 +499,9 @@ void fe_redis_free(struct fe_redis *r)
 	if (!r)
 		return;
 	r->closing = true;
+	if (r->watch)
+		event_free(r->watch);
+	watch_drop(r);
 	conn_close(&r->cmd);
 	conn_close(&r->sub);
 	struct sub_chan *s = r->chans;
