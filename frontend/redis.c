@@ -244,6 +244,32 @@ static void on_probe_disconnect(const redisAsyncContext *ac, int status)
 		probe_next(c);
 }
 
+/* A connection to Sentinel number k (mod their count), its data, with
+ * their AUTH and the question where the master is (on_reply gets data as
+ * its privdata); NULL when it cannot even be started. */
+static redisAsyncContext *sentinel_ask(struct fe_redis *r, size_t k, void *data,
+				       redisConnectCallback *connected, redisDisconnectCallback *disconnected,
+				       redisCallbackFn *on_reply)
+{
+	const struct gv_redis_addr *s = &r->url.sentinels[k % r->url.n_sentinels];
+	redisAsyncContext *ac = redisAsyncConnect(s->host, s->port);
+	if (!ac || ac->err) {
+		if (ac)
+			redisAsyncFree(ac);
+		return NULL;
+	}
+	ac->data = data;
+	redisLibeventAttach(ac, r->base);
+	redisAsyncSetConnectCallback(ac, connected);
+	redisAsyncSetDisconnectCallback(ac, disconnected);
+	if (r->url.sentinel_user[0])
+		redisAsyncCommand(ac, NULL, NULL, "AUTH %s %s", r->url.sentinel_user, r->url.sentinel_password);
+	else if (r->url.sentinel_password[0])
+		redisAsyncCommand(ac, NULL, NULL, "AUTH %s", r->url.sentinel_password);
+	redisAsyncCommand(ac, on_reply, data, "SENTINEL get-master-addr-by-name %s", r->url.master_name);
+	return ac;
+}
+
 /* Asks the next Sentinel for the master; after a round of them that named
  * none, waits (backoff) and starts over. */
 static void probe_start(struct conn *c)
@@ -256,25 +282,14 @@ static void probe_start(struct conn *c)
 		schedule_retry(c);
 		return;
 	}
-	const struct gv_redis_addr *s = &r->url.sentinels[c->next_sentinel++ % r->url.n_sentinels];
 	c->asked++;
-	redisAsyncContext *ac = redisAsyncConnect(s->host, s->port);
-	if (!ac || ac->err) {
-		if (ac)
-			redisAsyncFree(ac);
+	redisAsyncContext *ac = sentinel_ask(r, c->next_sentinel++, c, on_probe_connect, on_probe_disconnect,
+					     on_probe_reply);
+	if (!ac) {
 		probe_start(c);
 		return;
 	}
-	ac->data = c;
 	c->probe = ac;
-	redisLibeventAttach(ac, r->base);
-	redisAsyncSetConnectCallback(ac, on_probe_connect);
-	redisAsyncSetDisconnectCallback(ac, on_probe_disconnect);
-	if (r->url.sentinel_user[0])
-		redisAsyncCommand(ac, NULL, NULL, "AUTH %s %s", r->url.sentinel_user, r->url.sentinel_password);
-	else if (r->url.sentinel_password[0])
-		redisAsyncCommand(ac, NULL, NULL, "AUTH %s", r->url.sentinel_password);
-	redisAsyncCommand(ac, on_probe_reply, c, "SENTINEL get-master-addr-by-name %s", r->url.master_name);
 	struct timeval tv = { r->connect_timeout_ms / 1000, (r->connect_timeout_ms % 1000) * 1000 };
 	evtimer_add(c->timeout, &tv);
 }
@@ -396,26 +411,8 @@ static void on_watch_tick(evutil_socket_t fd, short what, void *arg)
 		watch_drop(r);
 		r->watch_next++;
 	}
-	if (r->cmd.up || r->sub.up) {
-		const struct gv_redis_addr *s = &r->url.sentinels[r->watch_next % r->url.n_sentinels];
-		redisAsyncContext *ac = redisAsyncConnect(s->host, s->port);
-		if (ac && !ac->err) {
-			ac->data = r;
-			r->watch_ac = ac;
-			redisLibeventAttach(ac, r->base);
-			redisAsyncSetConnectCallback(ac, on_watch_connect);
-			redisAsyncSetDisconnectCallback(ac, on_watch_disconnect);
-			if (r->url.sentinel_user[0])
-				redisAsyncCommand(ac, NULL, NULL, "AUTH %s %s", r->url.sentinel_user,
-						  r->url.sentinel_password);
-			else if (r->url.sentinel_password[0])
-				redisAsyncCommand(ac, NULL, NULL, "AUTH %s", r->url.sentinel_password);
-			redisAsyncCommand(ac, on_watch_reply, r, "SENTINEL get-master-addr-by-name %s",
-					  r->url.master_name);
-		} else if (ac) {
-			redisAsyncFree(ac);
-		}
-	}
+	if (r->cmd.up || r->sub.up)
+		r->watch_ac = sentinel_ask(r, r->watch_next, r, on_watch_connect, on_watch_disconnect, on_watch_reply);
 	watch_arm(r);
 }
 

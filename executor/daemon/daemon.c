@@ -23,9 +23,7 @@
 
 uint64_t exec_daemon_mono_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return gv_mono_ms();
 }
 
 struct gv_redis *exec_daemon_redis_open(const struct exec_daemon_config *c, int command_timeout_ms,

@@ -158,60 +158,47 @@ static long inflight_copies(struct worker *w, const char *node, const char *toke
 	return copies;
 }
 
-/* 1 when node is registered (heartbeating, not declared dead), 0 when
- * not, -1 when Redis failed. */
-static int node_registered(struct worker *w, const char *node, struct gv_err *err)
-{
-	char key[GV_QUEUE_KEY_MAX];
-	if (gv_queue_key_exec(key, sizeof(key), node, err) != 0)
-		return -1;
-	const char *argv[] = { "EXISTS", key };
-	redisReply *rep = gv_redis_commandv(w->r, 2, argv, NULL, err);
-	if (!rep)
-		return -1;
-	int alive = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0;
-	gv_redis_reply_free(rep);
-	return alive;
-}
+#define NODE_GONE (-2)
 
-/* The node's count of in-flight checks (EXEC_HEAL_ROUNDS_FIELD): 0 when
- * it has none or is not registered, -1 when Redis failed. */
+/* The node's count of in-flight checks (EXEC_HEAL_ROUNDS_FIELD, 0 before
+ * its first); NODE_GONE when it is not registered (declared dead, or
+ * gone), -1 when Redis failed. */
 static long heal_rounds(struct worker *w, const char *node, struct gv_err *err)
 {
 	char key[GV_QUEUE_KEY_MAX];
 	if (gv_queue_key_exec(key, sizeof(key), node, err) != 0)
 		return -1;
-	const char *argv[] = { "HGET", key, EXEC_HEAL_ROUNDS_FIELD };
-	redisReply *rep = gv_redis_commandv(w->r, 3, argv, NULL, err);
+	const char *argv[] = { "HMGET", key, "heartbeat_ms", EXEC_HEAL_ROUNDS_FIELD };
+	redisReply *rep = gv_redis_commandv(w->r, 4, argv, NULL, err);
 	if (!rep)
 		return -1;
-	long n = rep->type == REDIS_REPLY_STRING ? strtol(rep->str, NULL, 10) : 0;
+	long n = NODE_GONE;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && rep->element[0]->type == REDIS_REPLY_STRING)
+		n = rep->element[1]->type == REDIS_REPLY_STRING ? strtol(rep->element[1]->str, NULL, 10) : 0;
 	gv_redis_reply_free(rep);
 	return n;
 }
 
 /* A node alive whose in-flight list lacks a job it runs (its BLMOVE undone
  * by a failover) puts the token back in its next check (daemon.c): waits
- * until two checks have run since now, or HEAL_WAIT_MS for a node that
- * does not check (stuck, or declared dead meanwhile). -1 when Redis
- * failed. */
+ * until two checks have run since now, the node is gone, or HEAL_WAIT_MS
+ * passed (a node that does not check: stuck). -1 when Redis failed. */
 #define HEAL_WAIT_MS 10000u
 static int other_node_heal_wait(struct worker *w, const char *node, struct gv_err *err)
 {
-	int alive = node_registered(w, node, err);
-	if (alive <= 0)
-		return alive;
 	long first = heal_rounds(w, node, err);
+	if (first < 0)
+		return first == NODE_GONE ? 0 : -1;
 	uint64_t until = exec_daemon_mono_ms() + HEAL_WAIT_MS;
-	while (first >= 0 && exec_daemon_mono_ms() < until) {
+	while (exec_daemon_mono_ms() < until) {
 		gv_backoff_sleep_ms(EXEC_INFLIGHT_HEAL_MS / 4);
 		long now = heal_rounds(w, node, err);
-		if (now < 0)
+		if (now == -1)
 			return -1;
-		if (now >= first + 2)
+		if (now == NODE_GONE || now >= first + 2)
 			return 0;
 	}
-	return first < 0 ? -1 : 0;
+	return 0;
 }
 
 void exec_daemon_slot_claimed(struct worker *w, bool claimed)
