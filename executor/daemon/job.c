@@ -158,7 +158,7 @@ static long inflight_copies(struct worker *w, const char *node, const char *toke
 	return copies;
 }
 
-#define NODE_GONE (-2)
+#define NODE_GONE (-2) /* the script's -2 too */
 
 /* The node's count of in-flight checks (EXEC_HEAL_ROUNDS_FIELD, 0 before
  * its first); NODE_GONE when it is not registered (declared dead, or
@@ -168,13 +168,15 @@ static long heal_rounds(struct worker *w, const char *node, struct gv_err *err)
 	char key[GV_QUEUE_KEY_MAX];
 	if (gv_queue_key_exec(key, sizeof(key), node, err) != 0)
 		return -1;
-	const char *argv[] = { "HMGET", key, "heartbeat_ms", EXEC_HEAL_ROUNDS_FIELD };
-	redisReply *rep = gv_redis_commandv(w->r, 4, argv, NULL, err);
+	/* A script: the executor's Redis user may run EXISTS and HGET, not
+	 * HMGET (deploy/redis/). */
+	static const char lua[] = "if redis.call('EXISTS', KEYS[1]) == 0 then return -2 end;"
+				  "return tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')";
+	const char *argv[] = { "EVAL", lua, "1", key, EXEC_HEAL_ROUNDS_FIELD };
+	redisReply *rep = gv_redis_commandv(w->r, 5, argv, NULL, err);
 	if (!rep)
 		return -1;
-	long n = NODE_GONE;
-	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && rep->element[0]->type == REDIS_REPLY_STRING)
-		n = rep->element[1]->type == REDIS_REPLY_STRING ? strtol(rep->element[1]->str, NULL, 10) : 0;
+	long n = rep->type == REDIS_REPLY_INTEGER ? (long)rep->integer : NODE_GONE;
 	gv_redis_reply_free(rep);
 	return n;
 }
