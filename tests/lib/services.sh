@@ -24,11 +24,13 @@
 _services_local=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/deploy/local/gavel-local
 
 # Prints a TCP port in 20000-39999 that nothing listens on and that differs
-# from the ports given as arguments.
+# from the ports given as arguments. GAVEL_PORT_BASE and GAVEL_PORT_SPAN
+# move the range: the fresh-root check, which picks its ports minutes before
+# its servers listen, takes 10000-19999, where no other test picks.
 _services_free_port() {
-	local p i x taken
+	local p i x taken base=${GAVEL_PORT_BASE:-20000} span=${GAVEL_PORT_SPAN:-20000}
 	for ((i = 0; i < 200; i++)); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 20000))
+		p=$((base + (RANDOM * 32768 + RANDOM) % span))
 		taken=0
 		for x in "$@"; do [ "$x" = "$p" ] && taken=1; done
 		[ $taken -eq 0 ] || continue
