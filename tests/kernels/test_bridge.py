@@ -253,10 +253,11 @@ def check(name):
                 fn(*a)
             except Exception as e:
                 RESULTS.append(False)
-                print("FAIL %-40s %6.2fs  %s: %s" % (name, time.monotonic() - t, type(e).__name__, e), flush=True)
+                print("not ok %d - %s (%.2fs): %s: %s" % (len(RESULTS), name, time.monotonic() - t,
+                                                       type(e).__name__, e), flush=True)
                 return False
             RESULTS.append(True)
-            print("ok   %-40s %6.2fs" % (name, time.monotonic() - t), flush=True)
+            print("ok %d - %s (%.2fs)" % (len(RESULTS), name, time.monotonic() - t), flush=True)
             return True
         return run()
     return deco
@@ -298,7 +299,8 @@ def main():
                 x.proc.kill()
                 x.proc.wait()
     ok = all(RESULTS)
-    print("%s: %d checks, %d failed, %.1fs" % ("PASS" if ok else "FAIL", len(RESULTS),
+    print("1..%d" % len(RESULTS))  # TAP's plan, last: the count is known at the end
+    print("# %s: %d checks, %d failed, %.1fs" % ("PASS" if ok else "FAIL", len(RESULTS),
                                                RESULTS.count(False), time.monotonic() - t_all))
     if not ok:
         for x in (a, b):
