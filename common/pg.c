@@ -431,7 +431,7 @@ struct gv_pg *gv_pg_new(const struct gv_pg_opts *opts, struct gv_err *err)
 	}
 	pg->opts.url = pg->url;
 	pg->seed = gv_backoff_seed();
-	if (connect_with_backoff(pg, err) != 0) {
+	if (!opts->lazy && connect_with_backoff(pg, err) != 0) {
 		gv_pg_free(pg);
 		return NULL;
 	}
@@ -466,6 +466,14 @@ int gv_pg_ensure(struct gv_pg *pg, struct gv_err *err)
 		return -1;
 	pg->reconnects++;
 	return 0;
+}
+
+void gv_pg_release(struct gv_pg *pg)
+{
+	if (pg && pg->conn) {
+		PQfinish(pg->conn);
+		pg->conn = NULL;
+	}
 }
 
 PGconn *gv_pg_conn(struct gv_pg *pg)

@@ -85,18 +85,24 @@ struct gv_pg_opts {
 	int max_attempts;          /* per gv_pg_new / gv_pg_ensure; 0 = 5 */
 	long backoff_initial_ms;   /* 0 = 100 */
 	long backoff_max_ms;       /* 0 = 5000 */
+	bool lazy;                 /* connect at the first gv_pg_ensure, not in gv_pg_new */
 };
 
 struct gv_pg;
 
-/* Connects (with retries as in gv_pg_ensure). Returns a handle the caller
- * frees with gv_pg_free, or NULL with err filled. */
+/* Connects (with retries as in gv_pg_ensure; opts->lazy: not yet).
+ * Returns a handle the caller frees with gv_pg_free, or NULL with err
+ * filled. */
 struct gv_pg *gv_pg_new(const struct gv_pg_opts *opts, struct gv_err *err) GV_MUST_CHECK;
 /* Closes the connection; NULL-safe. */
 void gv_pg_free(struct gv_pg *pg);
 /* 0 when the connection is usable, reconnecting first if it is broken;
  * -1 when every attempt failed (the handle stays valid; try again later). */
 int gv_pg_ensure(struct gv_pg *pg, struct gv_err *err) GV_MUST_CHECK;
+/* Closes the connection but keeps the handle: the next gv_pg_ensure
+ * connects again. For a process that waits long between queries (a kernel
+ * node's worker), so that its idle time holds no server connection. */
+void gv_pg_release(struct gv_pg *pg);
 /* The current connection, borrowed: valid until the next gv_pg_ensure or
  * gv_pg_free. NULL after a failed reconnect. */
 PGconn *gv_pg_conn(struct gv_pg *pg);

@@ -80,15 +80,31 @@ int gv_queue_key_events(char *out, size_t size, const char *sid, struct gv_err *
 	return key(out, size, GV_QUEUE_EV_PREFIX, sid, gv_queue_sid_ok(sid), "submission id", err);
 }
 
-int gv_queue_token_format(char *out, size_t size, const char *tid, const char *sid, unsigned gpus,
-			  struct gv_err *err)
+int gv_queue_token_format(char *out, size_t size, const struct gv_queue_token *t, struct gv_err *err)
 {
-	if (!gv_queue_tid_ok(tid) || !gv_queue_sid_ok(sid))
+	if (!gv_queue_tid_ok(t->tid) || !gv_queue_sid_ok(t->sid))
 		return gv_err_set(err, GV_EINVAL, "not a valid tenant or submission id");
-	int n = snprintf(out, size, "%s:%s:%u", tid, sid, gpus);
+	if (t->gpus > 1024 || t->kernel_mb > GV_QUEUE_KERNEL_MB_MAX)
+		return gv_err_set(err, GV_EINVAL, "job token: GPUs or kernel memory out of range");
+	int n = t->kernel_mb ? snprintf(out, size, "%s:%s:%u:k%u", t->tid, t->sid, t->gpus, t->kernel_mb)
+			     : snprintf(out, size, "%s:%s:%u", t->tid, t->sid, t->gpus);
 	if (n < 0 || (size_t)n >= size)
 		return gv_err_set(err, GV_ELIMIT, "token buffer too small");
 	return 0;
+}
+
+/* A decimal number of at most max, digits only. */
+static bool token_number(const char *s, unsigned long max, unsigned *out)
+{
+	if (*s < '0' || *s > '9')
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*end || errno || v > max)
+		return false;
+	*out = (unsigned)v;
+	return true;
 }
 
 int gv_queue_token_parse(const char *s, size_t len, struct gv_queue_token *out, struct gv_err *err)
@@ -103,17 +119,17 @@ int gv_queue_token_parse(const char *s, size_t len, struct gv_queue_token *out, 
 	char *b = a ? strchr(a + 1, ':') : NULL;
 	if (!a || !b)
 		return gv_err_set(err, GV_EPROTO, "malformed job token");
+	char *c = strchr(b + 1, ':');
 	*a = *b = '\0';
-	if (!gv_queue_tid_ok(buf) || !gv_queue_sid_ok(a + 1))
+	if (c)
+		*c = '\0';
+	if (!gv_queue_tid_ok(buf) || !gv_queue_sid_ok(a + 1) || !token_number(b + 1, 1024, &out->gpus) ||
+	    (c && (c[1] != 'k' || !token_number(c + 2, GV_QUEUE_KERNEL_MB_MAX, &out->kernel_mb) || !out->kernel_mb))) {
+		memset(out, 0, sizeof(*out));
 		return gv_err_set(err, GV_EPROTO, "malformed job token");
-	char *end;
-	errno = 0;
-	unsigned long g = strtoul(b + 1, &end, 10);
-	if (b[1] < '0' || b[1] > '9' || *end || errno || g > 1024)
-		return gv_err_set(err, GV_EPROTO, "malformed job token");
+	}
 	strcpy(out->tid, buf);
 	strcpy(out->sid, a + 1);
-	out->gpus = (unsigned)g;
 	return 0;
 }
 
@@ -315,15 +331,15 @@ int gv_queue_peek(struct gv_redis *r, const char *tid, char *out, size_t size, s
 	"redis.call('RPUSH', KEYS[5], ARGV[3]);"                                                             \
 	"return a"
 
-static int assign(struct gv_redis *r, const char *lua, const char *lock_value, const char *tid, const char *sid,
-		  unsigned gpus, const char *node, long *attempts, struct gv_err *err)
+static int assign(struct gv_redis *r, const char *lua, const char *lock_value, const struct gv_queue_token *t,
+		  const char *node, long *attempts, struct gv_err *err)
 {
 	char tq[GV_QUEUE_KEY_MAX], nq[GV_QUEUE_KEY_MAX], tok[GV_QUEUE_TOKEN_MAX + 1];
-	if (gv_queue_key_tenant(tq, sizeof(tq), tid, err) != 0 || gv_queue_key_node(nq, sizeof(nq), node, err) != 0 ||
-	    gv_queue_token_format(tok, sizeof(tok), tid, sid, gpus, err) != 0)
+	if (gv_queue_key_tenant(tq, sizeof(tq), t->tid, err) != 0 ||
+	    gv_queue_key_node(nq, sizeof(nq), node, err) != 0 || gv_queue_token_format(tok, sizeof(tok), t, err) != 0)
 		return -1;
 	const char *keys[] = { GV_QUEUE_SCHED_LOCK, tq, GV_QUEUE_BACKLOG, GV_QUEUE_ATTEMPTS, nq };
-	const char *args[] = { lock_value, sid, tok, tid };
+	const char *args[] = { lock_value, t->sid, tok, t->tid };
 	long long v;
 	if (int_reply(eval(r, lua, 5, keys, 4, args, err), &v) != 0)
 		return -1;
@@ -332,20 +348,20 @@ static int assign(struct gv_redis *r, const char *lua, const char *lock_value, c
 	return v > 0;
 }
 
-int gv_queue_assign(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
-		    unsigned gpus, const char *node, long *attempts, struct gv_err *err)
+int gv_queue_assign(struct gv_redis *r, const char *lock_value, const struct gv_queue_token *t, const char *node,
+		    long *attempts, struct gv_err *err)
 {
 	static const char lua[] = FENCE
 		"if redis.call('LINDEX', KEYS[2], 0) ~= ARGV[2] then return 0 end;"
 		"redis.call('LPOP', KEYS[2]);" ASSIGN_REST;
-	return assign(r, lua, lock_value, tid, sid, gpus, node, attempts, err);
+	return assign(r, lua, lock_value, t, node, attempts, err);
 }
 
-int gv_queue_assign_behind(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
-			   unsigned gpus, const char *node, long *attempts, struct gv_err *err)
+int gv_queue_assign_behind(struct gv_redis *r, const char *lock_value, const struct gv_queue_token *t,
+			   const char *node, long *attempts, struct gv_err *err)
 {
 	static const char lua[] = FENCE "if redis.call('LREM', KEYS[2], 1, ARGV[2]) == 0 then return 0 end;" ASSIGN_REST;
-	return assign(r, lua, lock_value, tid, sid, gpus, node, attempts, err);
+	return assign(r, lua, lock_value, t, node, attempts, err);
 }
 
 int gv_queue_drop_head(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
@@ -389,29 +405,31 @@ int gv_queue_requeue_token(struct gv_redis *r, const char *lock_value, const cha
 	return v > 0;
 }
 
-int gv_queue_heartbeat(struct gv_redis *r, const char *node, unsigned capacity, unsigned burst, unsigned running,
-		       unsigned gpus, const char *gpu_ids, const char *languages, long pid, struct gv_err *err)
+int gv_queue_heartbeat(struct gv_redis *r, const char *node, const struct gv_queue_node_report *n,
+		       struct gv_err *err)
 {
 	static const char lua[] = "local t = redis.call('TIME');"
 				  "local ms = t[1] * 1000 + math.floor(t[2] / 1000);"
 				  "redis.call('HSET', KEYS[1], 'capacity', ARGV[1], 'running', ARGV[2], 'gpus', ARGV[3],"
 				  " 'languages', ARGV[4], 'pid', ARGV[5], 'heartbeat_ms', ms, 'burst', ARGV[7],"
-				  " 'gpu_ids', ARGV[8]);"
+				  " 'gpu_ids', ARGV[8], 'kernel_mb', ARGV[9]);"
 				  "redis.call('HSETNX', KEYS[1], 'started_ms', ms);"
 				  "redis.call('SADD', KEYS[2], ARGV[6]);"
 				  "return ms";
-	char k[GV_QUEUE_KEY_MAX], cap[16], bu[16], run[16], g[16], p[24];
+	char k[GV_QUEUE_KEY_MAX], cap[16], bu[16], run[16], g[16], p[24], km[16];
 	if (gv_queue_key_exec(k, sizeof(k), node, err) != 0)
 		return -1;
-	snprintf(cap, sizeof(cap), "%u", capacity);
-	snprintf(bu, sizeof(bu), "%u", burst);
-	snprintf(run, sizeof(run), "%u", running);
-	snprintf(g, sizeof(g), "%u", gpus);
-	snprintf(p, sizeof(p), "%ld", pid);
+	snprintf(cap, sizeof(cap), "%u", n->capacity);
+	snprintf(bu, sizeof(bu), "%u", n->burst);
+	snprintf(run, sizeof(run), "%u", n->running);
+	snprintf(g, sizeof(g), "%u", n->gpus);
+	snprintf(p, sizeof(p), "%ld", n->pid);
+	snprintf(km, sizeof(km), "%u", n->kernel_mb);
 	const char *keys[] = { k, GV_QUEUE_EXECUTORS };
-	const char *args[] = { cap, run, g, languages ? languages : "", p, node, bu, gpu_ids ? gpu_ids : "" };
+	const char *args[] = { cap, run, g, n->languages ? n->languages : "", p, node, bu,
+			       n->gpu_ids ? n->gpu_ids : "", km };
 	long long v;
-	return int_reply(eval(r, lua, 2, keys, 8, args, err), &v);
+	return int_reply(eval(r, lua, 2, keys, 9, args, err), &v);
 }
 
 int gv_queue_publish_language(struct gv_redis *r, const char *id, const char *version, unsigned ttl_ms,
@@ -471,7 +489,7 @@ int gv_queue_complete(struct gv_redis *r, const char *node, const struct gv_queu
 	char inf[GV_QUEUE_KEY_MAX], ev[GV_QUEUE_KEY_MAX], tok[GV_QUEUE_TOKEN_MAX + 1];
 	if (gv_queue_key_inflight(inf, sizeof(inf), node, err) != 0 ||
 	    gv_queue_key_events(ev, sizeof(ev), t->sid, err) != 0 ||
-	    gv_queue_token_format(tok, sizeof(tok), t->tid, t->sid, t->gpus, err) != 0)
+	    gv_queue_token_format(tok, sizeof(tok), t, err) != 0)
 		return -1;
 	const char *keys[] = { inf, GV_QUEUE_ATTEMPTS, ev, GV_QUEUE_DONE_CHANNEL, GV_QUEUE_WAKE_FREED };
 	const char *args[] = { tok, t->sid };

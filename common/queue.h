@@ -13,7 +13,9 @@
  *                                its fair share may take), running, gpus,
  *                                gpu_ids (executor/sandbox/gpu.h), languages
  *                                (comma-separated ids), heartbeat_ms (Redis
- *                                server time, ms), pid, started_ms
+ *                                server time, ms), pid, started_ms,
+ *                                kernel_mb (> 0: a kernel node, the memory
+ *                                it offers to notebook kernels)
  *   gavel:executors       SET    node names that registered
  *   gavel:sched:lock      STRING leader lock, value "<instance>:<epoch>", PX
  *   gavel:sched:epoch     STRING fencing epoch, INCR on every new leader
@@ -127,14 +129,18 @@ bool gv_queue_sid_ok(const char *sid);   /* [A-Za-z0-9_-]{16,64} */
 bool gv_queue_tid_ok(const char *tid);   /* [A-Za-z0-9_-]{1,64} (a uuid) */
 bool gv_queue_node_ok(const char *node); /* [A-Za-z0-9_.-]{1,64}, not "." or ".." */
 
-/* Job tokens: "<tid>:<sid>:<gpus>". */
+/* Job tokens: "<tid>:<sid>:<gpus>", and for a notebook kernel placed on a
+ * kernel node by memory "<tid>:<sid>:<gpus>:k<kernel_mb>": the memory the
+ * kernel holds there, which the scheduler sums per node from the tokens it
+ * sees, as it sums GPUs. */
+#define GV_QUEUE_KERNEL_MB_MAX 1048576u
 struct gv_queue_token {
 	char tid[GV_QUEUE_TID_MAX + 1];
 	char sid[GV_QUEUE_SID_MAX + 1];
 	unsigned gpus;
+	unsigned kernel_mb; /* 0: not a kernel placed by memory */
 };
-int gv_queue_token_format(char *out, size_t size, const char *tid, const char *sid, unsigned gpus,
-			  struct gv_err *err) GV_MUST_CHECK;
+int gv_queue_token_format(char *out, size_t size, const struct gv_queue_token *t, struct gv_err *err) GV_MUST_CHECK;
 int gv_queue_token_parse(const char *s, size_t len, struct gv_queue_token *out, struct gv_err *err) GV_MUST_CHECK;
 
 /* The argv of the three commands inside the enqueue MULTI/EXEC, for hiredis
@@ -188,18 +194,18 @@ int gv_queue_lock_release(struct gv_redis *r, const char *value, struct gv_err *
  * atomically). 1 with the head sid in out, 0 when empty. */
 int gv_queue_peek(struct gv_redis *r, const char *tid, char *out, size_t size, struct gv_err *err) GV_MUST_CHECK;
 /* Atomically (fenced): the head of gavel:tq:<tid> must still be sid; LPOP
- * it, HINCRBY attempts, RPUSH the token onto gavel:nq:<node>; when the
+ * it, HINCRBY attempts, RPUSH the token t onto gavel:nq:<node>; when the
  * tenant queue becomes empty, SREM it from the backlog. *attempts gets the
  * attempt number of this assignment (1 for the first). 1: assigned; 0: the
  * head changed (nothing done). */
-int gv_queue_assign(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
-		    unsigned gpus, const char *node, long *attempts, struct gv_err *err) GV_MUST_CHECK;
+int gv_queue_assign(struct gv_redis *r, const char *lock_value, const struct gv_queue_token *t, const char *node,
+		    long *attempts, struct gv_err *err) GV_MUST_CHECK;
 /* Like gv_queue_assign, but sid may stand anywhere in the tenant queue
  * (LREM instead of the head check): the scheduler passes a GPU job that
  * waits at the head with a job that needs no GPUs. 1: assigned; 0: sid was
  * not in the queue any more. */
-int gv_queue_assign_behind(struct gv_redis *r, const char *lock_value, const char *tid, const char *sid,
-			   unsigned gpus, const char *node, long *attempts, struct gv_err *err) GV_MUST_CHECK;
+int gv_queue_assign_behind(struct gv_redis *r, const char *lock_value, const struct gv_queue_token *t,
+			   const char *node, long *attempts, struct gv_err *err) GV_MUST_CHECK;
 /* Atomically (fenced): drop the head sid of a tenant queue (a submission
  * that no longer needs running: missing from PostgreSQL or already
  * finished). 1 done, 0 head changed. */
@@ -216,11 +222,17 @@ int gv_queue_requeue_token(struct gv_redis *r, const char *lock_value, const cha
 
 /* ---- Executor side. ---- */
 
+/* What a node says of itself at each heartbeat (gavel:exec:<node>). */
+struct gv_queue_node_report {
+	unsigned capacity, burst, running, gpus;
+	const char *gpu_ids, *languages;
+	long pid;
+	unsigned kernel_mb; /* > 0: a kernel node offering this much memory to kernels */
+};
 /* Registers or refreshes gavel:exec:<node> (heartbeat_ms = Redis TIME) and
  * SADDs the node to gavel:executors. languages and gpu_ids ("0,1", may be
  * NULL) are comma-separated. */
-int gv_queue_heartbeat(struct gv_redis *r, const char *node, unsigned capacity, unsigned burst, unsigned running,
-		       unsigned gpus, const char *gpu_ids, const char *languages, long pid,
+int gv_queue_heartbeat(struct gv_redis *r, const char *node, const struct gv_queue_node_report *n,
 		       struct gv_err *err) GV_MUST_CHECK;
 /* "gavel:lang:<id>": the clean version of language id that a live executor
  * probed ("18.19.0"), set with a TTL at every heartbeat, so that the

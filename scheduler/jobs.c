@@ -21,7 +21,9 @@ int sched_job_load(struct sched *s, const char *tid, const char *sid, struct sch
 	const char *p[] = { sid };
 	PGresult *res = tenant_tx_query(gv_pg_conn(s->pg), tid,
 					"SELECT status, language, COALESCE((request->>'gpus')::int, 0), "
-					"COALESCE(jsonb_typeof(request->'tests') = 'array', false) "
+					"COALESCE(jsonb_typeof(request->'tests') = 'array', false), "
+					"CASE WHEN kind = 'kernel' THEN GREATEST(COALESCE("
+					"(request->'kernel'->>'memory_mb')::bigint, 1), 1) ELSE 0 END "
 					"FROM submissions WHERE id = $1",
 					1, p, err);
 	if (!res)
@@ -32,6 +34,7 @@ int sched_job_load(struct sched *s, const char *tid, const char *sid, struct sch
 		snprintf(m->language, sizeof(m->language), "%s", PQgetvalue(res, 0, 1));
 		m->gpus = sched_to_uint(PQgetvalue(res, 0, 2), 0, 1024);
 		m->judged = PQgetvalue(res, 0, 3)[0] == 't';
+		m->kernel_mb = sched_to_uint(PQgetvalue(res, 0, 4), 0, GV_QUEUE_KERNEL_MB_MAX);
 	}
 	PQclear(res);
 	return 0;

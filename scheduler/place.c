@@ -1,8 +1,10 @@
 /* Placement: weighted fair share (scheduler/fairshare.h) picks the
  * tenant, the node with the most free slots that offers the job's language
  * and GPUs takes its head job; burst slots only to tenants below their
- * share; a GPU job waiting at the head lets the tenant's jobs without GPUs
- * behind it pass. Then the pass's running counts are published. */
+ * share; notebook kernels go to kernel nodes by memory when there are any;
+ * a head that waits for GPUs, kernel memory or a slot lets the tenant's
+ * jobs that need something else pass. Then the pass's running counts are
+ * published. */
 #include "scheduler/sched_internal.h"
 
 #include <errno.h>
@@ -35,16 +37,58 @@ unsigned sched_node_free(const struct sched_node *n, bool burst_ok)
 	return n->used < cap ? cap - n->used : 0;
 }
 
-/* The node with the most free regular slots that can take the job, else
- * (burst_ok) the one with the most free burst slots. */
+/* Whether a kernel node (executor.kernel_memory_mb) registered: then every
+ * notebook kernel goes to one, admitted by memory, and none takes a judging
+ * slot; with none, a kernel takes a slot as a submission does. */
+static bool any_kernel_node(const struct sched *s)
+{
+	for (size_t i = 0; i < s->n_nodes; i++)
+		if (s->nodes[i].kernel_mb > 0)
+			return true;
+	return false;
+}
+
+/* A kernel node's memory not held by its kernels, when it has a worker free. */
+static unsigned kernel_mb_free(const struct sched_node *n)
+{
+	if (n->used >= n->capacity || n->kernel_used_mb >= n->kernel_mb)
+		return 0;
+	return n->kernel_mb - n->kernel_used_mb;
+}
+
+/* Whether some kernel node could take a kernel now (a judging head that
+ * waits is searched past only then: the search costs a query per job). */
+static bool kernel_room(const struct sched *s)
+{
+	for (size_t i = 0; i < s->n_nodes; i++)
+		if (s->nodes[i].kernel_mb > 0 && kernel_mb_free(&s->nodes[i]) > 0)
+			return true;
+	return false;
+}
+
+/* The node that can take the job: for a kernel, when kernel nodes exist,
+ * the kernel node with the most memory free that fits it; otherwise the
+ * judging node with the most free regular slots, else (burst_ok) the one
+ * with the most free burst slots. *anyone: some node could ever take it. */
 static struct sched_node *choose_node(struct sched *s, const struct sched_job *m, bool burst_ok, bool *anyone)
 {
 	struct sched_node *best = NULL;
+	bool by_memory = m->kernel_mb > 0 && any_kernel_node(s);
 	*anyone = false;
 	for (size_t i = 0; i < s->n_nodes; i++) {
 		struct sched_node *n = &s->nodes[i];
-		if (!lang_offered(n, m->language) || n->gpus < m->gpus)
+		if (!lang_offered(n, m->language) || n->gpus < m->gpus || (n->kernel_mb > 0) != by_memory)
 			continue;
+		if (by_memory) {
+			if (n->kernel_mb < m->kernel_mb)
+				continue;
+			*anyone = true;
+			if (kernel_mb_free(n) < m->kernel_mb)
+				continue;
+			if (!best || kernel_mb_free(n) > kernel_mb_free(best))
+				best = n;
+			continue;
+		}
 		*anyone = true;
 		if (sched_node_free(n, burst_ok) == 0 || n->gpus - n->gpus_used < m->gpus)
 			continue;
@@ -55,16 +99,29 @@ static struct sched_node *choose_node(struct sched *s, const struct sched_job *m
 	return best;
 }
 
-/* A tenant whose head job waits for GPUs (free ones on a node, or room in
- * its GPU quota) must not hold back its jobs that need none: the first
- * SCHED_SKIP_AHEAD entries behind the head are searched for a queued
- * job without GPUs that a node can take now, and that one is assigned out
- * of order. Only jobs without GPUs pass the waiting one, so a GPU job is
- * never starved by smaller GPU jobs behind it. 1: one assigned; 0: none;
- * -1: failed. */
+/* What a job waits for when it waits: a judging slot, GPUs, or a kernel
+ * node's memory. */
+enum job_class { CLASS_SLOT, CLASS_GPU, CLASS_KERNEL_MEMORY };
+
+static enum job_class job_class(const struct sched *s, const struct sched_job *m)
+{
+	if (m->gpus > 0)
+		return CLASS_GPU;
+	return m->kernel_mb > 0 && any_kernel_node(s) ? CLASS_KERNEL_MEMORY : CLASS_SLOT;
+}
+
+/* A tenant whose head job waits for what it needs (GPUs, free ones on a
+ * node or room in its GPU quota; a kernel node's memory; a judging slot
+ * while kernel nodes have room) must not hold back its jobs that need
+ * something else: the first SCHED_SKIP_AHEAD entries behind the head are
+ * searched for a queued job of another class that a node can take now, and
+ * that one is assigned out of order (*placed, *tok). GPU jobs never pass,
+ * so a GPU job is never starved by smaller GPU jobs behind it; jobs of the
+ * head's own class never pass it either. 1: one assigned; 0: none; -1:
+ * failed. */
 #define SCHED_SKIP_AHEAD 8
-static int assign_behind_gpu_head(struct sched *s, struct sched_tenant *t, bool burst_ok, struct sched_node **placed,
-				  struct gv_err *err)
+static int assign_behind_waiting_head(struct sched *s, struct sched_tenant *t, enum job_class head, bool burst_ok,
+				      struct sched_node **placed, struct gv_queue_token *tok, struct gv_err *err)
 {
 	char tq[GV_QUEUE_KEY_MAX], last[8];
 	if (gv_queue_key_tenant(tq, sizeof(tq), t->tid, err) != 0)
@@ -84,7 +141,10 @@ static int assign_behind_gpu_head(struct sched *s, struct sched_tenant *t, bool 
 			rc = -1;
 			break;
 		}
-		if (!m.found || strcmp(m.status, "queued") != 0 || m.gpus > 0)
+		if (!m.found || strcmp(m.status, "queued") != 0)
+			continue;
+		enum job_class c = job_class(s, &m);
+		if (c == CLASS_GPU || c == head)
 			continue;
 		long attempts = sched_job_attempts(s, sid, err);
 		if (attempts < 0) {
@@ -98,7 +158,10 @@ static int assign_behind_gpu_head(struct sched *s, struct sched_tenant *t, bool 
 		if (!n)
 			continue;
 		long a = 0;
-		int ok = gv_queue_assign_behind(s->r, s->lock, t->tid, sid, 0, n->name, &a, err);
+		*tok = (struct gv_queue_token){ .kernel_mb = n->kernel_mb ? m.kernel_mb : 0 };
+		snprintf(tok->tid, sizeof(tok->tid), "%s", t->tid);
+		snprintf(tok->sid, sizeof(tok->sid), "%s", sid);
+		int ok = gv_queue_assign_behind(s->r, s->lock, tok, n->name, &a, err);
 		if (ok < 0) {
 			rc = -1;
 			break;
@@ -107,11 +170,29 @@ static int assign_behind_gpu_head(struct sched *s, struct sched_tenant *t, bool 
 			continue;
 		*placed = n;
 		struct gv_log_ctx ctx = { .tenant = t->tid, .job = sid, .node = s->instance };
-		gv_debug(&ctx, "assigned to %s past a GPU job waiting at the head (attempt %ld)", n->name, a);
+		gv_debug(&ctx, "assigned to %s past a job waiting at the head for %s (attempt %ld)", n->name,
+			 head == CLASS_GPU ? "GPUs" : head == CLASS_KERNEL_MEMORY ? "kernel memory" : "a slot", a);
 		rc = 1;
 	}
 	gv_redis_reply_free(rep);
 	return rc;
+}
+
+/* Counts a job just assigned to n into the pass's figures: a kernel on a
+ * kernel node holds memory there, not its tenant's judging share. */
+static void count_assigned(struct sched_node *n, struct sched_tenant *t, struct sched_fs_tenant *f,
+			   const struct gv_queue_token *tok, size_t *free_slots)
+{
+	n->used++;
+	n->gpus_used += tok->gpus;
+	n->kernel_used_mb += tok->kernel_mb;
+	t->gpus_used += tok->gpus;
+	f->queued--;
+	if (!tok->kernel_mb) {
+		f->running++;
+		t->running++;
+	}
+	(*free_slots)--;
 }
 
 /* The tenant's next job to place: its queue head, once it is known to be
@@ -186,20 +267,18 @@ static int place_job(struct sched *s, struct sched_tenant *t, struct sched_fs_te
 	bool anyone;
 	struct sched_node *n = choose_node(s, m, burst_ok, &anyone);
 	bool over_gpu_quota = t->max_gpus >= 0 && m->gpus > 0 && t->gpus_used + m->gpus > (unsigned long)t->max_gpus;
-	if (m->gpus > 0 && anyone && (!n || over_gpu_quota)) {
+	enum job_class c = job_class(s, m);
+	if (anyone && (!n || over_gpu_quota) && (c != CLASS_SLOT || kernel_room(s))) {
 		struct sched_node *other = NULL;
-		int got = assign_behind_gpu_head(s, t, burst_ok, &other, err);
+		struct gv_queue_token tok;
+		int got = assign_behind_waiting_head(s, t, c, burst_ok, &other, &tok, err);
 		if (got < 0)
 			return -1;
 		if (got == 0) {
-			f->blocked = true; /* the GPU job keeps its place at the head */
+			f->blocked = true; /* the head keeps its place */
 			return 0;
 		}
-		other->used++;
-		f->running++;
-		f->queued--;
-		t->running++;
-		(*free_slots)--;
+		count_assigned(other, t, f, &tok, free_slots);
 		return 0;
 	}
 	if (!n) {
@@ -221,28 +300,32 @@ static int place_job(struct sched *s, struct sched_tenant *t, struct sched_fs_te
 		return 0;
 	}
 	long a = 0;
-	int ok = gv_queue_assign(s->r, s->lock, t->tid, sid, m->gpus, n->name, &a, err);
+	struct gv_queue_token tok = { .gpus = m->gpus, .kernel_mb = n->kernel_mb ? m->kernel_mb : 0 };
+	snprintf(tok.tid, sizeof(tok.tid), "%s", t->tid);
+	snprintf(tok.sid, sizeof(tok.sid), "%s", sid);
+	int ok = gv_queue_assign(s->r, s->lock, &tok, n->name, &a, err);
 	if (ok < 0)
 		return -1;
 	if (ok == 0)
 		return 0; /* the head changed under us: look again */
-	n->used++;
-	n->gpus_used += m->gpus;
-	t->gpus_used += m->gpus;
-	f->running++;
-	f->queued--;
-	t->running++;
-	(*free_slots)--;
+	count_assigned(n, t, f, &tok, free_slots);
 	gv_debug(&ctx, "assigned to %s (attempt %ld)", n->name, a);
 	return 0;
 }
 
 int sched_place(struct sched *s, struct gv_err *err)
 {
+	/* A kernel node's workers count as free while it has memory free;
+	 * only judging nodes make the share of regular slots. */
 	size_t free_slots = 0, regular = 0;
 	for (size_t i = 0; i < s->n_nodes; i++) {
-		free_slots += sched_node_free(&s->nodes[i], true);
-		regular += s->nodes[i].capacity;
+		const struct sched_node *n = &s->nodes[i];
+		if (n->kernel_mb > 0) {
+			free_slots += kernel_mb_free(n) ? n->capacity - n->used : 0;
+			continue;
+		}
+		free_slots += sched_node_free(n, true);
+		regular += n->capacity;
 	}
 	if (free_slots == 0 || s->n_tenants == 0)
 		return 0;
@@ -263,7 +346,8 @@ int sched_place(struct sched *s, struct gv_err *err)
 		 * the burst slots, only to tenants below their share. */
 		bool regular_free = false;
 		for (size_t k = 0; k < s->n_nodes && !regular_free; k++)
-			regular_free = sched_node_free(&s->nodes[k], false) > 0;
+			regular_free = s->nodes[k].kernel_mb > 0 ? kernel_mb_free(&s->nodes[k]) > 0
+								 : sched_node_free(&s->nodes[k], false) > 0;
 		int i = regular_free ? sched_fairshare_pick(fs, s->n_tenants)
 				     : sched_fairshare_pick_burst(fs, s->n_tenants, regular);
 		if (i < 0)

@@ -24,6 +24,10 @@
 struct sched_node {
 	char name[GV_QUEUE_NODE_MAX + 1];
 	unsigned capacity, burst, used, gpus, gpus_used;
+	/* A kernel node (kernel_mb > 0, executor.kernel_memory_mb) runs only
+	 * notebook kernels, admitted by the memory they hold (kernel_used_mb,
+	 * summed from their tokens) and by its workers (capacity). */
+	unsigned kernel_mb, kernel_used_mb;
 	char languages[SCHED_LANGS_MAX];
 };
 
@@ -65,6 +69,7 @@ struct sched_job {
 	char status[16];
 	char language[GV_JOBSPEC_LANGUAGE_MAX + 1];
 	unsigned gpus;
+	unsigned kernel_mb; /* a notebook kernel: its memory budget (0: not a kernel) */
 	bool judged;
 };
 

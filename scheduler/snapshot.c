@@ -93,7 +93,10 @@ static void count_tokens(struct sched *s, struct sched_node *n, const redisReply
 		if (e->type != REDIS_REPLY_STRING || gv_queue_token_parse(e->str, e->len, &t, &terr) != 0)
 			continue;
 		n->gpus_used += t.gpus;
-		struct sched_tenant *tn = tenant_get(s, t.tid);
+		n->kernel_used_mb += t.kernel_mb;
+		/* A kernel on a kernel node takes none of its tenant's judging
+		 * share: max_kernels and the node's memory bound those. */
+		struct sched_tenant *tn = t.kernel_mb ? NULL : tenant_get(s, t.tid);
 		if (tn) {
 			tn->running++;
 			tn->gpus_used += t.gpus;
@@ -153,7 +156,7 @@ static int restore_tenant_cfg(struct sched *s, struct sched_tenant *t, struct gv
  * what a job of an idle tenant waits for while another has a backlog).
  * Reply: {now_ms (Redis server time),
  *         {{node, heartbeat_ms, capacity, burst, gpus, languages,
- *           {nq tokens}, {inflight tokens}}, ...},
+ *           {nq tokens}, {inflight tokens}, kernel_mb}, ...},
  *         {{tid, queued, weight, max_running, max_gpus, head sid,
  *           head's attempts}, ...}}
  * with nil for a missing field. Keys as in common/queue.h. */
@@ -161,10 +164,10 @@ static const char SNAPSHOT_LUA[] =
 	GV_QUEUE_LUA_NOW
 	"local nodes, tenants = {}, {} "
 	"for _, n in ipairs(redis.call('SMEMBERS', '" GV_QUEUE_EXECUTORS "')) do "
-	"  local h = " GV_QUEUE_LUA_EXEC_HMGET("'capacity', 'burst', 'gpus', 'languages'") " "
+	"  local h = " GV_QUEUE_LUA_EXEC_HMGET("'capacity', 'burst', 'gpus', 'languages', 'kernel_mb'") " "
 	"  nodes[#nodes + 1] = {n, h[1], h[2], h[3], h[4], h[5], "
 	"    redis.call('LRANGE', '" GV_QUEUE_NQ_PREFIX "' .. n, 0, -1), "
-	"    redis.call('LRANGE', '" GV_QUEUE_INFLIGHT_PREFIX "' .. n, 0, -1)} "
+	"    redis.call('LRANGE', '" GV_QUEUE_INFLIGHT_PREFIX "' .. n, 0, -1), h[6]} "
 	"end "
 	"for _, tid in ipairs(redis.call('SMEMBERS', '" GV_QUEUE_BACKLOG "')) do "
 	"  local len = redis.call('LLEN', '" GV_QUEUE_TQ_PREFIX "' .. tid) "
@@ -183,7 +186,7 @@ static bool snapshot_shape_ok(const redisReply *rep)
 		return false;
 	for (size_t i = 0; i < rep->element[1]->elements; i++) {
 		const redisReply *n = rep->element[1]->element[i];
-		if (n->type != REDIS_REPLY_ARRAY || n->elements != 8 || n->element[0]->type != REDIS_REPLY_STRING ||
+		if (n->type != REDIS_REPLY_ARRAY || n->elements != 9 || n->element[0]->type != REDIS_REPLY_STRING ||
 		    n->element[6]->type != REDIS_REPLY_ARRAY || n->element[7]->type != REDIS_REPLY_ARRAY)
 			return false;
 	}
@@ -216,6 +219,7 @@ static int scan_node(struct sched *s, int64_t now, const redisReply *e, bool *di
 	n->gpus = sched_to_uint(reply_str(e->element[4]), 0, 1024);
 	const char *langs = reply_str(e->element[5]);
 	snprintf(n->languages, sizeof(n->languages), "%s", langs ? langs : "");
+	n->kernel_mb = sched_to_uint(reply_str(e->element[8]), 0, GV_QUEUE_KERNEL_MB_MAX);
 	count_tokens(s, n, e->element[6]);
 	count_tokens(s, n, e->element[7]);
 	return 0;

@@ -79,6 +79,18 @@ const struct gv_config_option exec_daemon_config_table[] = {
 	  GV_CONFIG_FIELD(struct exec_daemon_config, kernel_pool_idle_ms), .def = "10m", .min = 1000,
 	  .max = 86400000,
 	  .doc = "a kernel started ahead, and a (tenant, budgets) not wanted again, are dropped after this long" },
+	{ .name = "executor.kernel_memory_mb", .type = GV_CONFIG_INT,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, kernel_memory_mb), .def = "0", .min = 0,
+	  .max = GV_QUEUE_KERNEL_MB_MAX,
+	  .doc = "> 0: a kernel node: it runs only notebook kernels, max_parallel at once, admitted by the "
+		 "scheduler while the memory budgets of its kernels fit in this many MiB (0: a judging node, "
+		 "where a kernel takes a slot when no kernel node is up)" },
+	{ .name = "executor.kernel_cpu_ceiling_pct", .type = GV_CONFIG_INT,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, kernel_cpu_ceiling_pct), .def = "100", .min = 10,
+	  .max = 6400, .doc = "kernel node: the CPU all its kernels use together, in percent of one CPU" },
+	{ .name = "executor.kernel_cpu_weight_pct", .type = GV_CONFIG_INT,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, kernel_cpu_weight_pct), .def = "25", .min = 1, .max = 1000,
+	  .doc = "kernel node: the CPU weight of all its kernels together, in percent of one judging sandbox's" },
 	{ .name = "executor.egress_pool", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, egress_pool), .def = "10.213.0.0/16", .max = 18,
 	  .doc = "private IPv4 pool for sandbox networks (/30 each), split among the workers" },

@@ -19,6 +19,7 @@
 #include "common/backoff.h"
 #include "common/daemon.h"
 #include "executor/daemon/daemon_internal.h"
+#include "executor/sandbox/cpu_ceiling.h"
 #include "executor/sandbox/cpuslot.h"
 
 uint64_t exec_daemon_mono_ms(void)
@@ -38,7 +39,7 @@ struct gv_redis *exec_daemon_redis_open(const struct exec_daemon_config *c, int 
 	return gv_redis_new(&o, err);
 }
 
-struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, struct gv_err *err)
+struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, bool lazy, struct gv_err *err)
 {
 	const char *url = c->database_url && *c->database_url ? c->database_url : c->database_owner_url;
 	struct gv_pg_opts po = {
@@ -46,6 +47,7 @@ struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, struct gv_
 		.connect_timeout_s = (int)((c->db_connect_timeout_ms + 999) / 1000),
 		.statement_timeout_ms = (int)c->db_statement_timeout_ms,
 		.max_attempts = 3,
+		.lazy = lazy,
 	};
 	return gv_pg_new(&po, err);
 }
@@ -107,8 +109,12 @@ static void heartbeat(struct supervisor *s)
 	struct daemon *d = s->d;
 	const struct exec_daemon_config *cfg = d->cfg;
 	struct gv_err err;
-	if (gv_queue_heartbeat(s->r, d->node, (unsigned)cfg->capacity, (unsigned)cfg->burst_slots, busy(d), d->gpu.n,
-			       d->gpu_ids, d->languages, (long)getpid(), &err) != 0)
+	struct gv_queue_node_report rep = {
+		.capacity = (unsigned)cfg->capacity, .burst = (unsigned)cfg->burst_slots, .running = busy(d),
+		.gpus = d->gpu.n, .gpu_ids = d->gpu_ids, .languages = d->languages, .pid = (long)getpid(),
+		.kernel_mb = (unsigned)cfg->kernel_memory_mb,
+	};
+	if (gv_queue_heartbeat(s->r, d->node, &rep, &err) != 0)
 		gv_warn(&d->log, "heartbeat: %s", err.msg);
 }
 
@@ -133,6 +139,9 @@ static int check_node(struct daemon *d, struct gv_err *err)
 		return gv_err_set(err, GV_ECONFIG, "executor.max_parallel must be 1..%d", DAEMON_MAX_WORKERS);
 	if (cfg->burst_slots < 0 || cfg->burst_slots > DAEMON_MAX_BURST)
 		return gv_err_set(err, GV_ECONFIG, "executor.burst_slots must be 0..%d", DAEMON_MAX_BURST);
+	if (cfg->kernel_memory_mb > 0 && (cfg->burst_slots != 0 || (cfg->gpus && cfg->gpus[0])))
+		return gv_err_set(err, GV_ECONFIG, "a kernel node (executor.kernel_memory_mb) has no burst slots and "
+						    "no GPUs: set executor.burst_slots = 0 and executor.gpus empty");
 	d->workers = cfg->capacity + cfg->burst_slots;
 	uint32_t cpu_slots;
 	if (exec_cpuslot_parse(cfg->cpu_slots, &cpu_slots, err) != 0)
@@ -147,6 +156,35 @@ static int check_node(struct daemon *d, struct gv_err *err)
 			d->gpu.n);
 	else if (d->gpu.n)
 		gv_info(&d->log, "%u GPU(s), runsc --nvproxy", d->gpu.n);
+	return 0;
+}
+
+/* A kernel node's start: its workers' cgroups, under
+ * <cgroup_parent>/<node>, get the node's CPU ceiling before any kernel
+ * starts (without it the node does not start: fail closed), and the
+ * database is tried once. */
+static int kernel_node_start(struct daemon *d, struct gv_err *err)
+{
+	const struct exec_daemon_config *cfg = d->cfg;
+	if (cfg->kernel_memory_mb <= 0)
+		return 0;
+	/* Its workers connect only when they need to (many wait on a kernel
+	 * each): the database is tried once here, so that a wrong URL stops
+	 * the node at its start, as it stops a judging node. */
+	struct gv_pg *pg = exec_daemon_pg_open(cfg, false, err);
+	if (!pg)
+		return -1;
+	gv_pg_free(pg);
+	struct exec_cgroup cg;
+	char rel[512];
+	if (snprintf(rel, sizeof(rel), "%s/%s", cfg->cgroup_parent, d->cg_node) >= (int)sizeof(rel))
+		return gv_err_set(err, GV_ECONFIG, "executor.cgroup_parent is too long");
+	if (exec_cgroup_detect(&cg, NULL, err) != 0 ||
+	    exec_cpu_ceiling_apply(&cg, rel, (unsigned)cfg->kernel_cpu_ceiling_pct,
+				   (unsigned)cfg->kernel_cpu_weight_pct, err) != 0) {
+		gv_err_prefix(err, "the kernels' CPU ceiling");
+		return -1;
+	}
 	return 0;
 }
 
@@ -439,10 +477,14 @@ int exec_daemon_run(struct exec_daemon_config *cfg, volatile sig_atomic_t *stop,
 		goto fail;
 	/* Whatever this node held when it last stopped is not running now. */
 	list_requeue_all(s.r, s.inflight, "left by an earlier run of this node", &d);
-	if (workers_start(&d, err) != 0)
+	if (kernel_node_start(&d, err) != 0 || workers_start(&d, err) != 0)
 		goto fail;
-	gv_info(&d.log, "node %s up: %d workers (%d regular slots, %d burst)", d.node, d.workers, cfg->capacity,
-		cfg->burst_slots);
+	if (cfg->kernel_memory_mb > 0)
+		gv_info(&d.log, "kernel node %s up: %d workers, %d MiB for kernels, all under %d%% of a CPU", d.node,
+			d.workers, cfg->kernel_memory_mb, cfg->kernel_cpu_ceiling_pct);
+	else
+		gv_info(&d.log, "node %s up: %d workers (%d regular slots, %d burst)", d.node, d.workers,
+			cfg->capacity, cfg->burst_slots);
 	s.webhook_pid = exec_daemon_webhook_spawn(&d);
 	supervise(&s);
 	shut_down(&s);

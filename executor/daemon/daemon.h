@@ -86,6 +86,12 @@ struct exec_daemon_config {
 	 * (executor/daemon/kernel_pool.c). */
 	int kernel_pool;          /* 0: none */
 	uint64_t kernel_pool_idle_ms;
+	/* > 0: a kernel node, running only notebook kernels, admitted by the
+	 * scheduler up to this much memory (MiB) and `capacity` at once, all
+	 * of them under one CPU ceiling (executor/sandbox/cpu_ceiling.h). */
+	int kernel_memory_mb;
+	int kernel_cpu_ceiling_pct; /* of one CPU, for all kernels of the node */
+	int kernel_cpu_weight_pct;  /* their share beside a judging sandbox's */
 	int sandbox_uid_base;     /* sandboxes' host uids (executor/sandbox/sandbox_uid.h) */
 	int sandbox_uid_count;
 	uint64_t pool_idle_ms;

@@ -24,7 +24,7 @@
 #include "languages/lang.h"
 #include "tenants/egress.h"
 
-#define DAEMON_MAX_WORKERS 64
+#define DAEMON_MAX_WORKERS 256
 #define DAEMON_MAX_BURST 8
 #define DAEMON_LANGS_MAX 1024
 #define KERNEL_BRIDGE_NAME "gavel-kernel-bridge.py" /* beside gavel-init */
@@ -129,7 +129,7 @@ uint64_t exec_daemon_mono_ms(void);
  * them (gv_redis_free, gv_pg_free). */
 struct gv_redis *exec_daemon_redis_open(const struct exec_daemon_config *c, int command_timeout_ms,
 					struct gv_err *err);
-struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, struct gv_err *err);
+struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, bool lazy, struct gv_err *err);
 
 /* languages.c: loads the language files, builds the precompiled headers
  * and probes every toolchain into d->offered, d->versions and

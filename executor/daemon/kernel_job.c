@@ -12,6 +12,7 @@
 
 #include "common/json.h"
 #include "executor/kernels/kernel.h"
+#include "executor/sandbox/cpu_ceiling.h"
 #include "tenants/audit.h"
 #include "tenants/db.h"
 #include "tenants/usage.h"
@@ -201,6 +202,9 @@ void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, co
 		snprintf(o.reason, sizeof(o.reason), "error");
 		snprintf(o.message, sizeof(o.message), "%.255s", err.msg);
 	} else {
+		const struct exec_daemon_config *cfg = w->d->cfg;
+		if (cfg->kernel_memory_mb > 0)
+			spec.cpu_pct = exec_cpu_ceiling_clamp(spec.cpu_pct, (unsigned)cfg->kernel_cpu_ceiling_pct);
 		struct kernel_shape shape;
 		kernel_pool_shape(&shape, &spec);
 		kernel_pool_want(w, &shape);
@@ -209,7 +213,7 @@ void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, co
 			warm = kernel_pool_take_own(w, &shape);
 			char token[GV_QUEUE_TOKEN_MAX + 1];
 			int to;
-			if (!warm && gv_queue_token_format(token, sizeof(token), t->tid, t->sid, t->gpus, &err) == 0 &&
+			if (!warm && gv_queue_token_format(token, sizeof(token), t, &err) == 0 &&
 			    (to = kernel_pool_hand_over(w, token, &shape)) >= 0) {
 				gv_info(&kj.ctx, "kernel handed to worker %d, which holds one started ahead", to);
 				return;

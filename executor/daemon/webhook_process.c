@@ -96,7 +96,7 @@ static void webhook_main(struct daemon *d)
 		gv_error(&d->log, "webhooks: libcurl or libsodium did not initialise");
 		_exit(3);
 	}
-	struct gv_pg *pg = exec_daemon_pg_open(c, &err);
+	struct gv_pg *pg = exec_daemon_pg_open(c, false, &err);
 	if (!pg) {
 		gv_error(&d->log, "webhooks: %s; retrying", err.msg);
 		gv_redis_free(r);

@@ -124,7 +124,9 @@ static int worker_engine_init(struct worker *w, struct gv_err *err)
 	int k = w->index;
 	snprintf(w->runsc_root, sizeof(w->runsc_root), "%s/%s/w%d", c->runsc_root, d->node, k);
 	snprintf(w->work_root, sizeof(w->work_root), "%s/%s/w%d", c->work_root, d->node, k);
-	snprintf(w->cgroup, sizeof(w->cgroup), "%s/%s-w%d", c->cgroup_parent, d->cg_node, k);
+	/* A kernel node's workers sit in one folder: its CPU ceiling. */
+	snprintf(w->cgroup, sizeof(w->cgroup), c->kernel_memory_mb > 0 ? "%s/%s/w%d" : "%s/%s-w%d", c->cgroup_parent,
+		 d->cg_node, k);
 	struct exec_engine_config ec = {
 		.runsc_path = c->runsc_path,
 		.runsc_root = w->runsc_root,
@@ -150,6 +152,14 @@ static int worker_engine_init(struct worker *w, struct gv_err *err)
 	return 0;
 }
 
+/* Whether token is a kernel's, placed by memory ("...:k<mb>"). */
+static bool token_is_kernel(const char *token)
+{
+	struct gv_queue_token t;
+	struct gv_err err;
+	return gv_queue_token_parse(token, strlen(token), &t, &err) == 0 && t.kernel_mb > 0;
+}
+
 /* Takes jobs until SIGTERM; between two, reloads the options on SIGHUP,
  * imports problem packages and moves the engine's pending tear-downs on. */
 static void worker_loop(struct worker *w)
@@ -163,7 +173,9 @@ static void worker_loop(struct worker *w)
 		/* Between two jobs: the options a reload may change are read per job. */
 		if (gv_daemon_reload_asked)
 			(void)gv_daemon_reload(d->cfg, sizeof(*d->cfg));
-		problems_import_tick(w);
+		bool kernel_node = d->cfg->kernel_memory_mb > 0;
+		if (!kernel_node)
+			problems_import_tick(w);
 		char token[GV_QUEUE_TOKEN_MAX + 1];
 		/* While a finished sandbox's tear-down is pending, wait briefly:
 		 * each poll moves it on, and reaps the gofer that its `runsc
@@ -189,10 +201,20 @@ static void worker_loop(struct worker *w)
 			exec_daemon_hand_back(w, token, "a kernel job is being handed to this worker");
 			continue;
 		}
+		if (kernel_node && !token_is_kernel(token)) {
+			/* The scheduler places only kernels here, with their memory. */
+			exec_daemon_hand_back(w, token, "a kernel node runs only notebook kernels");
+			gv_backoff_sleep_ms(1000);
+			continue;
+		}
 		snprintf(slot->token, sizeof(slot->token), "%s", token);
 		exec_daemon_job_run(w, token);
 		exec_daemon_slot_claimed(w, false);
 		slot->token[0] = '\0';
+		/* A kernel node's many workers wait long between queries: none
+		 * holds a database connection while it waits. */
+		if (kernel_node)
+			gv_pg_release(w->pg);
 	}
 }
 
@@ -207,6 +229,10 @@ void exec_daemon_worker_main(struct daemon *d, int k)
 	sa.sa_flags = SA_RESTART; /* the engine's own syscalls must not see EINTR */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* This process's copy of the daemon: the supervisor's flag is never
+	 * set here, and a kernel watching it ran on after SIGTERM (its
+	 * lifetime, hours), holding the node's shutdown. */
+	d->stop = &worker_stop;
 	struct worker w;
 	memset(&w, 0, sizeof(w));
 	w.d = d;
@@ -219,12 +245,14 @@ void exec_daemon_worker_main(struct daemon *d, int k)
 		worker_start_failed(&w, &err, false);
 	/* BLMOVE blocks up to 1 s: the command timeout must be above it. */
 	if (!(w.r = exec_daemon_redis_open(c, (int)c->redis_command_timeout_ms + 2000, &err)) ||
-	    !(w.pg = exec_daemon_pg_open(c, &err)))
+	    !(w.pg = exec_daemon_pg_open(c, c->kernel_memory_mb > 0, &err)))
 		worker_start_failed(&w, &err, true);
 	/* Refilled from the engine's poll: at each job's close, and in the
 	 * loop while no work comes (executor/sandbox/pool.h). */
 	struct exec_pool pool;
-	struct exec_pool_config pool_cfg = { .size = (unsigned)c->pool_size, .idle_ms = c->pool_idle_ms,
+	/* A kernel node judges nothing: no judging sandboxes ahead there. */
+	struct exec_pool_config pool_cfg = { .size = c->kernel_memory_mb > 0 ? 0u : (unsigned)c->pool_size,
+					     .idle_ms = c->pool_idle_ms,
 					     .has_spare = node_has_spare, .spare_arg = &w };
 	if (exec_pool_attach(&pool, &w.engine, &pool_cfg, &err) != 0 || problems_init(&w, &err) != 0)
 		worker_start_failed(&w, &err, true);

@@ -19,6 +19,7 @@
 
 #include "executor/sandbox/bundle.h"
 #include "executor/sandbox/cgroup.h"
+#include "executor/sandbox/cpu_ceiling.h"
 #include "executor/sandbox/runsc.h"
 #include "tests/support/testutil.h"
 
@@ -485,6 +486,80 @@ static void cgroup__v2_fake_tree__detect_and_read(void **state)
 	rm_rf(root);
 }
 
+static void expect_file(const char *root, const char *rel, const char *want)
+{
+	char p[PATH_MAX], got[128] = "";
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	size_t n = fread(got, 1, sizeof(got) - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	assert_string_equal(got, want);
+}
+
+/* A fake tree holds the files a real cgroupfs makes at mkdir. */
+static void ceiling__v1_fake_tree__quota_period_shares(void **state)
+{
+	(void)state;
+	char root[sizeof(tmpdir)];
+	memcpy(root, tmpdir, sizeof(tmpdir));
+	assert_non_null(mkdtemp(root));
+	put(root, "memory/memory.oom_control", "oom_kill 0\n");
+	put(root, "memory/memory.max_usage_in_bytes", "0\n");
+	put(root, "cpu/cpu.cfs_quota_us", "-1\n");
+	put(root, "cpuacct/cpuacct.usage", "0\n");
+	put(root, "pids/cgroup.procs", "");
+	put(root, "cpu/gavel/kn1/cpu.cfs_period_us", "100000");
+	put(root, "cpu/gavel/kn1/cpu.cfs_quota_us", "-1");
+	put(root, "cpu/gavel/kn1/cpu.shares", "1024");
+	struct exec_cgroup cg;
+	struct gv_err err;
+	assert_int_equal(exec_cgroup_detect(&cg, root, &err), 0);
+	if (exec_cpu_ceiling_apply(&cg, "gavel/kn1", 150, 25, &err) != 0)
+		fail_msg("apply: %s", err.msg);
+	expect_file(root, "cpu/gavel/kn1/cpu.cfs_quota_us", "150000");
+	expect_file(root, "cpu/gavel/kn1/cpu.cfs_period_us", "100000");
+	expect_file(root, "cpu/gavel/kn1/cpu.shares", "256");
+	/* Where the files cannot be written, nothing starts. */
+	assert_int_equal(exec_cpu_ceiling_apply(&cg, "gavel/kn2", 150, 25, &err), -1);
+	assert_int_equal(exec_cpu_ceiling_apply(&cg, "gavel/../kn1", 150, 25, &err), -1);
+	assert_int_equal(exec_cpu_ceiling_apply(&cg, "gavel/kn1", 0, 25, &err), -1);
+	rm_rf(root);
+}
+
+static void ceiling__v2_fake_tree__enables_cpu_above(void **state)
+{
+	(void)state;
+	char root[sizeof(tmpdir)];
+	memcpy(root, tmpdir, sizeof(tmpdir));
+	assert_non_null(mkdtemp(root));
+	put(root, "cgroup.controllers", "cpu memory pids\n");
+	put(root, "cgroup.subtree_control", "");
+	put(root, "gavel/cgroup.subtree_control", "");
+	put(root, "gavel/kn1/cpu.max", "max 100000");
+	put(root, "gavel/kn1/cpu.weight", "100");
+	struct exec_cgroup cg;
+	struct gv_err err;
+	assert_int_equal(exec_cgroup_detect(&cg, root, &err), 0);
+	if (exec_cpu_ceiling_apply(&cg, "gavel/kn1", 100, 25, &err) != 0)
+		fail_msg("apply: %s", err.msg);
+	expect_file(root, "gavel/kn1/cpu.max", "100000 100000");
+	expect_file(root, "gavel/kn1/cpu.weight", "25");
+	expect_file(root, "cgroup.subtree_control", "+cpu");
+	expect_file(root, "gavel/cgroup.subtree_control", "+cpu");
+	rm_rf(root);
+}
+
+static void ceiling__clamp__never_above_never_none(void **state)
+{
+	(void)state;
+	assert_int_equal(exec_cpu_ceiling_clamp(0, 100), 100);
+	assert_int_equal(exec_cpu_ceiling_clamp(50, 100), 50);
+	assert_int_equal(exec_cpu_ceiling_clamp(100, 100), 100);
+	assert_int_equal(exec_cpu_ceiling_clamp(400, 150), 150);
+}
+
 static void cgroup__remove__empty_dirs_bottom_up(void **state)
 {
 	(void)state;
@@ -553,6 +628,9 @@ int main(void)
 		cmocka_unit_test(cgroup__v1_fake_tree__detect_read_remove),
 		cmocka_unit_test(cgroup__v2_fake_tree__detect_and_read),
 		cmocka_unit_test(cgroup__remove__empty_dirs_bottom_up),
+		cmocka_unit_test(ceiling__v1_fake_tree__quota_period_shares),
+		cmocka_unit_test(ceiling__v2_fake_tree__enables_cpu_above),
+		cmocka_unit_test(ceiling__clamp__never_above_never_none),
 		cmocka_unit_test(runsc__argv__global_flags_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
