@@ -83,6 +83,11 @@ static void audit(void *arg, const char *action, const char *sandbox, const char
 		tenant_tx_rollback(c);
 		gv_warn(&kj->ctx, "audit %s: %s", action, err.msg);
 	}
+	/* A kernel node runs a hundred kernels for hours: a connection
+	 * each, held between their rare records, would pass PostgreSQL's
+	 * max_connections. */
+	if (w->d->cfg->kernel_memory_mb > 0)
+		gv_pg_release(w->pg);
 }
 
 static void on_ready(void *arg, uint64_t ms)
