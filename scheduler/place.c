@@ -48,6 +48,20 @@ static bool any_kernel_node(const struct sched *s)
 	return false;
 }
 
+/* Whether a node of the kind that takes m is registered: a judging job
+ * waits for a judging node while only kernel nodes are up (a kernel node
+ * starts sooner than a judging one, which probes its languages first), and
+ * is finished IE for a language only when judging nodes are up and none
+ * offers it. */
+static bool any_node_for(const struct sched *s, const struct sched_job *m)
+{
+	bool by_memory = m->kernel_mb > 0 && any_kernel_node(s);
+	for (size_t i = 0; i < s->n_nodes; i++)
+		if ((s->nodes[i].kernel_mb > 0) == by_memory)
+			return true;
+	return false;
+}
+
 /* A kernel node's memory not held by its kernels, when it has a worker free. */
 static unsigned kernel_mb_free(const struct sched_node *n)
 {
@@ -282,7 +296,7 @@ static int place_job(struct sched *s, struct sched_tenant *t, struct sched_fs_te
 		return 0;
 	}
 	if (!n) {
-		if (!anyone && s->n_nodes > 0) {
+		if (!anyone && any_node_for(s, m)) {
 			char why[160];
 			snprintf(why, sizeof(why), "no executor offers language '%s'%s", m->language,
 				 m->gpus ? " with that many GPUs" : "");
