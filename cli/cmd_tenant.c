@@ -17,6 +17,7 @@
 #include "common/redis.h"
 #include "tenants/admin.h"
 #include "tenants/egress.h"
+#include "tenants/kernel_warm.h"
 #include "tenants/quota.h"
 #include "tenants/retention.h"
 
@@ -39,6 +40,15 @@ static void tenant_usage(FILE *out)
 		"  webhook-secret NAME|ID [--rotate]    print the hex key of the webhooks'\n"
 		"                                       X-Gavel-Signature (HMAC-SHA256); --rotate\n"
 		"                                       replaces it\n"
+		"  kernels-warm NAME|ID                 its requests for notebook kernels started\n"
+		"                                       ahead, not yet ended, as JSON\n"
+		"  kernels-warm NAME|ID --kernels N [--from TIME] --until TIME\n"
+		"                                       keep N kernels of its shape started ahead on\n"
+		"                                       the kernel nodes from TIME (default now) until\n"
+		"                                       TIME (a class at 9:00: --from '2026-12-07\n"
+		"                                       08:55+01' --until '2026-12-07 09:20+01');\n"
+		"                                       at most max_kernels, 12 h, 16 pending\n"
+		"  kernels-warm NAME|ID --cancel ID     end that request now\n"
 		"\n"
 		"Quota keys: requests_per_second burst max_queued max_running max_cpu_ms\n"
 		"max_wall_ms max_memory_mb max_output_kb allowed_languages (comma list, '*'\n"
@@ -77,6 +87,10 @@ struct opts {
 	size_t n_egress_allow;
 	long egress_rate, egress_up, egress_down;
 	bool egress_none;
+	/* kernels-warm */
+	long warm_kernels;
+	const char *warm_from, *warm_until;
+	long long warm_cancel;
 };
 
 static bool has_egress_opts(const struct opts *o)
@@ -339,6 +353,8 @@ static int tenant_args(int argc, char **argv, struct opts *o)
 		{ "egress-allow", required_argument, NULL, 'A' }, { "egress-rate", required_argument, NULL, 'B' },
 		{ "egress-up", required_argument, NULL, 'U' },	  { "egress-down", required_argument, NULL, 'D' },
 		{ "egress-none", no_argument, NULL, 'N' },
+		{ "kernels", required_argument, NULL, 'K' },	  { "from", required_argument, NULL, 'F' },
+		{ "until", required_argument, NULL, 'T' },	  { "cancel", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -388,6 +404,27 @@ static int tenant_args(int argc, char **argv, struct opts *o)
 		case 'N':
 			o->egress_none = true;
 			break;
+		case 'K':
+		case 'C': {
+			char *end;
+			long long v = strtoll(optarg, &end, 10);
+			if (*end || v < 1 || (c == 'K' && v > TENANT_KERNEL_WARM_MAX_KERNELS)) {
+				fprintf(stderr, "gavel tenant: %s takes %s\n", c == 'K' ? "--kernels" : "--cancel",
+					c == 'K' ? "1..256" : "a request id");
+				return 2;
+			}
+			if (c == 'K')
+				o->warm_kernels = (long)v;
+			else
+				o->warm_cancel = v;
+			break;
+		}
+		case 'F':
+			o->warm_from = optarg;
+			break;
+		case 'T':
+			o->warm_until = optarg;
+			break;
 		case 'h':
 			tenant_usage(stdout);
 			return 0;
@@ -399,12 +436,66 @@ static int tenant_args(int argc, char **argv, struct opts *o)
 	return -1;
 }
 
+/* kernels-warm: a request added (--kernels), one ended (--cancel), or the
+ * list. */
+static int do_kernels_warm(PGconn *c, const struct opts *o, const struct tenant_info *t)
+{
+	struct gv_err err;
+	char actor[128];
+	tenant_operator_actor(actor, sizeof(actor));
+	if (o->warm_kernels && o->warm_cancel) {
+		fprintf(stderr, "gavel tenant kernels-warm: --kernels or --cancel, not both\n");
+		return 2;
+	}
+	if (o->warm_kernels) {
+		if (!o->warm_until) {
+			fprintf(stderr, "gavel tenant kernels-warm: --kernels needs --until\n");
+			return 2;
+		}
+		long long id;
+		if (tenant_kernel_warm_add(c, t->id, o->warm_kernels, o->warm_from ? o->warm_from : "now",
+					   o->warm_until, actor, &id, &err) != 0) {
+			fprintf(stderr, "gavel tenant: %s\n", err.msg);
+			return 1;
+		}
+		printf("%lld\n", id);
+		return 0;
+	}
+	if (o->warm_from || o->warm_until) {
+		fprintf(stderr, "gavel tenant kernels-warm: --from and --until go with --kernels\n");
+		return 2;
+	}
+	if (o->warm_cancel) {
+		if (tenant_kernel_warm_cancel(c, t->id, o->warm_cancel, actor, &err) != 0) {
+			fprintf(stderr, "gavel tenant: %s\n", err.msg);
+			return 1;
+		}
+		printf("request %lld of %s ended\n", o->warm_cancel, t->name);
+		return 0;
+	}
+	json_t *list = tenant_kernel_warm_list(c, t->id, &err);
+	if (!list) {
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+		return 1;
+	}
+	char *text = json_dumps(list, JSON_INDENT(2));
+	json_decref(list);
+	if (!text) {
+		fprintf(stderr, "gavel tenant: out of memory\n");
+		return 1;
+	}
+	puts(text);
+	free(text);
+	return 0;
+}
+
 /* Whether sub is a subcommand and npos the number of names it takes: -1 to
  * go on, else the exit status. */
 static int tenant_check_args(const char *sub, int npos)
 {
 	int want_name = strcmp(sub, "create") == 0 || strcmp(sub, "show") == 0 || strcmp(sub, "update") == 0 ||
-			strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0 || strcmp(sub, "webhook-secret") == 0;
+			strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0 || strcmp(sub, "webhook-secret") == 0 ||
+			strcmp(sub, "kernels-warm") == 0;
 	int opt_name = strcmp(sub, "retention") == 0;
 	int no_name = strcmp(sub, "list") == 0 || strcmp(sub, "sync") == 0;
 	if (!want_name && !opt_name && !no_name) {
@@ -446,6 +537,8 @@ static int tenant_dispatch(PGconn *conn, const char *sub, struct opts *o, char *
 		return do_set_disabled(conn, o, &t, strcmp(sub, "disable") == 0);
 	if (strcmp(sub, "webhook-secret") == 0)
 		return do_webhook_secret(conn, o, &t);
+	if (strcmp(sub, "kernels-warm") == 0)
+		return do_kernels_warm(conn, o, &t);
 	return do_retention(conn, &t);
 }
 

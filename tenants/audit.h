@@ -70,6 +70,8 @@
 #define TENANT_AUDIT_KERNEL_STOPPED     "kernel.stopped"    /* details: reason, kernel_ms, peak memory */
 #define TENANT_AUDIT_KERNEL_INTERRUPTED "kernel.interrupted"
 #define TENANT_AUDIT_KERNEL_RESTARTED   "kernel.restarted"  /* sandbox: the fresh one */
+#define TENANT_AUDIT_KERNEL_WARM_REQUESTED "kernel.warm_requested" /* details: {id, kernels, from, until} */
+#define TENANT_AUDIT_KERNEL_WARM_CANCELLED "kernel.warm_cancelled" /* details: {id} */
 
 /* Top-level details keys refused by tenant_audit_append (NULL-terminated);
  * gavel_audit_append refuses the same list (0005). */

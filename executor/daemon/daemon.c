@@ -63,6 +63,10 @@ struct supervisor {
 	uint64_t next_heartbeat_ms;
 	uint64_t next_heal_ms;
 	bool heal_failing; /* said once until a round works again */
+	/* A kernel node's: what courses asked to have warm, read every few
+	 * seconds (kernel_warm_asks.c). */
+	struct gv_pg *pg;
+	uint64_t next_warm_asks_ms;
 };
 
 static pid_t spawn(struct daemon *d, int k)
@@ -201,6 +205,7 @@ static void workers_abort(struct daemon *d)
 		munmap(d->slots, sizeof(*d->slots) * (size_t)d->workers);
 	if (d->gpu_table)
 		munmap(d->gpu_table, sizeof(*d->gpu_table));
+	kernel_warm_asks_unmap(d);
 	d->slots = NULL;
 	d->gpu_table = NULL;
 }
@@ -248,6 +253,8 @@ static int workers_start(struct daemon *d, struct gv_err *err)
 		goto fail;
 	}
 	exec_gpu_table_init(d->gpu_table, &d->gpu);
+	if (kernel_warm_asks_map(d, err) != 0)
+		goto fail;
 	for (int k = 0; k < d->workers; k++) {
 		d->pids[k] = spawn(d, k);
 		if (d->pids[k] < 0) {
@@ -405,6 +412,7 @@ static void supervise(struct supervisor *s)
 			inflight_heal(s);
 			s->next_heal_ms = now + EXEC_INFLIGHT_HEAL_MS;
 		}
+		kernel_warm_asks_refresh(d, &s->pg, now, &s->next_warm_asks_ms);
 		gv_backoff_sleep_ms(100);
 	}
 }
@@ -489,8 +497,10 @@ int exec_daemon_run(struct exec_daemon_config *cfg, volatile sig_atomic_t *stop,
 	supervise(&s);
 	shut_down(&s);
 	gv_redis_free(s.r);
+	gv_pg_free(s.pg);
 	munmap(d.slots, sizeof(*d.slots) * (size_t)d.workers);
 	munmap(d.gpu_table, sizeof(*d.gpu_table));
+	kernel_warm_asks_unmap(&d);
 	free(d.offered);
 	free(d.versions);
 	lang_registry_free(&d.langs);

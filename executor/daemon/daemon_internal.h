@@ -47,6 +47,22 @@ struct kernel_pool_slot {
 	char handoff[GV_QUEUE_TOKEN_MAX + 1]; /* written by the taker in state claimed */
 };
 
+/* What courses asked to have warm now (tenants/kernel_warm.h), read from
+ * PostgreSQL by a kernel node's supervisor every few seconds and shared
+ * with its workers (MAP_SHARED) under a sequence count (odd while
+ * written): each a shape as this node's kernels of that tenant get it, and
+ * how many. */
+#define KERNEL_WARM_ASKS_MAX 64
+struct kernel_warm_ask {
+	struct kernel_shape shape;
+	uint32_t kernels;
+};
+struct kernel_warm_asks {
+	unsigned seq;
+	unsigned n;
+	struct kernel_warm_ask ask[KERNEL_WARM_ASKS_MAX];
+};
+
 /* Shared between the supervisor and the workers (MAP_SHARED). */
 struct worker_slot {
 	volatile int state; /* 0 starting, 1 ready, 2 failed */
@@ -75,6 +91,7 @@ struct daemon {
 	int workers;          /* capacity + burst_slots */
 	struct exec_gpu_inventory gpu;
 	struct exec_gpu_table *gpu_table; /* MAP_SHARED with the workers */
+	struct kernel_warm_asks *warm_asks; /* MAP_SHARED with the workers */
 	char gpu_ids[EXEC_GPU_IDS_TEXT_MAX]; /* "0,1": reported in the registry */
 	struct gv_log_ctx log;
 	volatile sig_atomic_t *stop;
@@ -200,6 +217,17 @@ int kernel_pool_hand_over(struct worker *w, const char *token, const struct kern
 /* Drops the held kernel, if any (the worker stops, or starts a kernel of
  * another shape, which would keep it unwatched for hours). */
 void kernel_pool_drop(struct worker *w);
+
+/* kernel_warm_asks.c. The shared table, mapped at start; unmapped. */
+int kernel_warm_asks_map(struct daemon *d, struct gv_err *err) GV_MUST_CHECK;
+void kernel_warm_asks_unmap(struct daemon *d);
+/* The supervisor of a kernel node, every few seconds (*next_ms): the asks
+ * of now into the table, through *pg (opened on first use). A failure
+ * keeps the last table and is logged once until a refresh works. */
+void kernel_warm_asks_refresh(struct daemon *d, struct gv_pg **pg, uint64_t now, uint64_t *next_ms);
+/* A consistent copy of the table into out (KERNEL_WARM_ASKS_MAX); the
+ * count, or -1 while it is being written (the next tick reads it). */
+int kernel_warm_asks_read(const struct daemon *d, struct kernel_warm_ask *out);
 
 /* webhook_process.c: forks the webhook delivery process; its pid, or -1
  * (logged). */

@@ -6,6 +6,11 @@
  * seconds under gVisor. So an idle worker keeps one kernel started ahead
  * for a shape (tenant, memory, CPU quota, lifetime, idle time) that this
  * node's kernels had lately, and the next kernel of that shape adopts it.
+ * A course may ask ahead for a class (tenants/kernel_warm.h): during its
+ * window a kernel node keeps that many of the tenant's shape started
+ * ahead besides (kernel_warm_asks.c), within the memory it offers to
+ * kernels; one that placed kernels need is dropped first.
+ *
  * A worker process owns its sandboxes (the engine is its subreaper), so
  * the kernel job goes to the worker holding the kernel, not the kernel to
  * the job: the worker that claimed the job hands its token over through
@@ -29,6 +34,7 @@
 #include "executor/daemon/daemon_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -135,33 +141,130 @@ static unsigned demand(const struct worker *w, const struct kernel_shape *shape,
 	return n;
 }
 
+/* demand(), where executor.kernel_pool is set: without it only a
+ * course's ask starts kernels ahead. */
+static unsigned pool_demand(const struct worker *w, const struct kernel_shape *shape, int64_t now, int64_t *last)
+{
+	*last = -1;
+	return w->d->cfg->kernel_pool > 0 ? demand(w, shape, now, last) : 0;
+}
+
+/* The kernels courses asked to have warm now, read once per tick. */
+struct asks {
+	int n; /* -1: the table was being written (decide nothing by it) */
+	struct kernel_warm_ask a[KERNEL_WARM_ASKS_MAX];
+};
+
+/* A worker's token, copied out of the shared slot. */
+static void token_of(const struct worker *w, int k, char token[GV_QUEUE_TOKEN_MAX + 1])
+{
+	memcpy(token, (const char *)w->d->slots[k].token, GV_QUEUE_TOKEN_MAX + 1);
+	token[GV_QUEUE_TOKEN_MAX] = '\0';
+}
+
+/* The kernels of tenant placed on this node now. */
+static unsigned tenant_kernels_here(const struct worker *w, const char *tenant)
+{
+	unsigned n = 0;
+	size_t len = strlen(tenant);
+	for (int k = 0; k < w->d->workers; k++) {
+		char token[GV_QUEUE_TOKEN_MAX + 1];
+		token_of(w, k, token);
+		const char *km = strrchr(token, ':');
+		n += !strncmp(token, tenant, len) && token[len] == ':' && km && km[1] == 'k';
+	}
+	return n;
+}
+
+/* What a course asked to have warm for shape; with less_running, less
+ * its kernels already running here (the class that came needs no more
+ * started; but one held is not dropped for them: a kernel being handed to
+ * its holder shows as running first). */
+static unsigned asked_for(const struct worker *w, const struct asks *as, const struct kernel_shape *shape,
+			  bool less_running)
+{
+	for (int i = 0; i < as->n; i++)
+		if (shape_eq(&as->a[i].shape, shape)) {
+			unsigned here = less_running ? tenant_kernels_here(w, shape->tenant) : 0;
+			return as->a[i].kernels > here ? as->a[i].kernels - here : 0;
+		}
+	return 0;
+}
+
+/* How many kernels the node may hold ahead: kernel_pool, plus what
+ * courses asked for. */
+static unsigned pool_cap(const struct worker *w, const struct asks *as)
+{
+	unsigned cap = w->d->cfg->kernel_pool > 0 ? (unsigned)w->d->cfg->kernel_pool : 0;
+	for (int i = 0; i < as->n; i++)
+		cap += as->a[i].kernels;
+	return cap;
+}
+
+/* On a kernel node, the memory its kernels hold: those placed here (the
+ * ":k<mb>" of the workers' tokens) and those started ahead. */
+static uint64_t kernel_mb_in_use(const struct worker *w)
+{
+	uint64_t mb = 0;
+	for (int k = 0; k < w->d->workers; k++) {
+		char token[GV_QUEUE_TOKEN_MAX + 1];
+		token_of(w, k, token);
+		const char *km = strrchr(token, ':');
+		if (km && km[1] == 'k')
+			mb += strtoul(km + 2, NULL, 10);
+		const struct kernel_pool_slot *s = slot_of(w, k);
+		int st = state_load(s);
+		if (st == KPOOL_WARMING || st == KPOOL_READY || st == KPOOL_CLAIMED)
+			mb += s->warm.memory_mb;
+	}
+	return mb;
+}
+
+static bool memory_for(const struct worker *w, const struct kernel_shape *shape)
+{
+	int offered = w->d->cfg->kernel_memory_mb;
+	return offered <= 0 || kernel_mb_in_use(w) + shape->memory_mb <= (uint64_t)offered;
+}
+
+/* The shape whose demand (kernels wanted lately, or asked for by a course)
+ * exceeds what is held by most, the most recently wanted first. */
+static void consider(const struct worker *w, const struct asks *as, const struct kernel_shape *sh, int64_t now,
+		     struct kernel_shape *out, unsigned *best_gap, int64_t *best_at)
+{
+	int64_t last;
+	unsigned want = pool_demand(w, sh, now, &last);
+	unsigned asked = asked_for(w, as, sh, true);
+	if (asked > want)
+		want = asked;
+	unsigned have = held(w, sh).of_shape;
+	if (want <= have || !memory_for(w, sh))
+		return;
+	if (want - have > *best_gap || (want - have == *best_gap && last > *best_at)) {
+		*out = *sh;
+		*best_gap = want - have;
+		*best_at = last;
+	}
+}
+
 /* The shape to start a kernel ahead for: none while one is starting on
  * the node (one at a time: starts running side by side only slow each
- * other and the node's jobs down) or while it holds kernel_pool; else
- * the shape whose demand exceeds what is held by most, the most recently
- * wanted first. */
-static bool shape_to_warm(const struct worker *w, int64_t now, struct kernel_shape *out)
+ * other and the node's jobs down) or while it holds pool_cap; else the
+ * one consider() finds. */
+static bool shape_to_warm(const struct worker *w, const struct asks *as, int64_t now, struct kernel_shape *out)
 {
 	struct held_count h = held(w, NULL);
-	if (h.starting > 0 || h.all >= (unsigned)w->d->cfg->kernel_pool)
+	if (as->n < 0 || h.starting > 0 || h.all >= pool_cap(w, as))
 		return false;
 	int64_t best_at = -1;
 	unsigned best_gap = 0;
 	for (int k = 0; k < w->d->workers; k++) {
 		struct kernel_shape sh;
-		int64_t t, last;
-		if (!wanted_read(w, k, &sh, &t))
-			continue;
-		unsigned want = demand(w, &sh, now, &last);
-		unsigned have = held(w, &sh).of_shape;
-		if (want <= have)
-			continue;
-		if (want - have > best_gap || (want - have == best_gap && last > best_at)) {
-			*out = sh;
-			best_gap = want - have;
-			best_at = last;
-		}
+		int64_t t;
+		if (wanted_read(w, k, &sh, &t))
+			consider(w, as, &sh, now, out, &best_gap, &best_at);
 	}
+	for (int i = 0; i < as->n; i++)
+		consider(w, as, &as->a[i].shape, now, out, &best_gap, &best_at);
 	return best_gap > 0;
 }
 
@@ -173,11 +276,11 @@ static void drop_warm(struct worker *w, const char *why)
 }
 
 /* Starts a kernel ahead for the most wanted shape not held yet. */
-static void warm_start(struct worker *w, int64_t now)
+static void warm_start(struct worker *w, const struct asks *as, int64_t now)
 {
 	struct kernel_pool_slot *s = slot_of(w, w->index);
 	struct kernel_shape shape;
-	if (now < w->warm_retry_ms || !shape_to_warm(w, now, &shape))
+	if (now < w->warm_retry_ms || !shape_to_warm(w, as, now, &shape))
 		return;
 	struct gv_err err;
 	/* The tenant's policy of now: a network means no kernel ahead. */
@@ -189,10 +292,10 @@ static void warm_start(struct worker *w, int64_t now)
 	if (!state_cas(s, KPOOL_NONE, KPOOL_WARMING))
 		return;
 	/* Other idle workers may have decided at once: never more than
-	 * kernel_pool, one starting (all may back off; the next turn tries
+	 * pool_cap, one starting (all may back off; the next turn tries
 	 * again). */
 	struct held_count h = held(w, NULL);
-	if (h.all > (unsigned)w->d->cfg->kernel_pool || h.starting > 1) {
+	if (h.all > pool_cap(w, as) || h.starting > 1) {
 		state_cas(s, KPOOL_WARMING, KPOOL_NONE);
 		return;
 	}
@@ -214,20 +317,21 @@ static void warm_start(struct worker *w, int64_t now)
 }
 
 /* Whether no worker after this one holds a kernel of this one's shape
- * (of several too many, the last drops its own). */
-static bool last_holder(const struct worker *w)
+ * (any shape, when !same_shape): of several too many, the last drops its
+ * own. */
+static bool last_holder(const struct worker *w, bool same_shape)
 {
 	for (int k = w->index + 1; k < w->d->workers; k++) {
 		const struct kernel_pool_slot *s = slot_of(w, k);
 		int st = state_load(s);
-		if ((st == KPOOL_WARMING || st == KPOOL_READY) && shape_eq(&s->warm, &w->warm_shape))
+		if ((st == KPOOL_WARMING || st == KPOOL_READY) && (!same_shape || shape_eq(&s->warm, &w->warm_shape)))
 			return false;
 	}
 	return true;
 }
 
 /* The held kernel: its start, its death, its expiry. */
-static void warm_watch(struct worker *w, int64_t now)
+static void warm_watch(struct worker *w, const struct asks *as, int64_t now)
 {
 	struct kernel_pool_slot *s = slot_of(w, w->index);
 	struct gv_err err;
@@ -238,11 +342,17 @@ static void warm_watch(struct worker *w, int64_t now)
 	if (!why && now - w->warm_made_ms > (int64_t)w->d->cfg->kernel_pool_idle_ms)
 		why = "unused for executor.kernel_pool_idle";
 	int64_t last;
-	unsigned want = demand(w, &w->warm_shape, now, &last);
-	if (!why && want == 0)
-		why = "its shape was not wanted for executor.kernel_pool_idle";
-	if (!why && held(w, &w->warm_shape).of_shape > want && last_holder(w))
+	unsigned want = pool_demand(w, &w->warm_shape, now, &last);
+	unsigned asked = as->n >= 0 ? asked_for(w, as, &w->warm_shape, false) : 0;
+	if (asked > want)
+		want = asked;
+	if (!why && as->n >= 0 && want == 0)
+		why = "its shape was not wanted for executor.kernel_pool_idle, nor asked for";
+	if (!why && as->n >= 0 && held(w, &w->warm_shape).of_shape > want && last_holder(w, true))
 		why = "more are held for its shape than wanted";
+	int offered = w->d->cfg->kernel_memory_mb;
+	if (!why && offered > 0 && kernel_mb_in_use(w) > (uint64_t)offered && last_holder(w, false))
+		why = "the kernels placed on this node need its memory";
 	if (!why)
 		return;
 	if (state_cas(s, KPOOL_WARMING, KPOOL_NONE) || state_cas(s, KPOOL_READY, KPOOL_NONE)) {
@@ -257,7 +367,8 @@ static void warm_watch(struct worker *w, int64_t now)
 
 void kernel_pool_tick(struct worker *w)
 {
-	if (w->d->cfg->kernel_pool <= 0 && !w->warm)
+	const struct kernel_warm_asks *t = w->d->warm_asks;
+	if (w->d->cfg->kernel_pool <= 0 && !w->warm && !(t && __atomic_load_n(&t->n, __ATOMIC_RELAXED)))
 		return;
 	struct kernel_pool_slot *s = slot_of(w, w->index);
 	int st = state_load(s);
@@ -288,10 +399,12 @@ void kernel_pool_tick(struct worker *w)
 			return;
 		}
 	}
+	struct asks as;
+	as.n = kernel_warm_asks_read(w->d, as.a);
 	if (w->warm)
-		warm_watch(w, now);
-	else if (w->d->cfg->kernel_pool > 0 && st == KPOOL_NONE)
-		warm_start(w, now);
+		warm_watch(w, &as, now);
+	else if (st == KPOOL_NONE && pool_cap(w, &as) > 0)
+		warm_start(w, &as, now);
 }
 
 bool kernel_pool_busy(const struct worker *w)

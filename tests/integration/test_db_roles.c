@@ -309,7 +309,8 @@ static void ddl_and_role_changes__refused(void **state)
 
 /* Each role's privileges in the schema (tables, columns, functions, the
  * schema itself), read from the catalog: exactly what 0012 grants (and
- * 0015, for public playgrounds; 0018, the course labels), no more. A grant added later shows here and must be added on purpose. */
+ * 0015, for public playgrounds; 0018, the course labels; 0019, the kernels
+ * warm ahead), no more. A grant added later shows here and must be added on purpose. */
 static const char SQL_GRANTS[] =
 	"SELECT coalesce(string_agg(x, ' ' ORDER BY x), '') FROM ("
 	"SELECT c.relname || ':' || a.privilege_type AS x FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a "
@@ -353,7 +354,7 @@ static void catalog__each_role__granted_exactly_its_list(void **state)
 		  "tenants.disabled:SELECT tenants.id:SELECT webhook_outbox.submission_id:INSERT "
 		  "webhook_outbox.tenant_id:INSERT" },
 		{ "gavel_executor",
-		  "gavel_audit_append():EXECUTE gavel_problem_import_claim():EXECUTE "
+		  "gavel_audit_append():EXECUTE gavel_kernel_warm_asks():EXECUTE gavel_problem_import_claim():EXECUTE "
 		  "gavel_webhook_outbox_due():EXECUTE gavel_webhook_secret():EXECUTE "
 		  "problem_blobs.content:INSERT problem_blobs.sha256:INSERT problem_blobs.size:INSERT "
 		  "problem_blobs.tenant_id:INSERT problem_blobs:SELECT "

@@ -15,7 +15,15 @@
 #   5. a running kernel answers (execution_state idle through the API);
 #   6. deleting a running kernel lets a queued one start;
 #   7. all deleted: nothing left running, queued or in Redis;
-#   8. SIGTERM to the kernel node while a kernel runs: the node stops within
+#   8. a course asks ahead (gavel tenant kernels-warm): over max_kernels
+#      refused; three kernels asked are started ahead, the class of three
+#      that follows adopts them (each answers within 2 s of its claim); the
+#      request cancelled, none is held ahead within 30 s;
+#   9. with the judging node gone and only the kernel node up, a C
+#      submission waits queued (it was finished IE, "no executor offers
+#      language 'c'", while make run's kernel node was up before its judging
+#      node), and is judged once the judging node is back;
+#  10. SIGTERM to the kernel node while a kernel runs: the node stops within
 #      30 s and the kernel ends (it watched the supervisor's flag, never set
 #      in a worker, and ran on for its lifetime).
 # Needs root. TAP.
@@ -25,7 +33,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..11"
+echo "1..17"
 . tests/lib/tap.sh
 say() { echo "# $*"; }
 
@@ -59,8 +67,9 @@ PID_JUDGE=$PID_EXEC
 GAVEL_EXECUTOR_NODE_NAME=$KNODE GAVEL_EXECUTOR_MAX_PARALLEL=8 GAVEL_EXECUTOR_BURST_SLOTS=0 \
 	GAVEL_EXECUTOR_KERNEL_MEMORY_MB=1024 GAVEL_EXECUTOR_KERNEL_CPU_CEILING_PCT=50 GAVEL_EXECUTOR_KERNEL_POOL=0 \
 	GAVEL_EXECUTOR_PCH_DIR= GAVEL_EXECUTOR_EGRESS_IFPREFIX=gkn stack_start_executor kernel-node.log
+PID_KNODE=$PID_EXEC
 GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" stack_start_frontend
-stack_wait_healthy 120 "$PID_JUDGE" "$PID_EXEC" "$PID_FE"
+stack_wait_healthy 120 "$PID_JUDGE" "$PID_KNODE" "$PID_FE"
 registered() { [ "$(rc HGET "gavel:exec:$1" heartbeat_ms)" != "" ]; }
 for _ in $(seq 600); do registered "$KNODE" && registered "$JNODE" && break; sleep 0.2; done
 
@@ -172,15 +181,99 @@ left=$(rc --scan --pattern 'gavel:k*:*' | grep -cE '^gavel:k(in|state):' || true
 check "nothing in flight on the kernel node, no kernel list or model in Redis ($(rc LLEN "gavel:inflight:$KNODE"), $left)" \
 	test "$(rc LLEN "gavel:inflight:$KNODE")" = 0 -a "$left" = 0
 
-# ---- 8. the node stops: its kernels end, it does not wait out their lifetime ----
+# ---- 8. a course asks ahead: kernels warm for its class ----
+until=$(date -u -d '+10 min' '+%F %T+00')
+over=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" --kernels 11 --until "$until" 2>&1)
+over_rc=$?
+check_detail() { echo "$over"; }
+check "a request for more kernels than the tenant's max_kernels is refused, saying so (exit $over_rc)" \
+	eval '[ "$over_rc" = 1 ] && echo "$over" | grep -q max_kernels'
+rid=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" --kernels 3 --until "$until" 2>>"$TMP/cli.log")
+listed=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" 2>>"$TMP/cli.log" | tr -d ' \n')
+audited=$(sql -c "SELECT count(*) FROM audit_log WHERE tenant_id = '$TID' AND action = 'kernel.warm_requested' AND details->>'kernels' = '3'")
+check_detail() { tail -n 3 "$TMP/cli.log"; }
+check "three kernels asked warm ahead until $until: request $rid, listed, audited ($audited)" \
+	eval '[ -n "$rid" ] && echo "$listed" | grep -q "\"id\":$rid,\"kernels\":3" && [ "$audited" = 1 ]'
+ahead() { grep -c "kernel started ahead in" "$TMP/kernel-node.log"; }
+for _ in $(seq 900); do [ "$(ahead)" -ge 3 ] && break; sleep 0.2; done
+sleep 8 # the last one's bridge ready (one starts at a time)
+n_ahead=$(ahead)
+say "$n_ahead kernels started ahead"
+KIDS=()
+POSTS=()
+for i in 7 8 9; do
+	post_kernel "$i" >"$TMP/st.$i" &
+	POSTS+=($!)
+done
+wait "${POSTS[@]}"
+for i in 7 8 9; do
+	kid=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$TMP/post.$i.json" 2>/dev/null)
+	[ -n "$kid" ] && KIDS+=("$kid")
+done
+answers() { # kid -> ms from its claim to its kernel's first answer
+	grep "job=$1 " "$TMP/kernel-node.log" | grep -o 'answers [0-9]* ms' | grep -o '[0-9]*'
+}
+slowest=0
+for _ in $(seq 300); do
+	got=0
+	for kid in "${KIDS[@]}"; do [ -n "$(answers "$kid")" ] && got=$((got + 1)); done
+	[ "$got" = 3 ] && break
+	sleep 0.2
+done
+ms_all=""
+for kid in "${KIDS[@]}"; do
+	ms=$(answers "$kid")
+	ms_all="$ms_all ${ms:-none}"
+	[ -n "$ms" ] && [ "$ms" -gt "$slowest" ] && slowest=$ms
+	[ -z "$ms" ] && slowest=999999
+done
+say "$(grep -c "kernel handed to worker" "$TMP/kernel-node.log") kernels handed to a worker holding one started ahead"
+check_detail() { grep -E "ahead|handed|answers" "$TMP/kernel-node.log" | tail -n 12; }
+check "the class of three starts from kernels started ahead ($n_ahead warm; ms from claim to answer:$ms_all)" \
+	eval '[ "$n_ahead" -ge 3 ] && [ "$slowest" -le 2000 ]'
+for kid in "${KIDS[@]}"; do curl -s -o /dev/null -X DELETE -H "Authorization: token $KEY" "$B/api/kernels/$kid"; done
+cancelled=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" --cancel "$rid" 2>&1)
+left=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" 2>&1 | tr -d ' \n')
+check "the request ended by --cancel ($cancelled), none left ($left)" test "$left" = "[]"
+# Within the window, kernels deleted are made again ahead; once it has
+# ended (the asks are read every 5 s), every kernel held ahead is dropped.
+held_ahead() { echo $(($(ahead) - $(grep -c "kernel started ahead dropped" "$TMP/kernel-node.log") - $(grep -c "kernel handed to worker" "$TMP/kernel-node.log"))); }
+for _ in $(seq 150); do [ "$(held_ahead)" = 0 ] && break; sleep 0.2; done
+check_detail() { grep -E "ahead|handed" "$TMP/kernel-node.log" | tail -n 8; }
+check "within 30 s of the request's end no kernel is held ahead ($(held_ahead) held; $(ahead) were started ahead in all)" \
+	test "$(held_ahead)" = 0
+
+# ---- 9. only the kernel node up: a submission waits, it is not IE ----
+kill -TERM "$PID_JUDGE"
+for _ in $(seq 300); do kill -0 "$PID_JUDGE" 2>/dev/null || break; sleep 0.2; done
+for _ in $(seq 100); do [ "$(rc SISMEMBER gavel:executors "$JNODE")" = 0 ] && break; sleep 0.2; done
+st=$(curl -s -o "$TMP/sub2.json" -w '%{http_code}' -X POST -H "Authorization: token $KEY" \
+	-H 'Content-Type: application/json' --data "$body" "$B/v1/submissions")
+sid=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$TMP/sub2.json" 2>/dev/null)
+sleep 3 # many scheduler ticks
+waiting=$(sql -c "SELECT status || ' ' || COALESCE(verdict, '') FROM submissions WHERE id = '$sid'")
+GAVEL_EXECUTOR_NODE_NAME=$JNODE GAVEL_EXECUTOR_MAX_PARALLEL=1 GAVEL_EXECUTOR_BURST_SLOTS=0 \
+	GAVEL_EXECUTOR_KERNEL_POOL=0 stack_start_executor executor.log
+PID_JUDGE=$PID_EXEC
+verdict=
+for _ in $(seq 900); do
+	verdict=$(sql -c "SELECT status || ' ' || COALESCE(verdict, '') FROM submissions WHERE id = '$sid'")
+	[ "${verdict%% *}" = done ] && break
+	sleep 0.2
+done
+check_detail() { cat "$TMP/sub2.json"; tail -n 5 "$TMP/scheduler.log"; }
+check "with only the kernel node up a C submission waits ($st, '$waiting'), and is judged once a judging node is back ($verdict)" \
+	eval '[ "$waiting" = "queued " ] && [ "$verdict" = "done AC" ]'
+
+# ---- 10. the node stops: its kernels end, it does not wait out their lifetime ----
 post_kernel last >"$TMP/st.last"
 kid=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$TMP/post.last.json" 2>/dev/null)
 for _ in $(seq 600); do [ "$(count running)" = 1 ] && break; sleep 0.2; done
 t0=$SECONDS
-kill -TERM "$PID_EXEC"
-for _ in $(seq 300); do kill -0 "$PID_EXEC" 2>/dev/null || break; sleep 0.2; done
+kill -TERM "$PID_KNODE"
+for _ in $(seq 300); do kill -0 "$PID_KNODE" 2>/dev/null || break; sleep 0.2; done
 gone=$((SECONDS - t0))
 row=$(sql -c "SELECT status || ' ' || COALESCE(result->'kernel'->>'reason', '') FROM submissions WHERE id = '$kid'")
 check_detail() { tail -n 8 "$TMP/kernel-node.log"; }
 check "SIGTERM to the kernel node with a kernel running: it stops in $gone s, the kernel ends ($row)" \
-	eval '! kill -0 "$PID_EXEC" 2>/dev/null && [ "$gone" -le 30 ] && [ "$row" = "done shutdown" ]'
+	eval '! kill -0 "$PID_KNODE" 2>/dev/null && [ "$gone" -le 30 ] && [ "$row" = "done shutdown" ]'
