@@ -4,7 +4,8 @@
 # gavel-frontend, started here, all on this machine): tests/bench/
 # kernel_class.py's figures, with their baselines measured in the same run
 # (judging with no kernel, a bare ipykernel on the host, a class started on
-# judging slots as every kernel was before kernel nodes). Figures only; not
+# judging slots as every kernel was before kernel nodes), and the class
+# again with a course's request for kernels warm ahead. Figures only; not
 # part of `make test`.
 #
 #   tests/bench/bench_kernel_class.sh      (as root; BUILD=build by default)
@@ -60,5 +61,6 @@ PID_KNODE=$PID_EXEC
 GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" stack_start_frontend
 stack_wait_healthy 180 "$PID_JUDGE" "$PID_KNODE" "$PID_FE"
 
+BENCH_WARM_CMD="$(printf '%q ' "$BUILD/gavel" tenant kernels-warm "${TAG}_class" --kernels "$STARTS" --until "$(date -u -d '+60 min' '+%F %T+00')")" \
 BENCH_KNODE_CG="$CG_PARENT/$KNODE" BENCH_STOP_KNODE_CMD="kill -TERM $PID_KNODE" \
 	/usr/bin/python3 tests/bench/kernel_class.py "$B/" "$KEY"

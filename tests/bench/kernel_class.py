@@ -15,6 +15,8 @@ Environment (set by the wrapper):
   BENCH_STOP_KNODE_CMD a shell command that stops the kernel node (for the
                        before-figure: a class start on judging slots)
   BENCH_BEFORE_STARTS  kernels started at once on judging slots (10; 0 skips)
+  BENCH_WARM_CMD       a shell command that asks for BENCH_CLASS_STARTS kernels
+                       warm ahead for the tenant (gavel tenant kernels-warm)
 
 Figures, in this order:
   1. judging alone: 18 submissions of a C program that spins 0.69 s of CPU
@@ -28,6 +30,9 @@ Figures, in this order:
      node's CPU in cores meanwhile (its ceiling);
   6. all deleted; then BENCH_CLASS_STARTS startNew at once with
      @jupyterlab/services (tests/js/jupyter_class_start.mjs): p50, p95, max;
+     then again with the course's request for that many kernels warm ahead
+     in place (BENCH_WARM_CMD), once they are all started ahead (and how
+     long that took);
   7. the baselines: a bare `python3 -m ipykernel` started on the host
      (jupyter_client, to kernel_info_reply, median of 3), and, with the
      kernel node stopped, BENCH_BEFORE_STARTS startNew at once on judging
@@ -274,6 +279,20 @@ def main():
     say("%-44s %.1f s" % ("   all %d deleted" % len(kids), time.monotonic() - t0))
     time.sleep(5)
     class_line("6. a class: %d startNew at once" % N_STARTS, class_start(base, token, N_STARTS))
+    if os.environ.get("BENCH_WARM_CMD"):
+        time.sleep(5)
+        t0 = time.monotonic()
+        subprocess.run(["bash", "-c", os.environ["BENCH_WARM_CMD"]], timeout=60, check=True,
+                       stdout=subprocess.DEVNULL)
+        deadline = t0 + 60 + 10 * N_STARTS
+        while len(kernel_memory_kib()) < N_STARTS and time.monotonic() < deadline:
+            time.sleep(1)
+        # Ready once the node's CPU settles: kernels starting use it all.
+        while time.monotonic() < deadline and (cores_over(2) or 0) > 0.2:
+            pass
+        say("%-44s %d of %d in %.0f s" % ("   the course's request: started ahead", len(kernel_memory_kib()),
+                                           N_STARTS, time.monotonic() - t0))
+        class_line("   the class again, with the request", class_start(base, token, N_STARTS))
 
     host = host_ipykernel_start()
     say("%-44s %s" % ("7. baseline: python3 -m ipykernel on the host",
