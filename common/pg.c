@@ -16,6 +16,7 @@ struct gv_pg {
 	struct gv_pg_opts opts;
 	unsigned reconnects;
 	unsigned seed;
+	bool gated; /* holds one of opts.gate's places */
 };
 
 /* libpq messages end with a newline and may span lines; keep the first. */
@@ -394,8 +395,23 @@ static void opts_defaults(struct gv_pg_opts *o)
 		o->statement_timeout_ms = 0;
 }
 
+static void close_conn(struct gv_pg *pg)
+{
+	if (pg->conn)
+		PQfinish(pg->conn);
+	pg->conn = NULL;
+	if (pg->gated && pg->opts.gate_give)
+		pg->opts.gate_give(pg->opts.gate_arg);
+	pg->gated = false;
+}
+
 static int connect_with_backoff(struct gv_pg *pg, struct gv_err *err)
 {
+	if (pg->opts.gate_take && !pg->gated) {
+		if (!pg->opts.gate_take(pg->opts.gate_arg))
+			return gv_err_set(err, GV_EDB, "PostgreSQL: every connection this node may hold is in use");
+		pg->gated = true;
+	}
 	for (int attempt = 0; attempt < pg->opts.max_attempts; attempt++) {
 		if (attempt > 0) {
 			long d = gv_backoff_delay_ms((unsigned)(attempt - 1), pg->opts.backoff_initial_ms,
@@ -406,6 +422,7 @@ static int connect_with_backoff(struct gv_pg *pg, struct gv_err *err)
 		if (pg->conn)
 			return 0;
 	}
+	close_conn(pg);
 	gv_err_prefix(err, "PostgreSQL unreachable after %d attempt(s)", pg->opts.max_attempts);
 	return -1;
 }
@@ -442,8 +459,7 @@ void gv_pg_free(struct gv_pg *pg)
 {
 	if (!pg)
 		return;
-	if (pg->conn)
-		PQfinish(pg->conn);
+	close_conn(pg);
 	if (pg->url) {
 		/* The URL may hold a password: do not leave it in freed memory. */
 		explicit_bzero(pg->url, strlen(pg->url));
@@ -459,6 +475,7 @@ int gv_pg_ensure(struct gv_pg *pg, struct gv_err *err)
 	if (gv_pg_conn_ok(pg->conn) && PQtransactionStatus(pg->conn) != PQTRANS_UNKNOWN)
 		return 0;
 	if (pg->conn) {
+		/* Broken: a new one in its place, under the same gate place. */
 		PQfinish(pg->conn);
 		pg->conn = NULL;
 	}
@@ -470,10 +487,8 @@ int gv_pg_ensure(struct gv_pg *pg, struct gv_err *err)
 
 void gv_pg_release(struct gv_pg *pg)
 {
-	if (pg && pg->conn) {
-		PQfinish(pg->conn);
-		pg->conn = NULL;
-	}
+	if (pg)
+		close_conn(pg);
 }
 
 PGconn *gv_pg_conn(struct gv_pg *pg)

@@ -86,6 +86,12 @@ struct gv_pg_opts {
 	long backoff_initial_ms;   /* 0 = 100 */
 	long backoff_max_ms;       /* 0 = 5000 */
 	bool lazy;                 /* connect at the first gv_pg_ensure, not in gv_pg_new */
+	/* A bound on the connections of several handles (a node's worker
+	 * processes): gate_take before a connection is made (false: none to
+	 * be had now, the connect fails), gate_give once it is closed. */
+	bool (*gate_take)(void *arg);
+	void (*gate_give)(void *arg);
+	void *gate_arg;
 };
 
 struct gv_pg;

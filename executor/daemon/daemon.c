@@ -39,7 +39,7 @@ struct gv_redis *exec_daemon_redis_open(const struct exec_daemon_config *c, int 
 	return gv_redis_new(&o, err);
 }
 
-struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, bool lazy, struct gv_err *err)
+static struct gv_pg *pg_open(const struct exec_daemon_config *c, bool lazy, struct worker *gated, struct gv_err *err)
 {
 	const char *url = c->database_url && *c->database_url ? c->database_url : c->database_owner_url;
 	struct gv_pg_opts po = {
@@ -48,8 +48,21 @@ struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, bool lazy,
 		.statement_timeout_ms = (int)c->db_statement_timeout_ms,
 		.max_attempts = 3,
 		.lazy = lazy,
+		.gate_take = gated ? exec_pg_gate_take : NULL,
+		.gate_give = gated ? exec_pg_gate_give : NULL,
+		.gate_arg = gated,
 	};
 	return gv_pg_new(&po, err);
+}
+
+struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, bool lazy, struct gv_err *err)
+{
+	return pg_open(c, lazy, NULL, err);
+}
+
+struct gv_pg *exec_daemon_pg_open_gated(struct worker *w, struct gv_err *err)
+{
+	return pg_open(w->d->cfg, true, w, err);
 }
 
 /* The supervisor's Redis connection and the node's two lists. */

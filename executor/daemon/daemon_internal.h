@@ -72,6 +72,7 @@ struct worker_slot {
 	volatile int claimed;
 	char error[GV_ERR_MSG_MAX];
 	struct kernel_pool_slot kpool;
+	int pg_held; /* 1 while this worker holds a PostgreSQL connection (pg_gate.c) */
 };
 
 /* The supervisor's state; each worker and the webhook process inherit a
@@ -147,6 +148,9 @@ uint64_t exec_daemon_mono_ms(void);
 struct gv_redis *exec_daemon_redis_open(const struct exec_daemon_config *c, int command_timeout_ms,
 					struct gv_err *err);
 struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, bool lazy, struct gv_err *err);
+/* A kernel node worker's: connected at first use, under the node's gate
+ * (pg_gate.c). */
+struct gv_pg *exec_daemon_pg_open_gated(struct worker *w, struct gv_err *err);
 
 /* languages.c: loads the language files, builds the precompiled headers
  * and probes every toolchain into d->offered, d->versions and
@@ -217,6 +221,14 @@ int kernel_pool_hand_over(struct worker *w, const char *token, const struct kern
 /* Drops the held kernel, if any (the worker stops, or starts a kernel of
  * another shape, which would keep it unwatched for hours). */
 void kernel_pool_drop(struct worker *w);
+
+/* pg_gate.c: on a kernel node, at most EXEC_PG_GATE_MAX of its workers
+ * hold a PostgreSQL connection at once (a class's kernels claimed at once
+ * would each open one: "too many clients" for every daemon). The gate of
+ * worker w, for struct gv_pg_opts. */
+#define EXEC_PG_GATE_MAX 8
+bool exec_pg_gate_take(void *worker);
+void exec_pg_gate_give(void *worker);
 
 /* kernel_warm_asks.c. The shared table, mapped at start; unmapped. */
 int kernel_warm_asks_map(struct daemon *d, struct gv_err *err) GV_MUST_CHECK;

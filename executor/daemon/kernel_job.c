@@ -225,6 +225,10 @@ void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, co
 			}
 		}
 		kernel_pool_drop(w);
+		/* The claim is made: the kernel's start (seconds) holds none of
+		 * the node's few database connections (pg_gate.c). */
+		if (cfg->kernel_memory_mb > 0)
+			gv_pg_release(w->pg);
 		log_start(&kj, &spec, warm ? "started ahead" : "fresh sandbox");
 		run(&kj, &spec, warm, &o);
 	}

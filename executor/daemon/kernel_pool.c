@@ -284,7 +284,10 @@ static void warm_start(struct worker *w, const struct asks *as, int64_t now)
 		return;
 	struct gv_err err;
 	/* The tenant's policy of now: a network means no kernel ahead. */
-	if (exec_daemon_load_egress(w, shape.tenant, &err) != 0 || w->egress_granted) {
+	int loaded = exec_daemon_load_egress(w, shape.tenant, &err);
+	if (w->d->cfg->kernel_memory_mb > 0)
+		gv_pg_release(w->pg); /* not held through the start (pg_gate.c) */
+	if (loaded != 0 || w->egress_granted) {
 		w->warm_retry_ms = now + RETRY_AFTER_FAIL_MS;
 		return;
 	}

@@ -245,7 +245,7 @@ void exec_daemon_worker_main(struct daemon *d, int k)
 		worker_start_failed(&w, &err, false);
 	/* BLMOVE blocks up to 1 s: the command timeout must be above it. */
 	if (!(w.r = exec_daemon_redis_open(c, (int)c->redis_command_timeout_ms + 2000, &err)) ||
-	    !(w.pg = exec_daemon_pg_open(c, c->kernel_memory_mb > 0, &err)))
+	    !(w.pg = c->kernel_memory_mb > 0 ? exec_daemon_pg_open_gated(&w, &err) : exec_daemon_pg_open(c, false, &err)))
 		worker_start_failed(&w, &err, true);
 	/* Refilled from the engine's poll: at each job's close, and in the
 	 * loop while no work comes (executor/sandbox/pool.h). */
