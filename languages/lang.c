@@ -24,7 +24,7 @@ void lang_def_clear(struct lang_def *def)
 	free(def->version);
 	lang_argv_free(def->version_command);
 	free(def->version_regex);
-	free(def->memory_error);
+	lang_argv_free(def->memory_errors);
 	free(def->source);
 	lang_argv_free(def->compile);
 	lang_argv_free(def->run);

@@ -75,7 +75,7 @@ struct lang_def {
 				      * ahead ("javac.jsa"; languages/lang_cds.h); NULL: none */
 	bool rlimit_as;        /* limit the address space too (native code) */
 	uint32_t memory_extra_mb; /* added to the sandbox's memory cap for runtime overhead */
-	char *memory_error;    /* stderr text meaning the runtime's own memory limit was hit
+	char **memory_errors;  /* stderr texts, any of which means the runtime's own memory limit was hit
 				* ("java.lang.OutOfMemoryError"): such a failed run is MLE; NULL: none */
 	double time_factor;    /* multiplies a problem's time limit; 1 by default */
 	struct lang_limits defaults;

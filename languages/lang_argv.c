@@ -1,4 +1,5 @@
-/* Argv templates of language definitions: "{memory_mb}", "{source}" and
+/* Argv templates of language definitions: "{memory_mb}" (and
+ * "{min(memory_mb,N)}"), "{source}" and
  * the other placeholders of struct lang_vars expanded into a fresh argv,
  * and the helpers every NULL-terminated argv of a definition uses. */
 #include "languages/lang.h"
@@ -25,6 +26,26 @@ size_t lang_argv_len(const char *const *argv)
 	return n;
 }
 
+/* "min(memory_mb,N)": the limit, or N when it is smaller (the JVM's
+ * initial heap: above the maximum, the JVM does not start). */
+static bool min_memory_cap(const char *name, size_t nlen, uint32_t *cap)
+{
+	static const char pre[] = "min(memory_mb,";
+	size_t plen = sizeof(pre) - 1;
+	if (nlen < plen + 2 || strncmp(name, pre, plen) || name[nlen - 1] != ')')
+		return false;
+	uint64_t n = 0;
+	for (size_t i = plen; i < nlen - 1; i++) {
+		if (name[i] < '0' || name[i] > '9' || n > UINT32_MAX / 10)
+			return false;
+		n = n * 10 + (uint64_t)(name[i] - '0');
+	}
+	if (n > UINT32_MAX)
+		return false;
+	*cap = (uint32_t)n;
+	return true;
+}
+
 static int expand_one(const char *t, const struct lang_vars *vars, char **out, struct gv_err *err)
 {
 	char buf[LANG_STR_MAX + 64];
@@ -46,8 +67,11 @@ static int expand_one(const char *t, const struct lang_vars *vars, char **out, s
 			uint32_t v = 0;
 			const char *str = NULL;
 			bool is_str = false;
+			uint32_t cap;
 			if (nlen == 9 && !strncmp(name, "memory_mb", 9)) {
 				v = vars->memory_mb;
+			} else if (min_memory_cap(name, nlen, &cap)) {
+				v = vars->memory_mb < cap ? vars->memory_mb : cap;
 			} else if (nlen == 17 && !strncmp(name, "compile_memory_mb", 17)) {
 				v = vars->compile_memory_mb;
 			} else if (nlen == 6 && !strncmp(name, "source", 6)) {

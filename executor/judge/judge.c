@@ -56,23 +56,33 @@ enum exec_run_status exec_run_status_of(const struct exec_phase_result *r)
 	return EXEC_RUN_IE;
 }
 
+/* The first of lang's memory_errors in the failed run's stderr or stdout
+ * (the JVM says "Too small maximum heap" on stdout), or NULL. A program
+ * that prints one itself only turns its own RE into MLE. */
+static const char *memory_error_in(const struct exec_phase_result *r, const struct lang_def *lang)
+{
+	if (exec_run_status_of(r) != EXEC_RUN_RE || !lang || !lang->memory_errors)
+		return NULL;
+	for (char *const *m = lang->memory_errors; *m; m++)
+		if (**m && ((r->err_out && memmem(r->err_out, r->err_len, *m, strlen(*m))) ||
+			    (r->out && memmem(r->out, r->out_len, *m, strlen(*m)))))
+			return *m;
+	return NULL;
+}
+
 enum exec_run_status exec_run_status_lang(const struct exec_phase_result *r, const struct lang_def *lang)
 {
-	enum exec_run_status st = exec_run_status_of(r);
-	if (st != EXEC_RUN_RE || !lang || !lang->memory_error || !r->err_out || !r->err_len)
-		return st;
-	if (memmem(r->err_out, r->err_len, lang->memory_error, strlen(lang->memory_error)))
-		return EXEC_RUN_MLE;
-	return st;
+	return memory_error_in(r, lang) ? EXEC_RUN_MLE : exec_run_status_of(r);
 }
 
 void exec_phase_apply_lang(struct exec_phase_result *r, const struct lang_def *lang)
 {
-	if (exec_run_status_of(r) != EXEC_RUN_RE || exec_run_status_lang(r, lang) != EXEC_RUN_MLE)
+	const char *marker = memory_error_in(r, lang);
+	if (!marker)
 		return;
 	snprintf(r->status, sizeof(r->status), "MLE");
 	snprintf(r->limit, sizeof(r->limit), "memory");
-	exec_msgf(r->message, sizeof(r->message), "memory limit exceeded (%s)", lang->memory_error);
+	exec_msgf(r->message, sizeof(r->message), "memory limit exceeded (%s)", marker);
 }
 
 static enum exec_verdict verdict_of_status(enum exec_run_status s)
@@ -583,8 +593,8 @@ static void judge_case(const struct exec_problem *p, size_t i, const struct exec
  * against the interactor (val) through the host relay; the answer file is
  * read here and goes to the interactor's sandbox only. */
 static void interactive_case(const struct exec_problem *p, size_t i, struct exec_session *s,
-			     struct exec_validator *val, uint32_t wall_ms, const char *input, size_t input_len,
-			     struct exec_judged_case *c)
+			     struct exec_validator *val, uint32_t wall_ms, const struct lang_def *lang, const char *input,
+			     size_t input_len, struct exec_judged_case *c)
 {
 	const struct exec_problem_node *node = p->cases[i];
 	const struct exec_problem_node *group = exec_problem_case_group(node);
@@ -598,8 +608,8 @@ static void interactive_case(const struct exec_problem *p, size_t i, struct exec
 	struct exec_validator_outcome o;
 	memset(&run, 0, sizeof(run));
 	if (exec_problem_read(p, node->ans_path, JUDGE_TEST_FILE_MAX, &ans, &anslen, &err) != 0 ||
-	    exec_validator_interact(val, flags, input, input_len, ans, anslen, s, wall_ms, &run, &ia, &o, &err) !=
-		    0) {
+	    exec_validator_interact(val, flags, input, input_len, ans, anslen, s, wall_ms, lang, &run, &ia, &o,
+				    &err) != 0) {
 		c->verdict = EXEC_VERDICT_IE;
 		exec_msgf(c->message, sizeof(c->message), "%s", err.msg);
 	} else {
@@ -631,7 +641,7 @@ static void judge_one(const struct exec_problem *p, size_t i, struct exec_sessio
 		exec_msgf(out->message, sizeof(out->message), "%s", cerr.msg);
 		exec_msgf(c->message, sizeof(c->message), "%s", cerr.msg);
 	} else if (p->interactive) {
-		interactive_case(p, i, s, val, wall_ms, input, input_len, c);
+		interactive_case(p, i, s, val, wall_ms, lang, input, input_len, c);
 		if (c->verdict == EXEC_VERDICT_IE)
 			exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
 	} else {

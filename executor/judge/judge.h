@@ -125,14 +125,14 @@ void exec_msgf(char *dst, size_t n, const char *fmt, ...) GV_PRINTF(3, 4);
 enum exec_run_status exec_run_status_of(const struct exec_phase_result *r);
 
 /* As exec_run_status_of, for a run of a program in lang: a run that failed
- * (RE) with lang->memory_error in its captured stderr ran out of the
- * memory its runtime was given (the JVM's heap, sized from the limit) and
- * is MLE. Pure. */
+ * (RE) with one of lang->memory_errors in its stderr or stdout ran out of
+ * the memory its runtime was given (the JVM's heap, sized from the limit,
+ * or too small a limit for the JVM to start at all) and is MLE. Pure. */
 enum exec_run_status exec_run_status_lang(const struct exec_phase_result *r, const struct lang_def *lang);
 
 /* Rewrites a run that exec_run_status_lang finds MLE (and the engine RE)
  * so that every consumer agrees: status "MLE", limit "memory", a message
- * naming lang->memory_error. */
+ * naming the marker found. */
 void exec_phase_apply_lang(struct exec_phase_result *r, const struct lang_def *lang);
 
 struct exec_run_result {

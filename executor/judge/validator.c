@@ -171,6 +171,26 @@ void exec_interactive_outcome(const struct exec_phase_result *sub, const struct 
 {
 	memset(o, 0, sizeof(*o));
 	int code;
+	enum exec_run_status st = exec_run_status_of(sub);
+	/* The submission ended first on its own CPU, memory or output limit, or
+	 * crashed: the interactor lost its peer then, and what it did after
+	 * (killed still waiting, a signal, an exit other than 42 or 43) is not
+	 * the verdict. One that ended first on its wall clock waited: for an
+	 * interactor that waited too (it used under half that time of CPU),
+	 * so the submission's own silence; for one that spun, the
+	 * interactor's fault. */
+	bool itr_clean = exited(itr, &code) && (code == EXEC_VALIDATOR_KATTIS_AC || code == EXEC_VALIDATOR_KATTIS_WA);
+	bool sub_wall = strcmp(sub->status, "WLE") == 0;
+	if (!interactor_first && !itr_clean &&
+	    (st == EXEC_RUN_TLE || st == EXEC_RUN_MLE || st == EXEC_RUN_OLE || st == EXEC_RUN_RE) &&
+	    (!sub_wall || (uint64_t)itr->time_ms * 2 < (uint64_t)sub->wall_ms)) {
+		o->verdict = st == EXEC_RUN_TLE ? EXEC_VERDICT_TLE
+			   : st == EXEC_RUN_MLE ? EXEC_VERDICT_MLE
+			   : st == EXEC_RUN_OLE ? EXEC_VERDICT_OLE
+						: EXEC_VERDICT_RE;
+		snprintf(o->message, sizeof(o->message), "%s", sub->message);
+		return;
+	}
 	if (!exited(itr, &code)) {
 		outcome_ie(o, "interactor failed: %s (%d)", itr->status, itr->signal ? itr->signal : itr->exit_code);
 		return;
@@ -179,7 +199,6 @@ void exec_interactive_outcome(const struct exec_phase_result *sub, const struct 
 		outcome_ie(o, "interactor exited with %d (42 or 43 expected)", code);
 		return;
 	}
-	enum exec_run_status st = exec_run_status_of(sub);
 	if (st == EXEC_RUN_IE || st == EXEC_RUN_CE) {
 		outcome_ie(o, "submission run failed: %s", sub->message);
 		return;
@@ -538,7 +557,7 @@ static int ensure_open(struct exec_validator *v, const char *flags, struct gv_er
 
 int exec_validator_interact(struct exec_validator *v, const char *flags, const char *input, size_t input_len,
 			    const char *answer, size_t answer_len, struct exec_session *sub, uint32_t sub_wall_ms,
-			    struct exec_phase_result *run, struct exec_interaction *ia,
+			    const struct lang_def *sub_lang, struct exec_phase_result *run, struct exec_interaction *ia,
 			    struct exec_validator_outcome *o, struct gv_err *err)
 {
 	memset(o, 0, sizeof(*o));
@@ -570,6 +589,7 @@ int exec_validator_interact(struct exec_validator *v, const char *flags, const c
 		exec_phase_result_free(&itr);
 		return -1;
 	}
+	exec_phase_apply_lang(run, sub_lang);
 	exec_interactive_outcome(run, &itr, ia->interactor_first, o);
 	exec_phase_result_free(&itr);
 	return 0;

@@ -57,6 +57,11 @@ void exec_validator_outcome_of(enum exec_problem_validator_protocol proto, bool 
 /* The verdict of one interactive case (Kattis rules), from the
  * submission's and the interactor's results and which of the two reached
  * the host first. Pure. In this order:
+ * - the submission ended first on its own CPU, memory or output limit or
+ *   crashed (TLE, MLE, OLE, RE; on its wall clock only when the
+ *   interactor used under half that time of CPU: both waited, the
+ *   submission said nothing) → that verdict, however the interactor then
+ *   ended (killed while still waiting for it, say);
  * - the submission's run failed on our side (IE), or the interactor did
  *   not exit on its own with 42 or 43 (any other code, a signal, a limit,
  *   its init's failure) → IE, never blamed on the submission;
@@ -121,13 +126,15 @@ int exec_validator_check(struct exec_validator *v, const char *flags, const char
  * files in its own sandbox only) against the submission's session sub,
  * through exec_session_interact. sub_wall_ms: the submission's wall limit;
  * the interactor's wall is at least that plus a margin, so that a
- * submission that stalls ends first. 0 with *run (the submission's
+ * submission that stalls ends first. sub_lang: the submission's language,
+ * whose memory_errors make its run MLE (a Java OutOfMemoryError) before
+ * the verdict is taken. 0 with *run (the submission's
  * result; caller frees) and *o; -1 with err when our machinery failed or
  * the interactor does not compile: the caller reports IE (both sessions
  * may be dead then: the next case opens fresh ones). */
 int exec_validator_interact(struct exec_validator *v, const char *flags, const char *input, size_t input_len,
 			    const char *answer, size_t answer_len, struct exec_session *sub, uint32_t sub_wall_ms,
-			    struct exec_phase_result *run, struct exec_interaction *ia,
+			    const struct lang_def *sub_lang, struct exec_phase_result *run, struct exec_interaction *ia,
 			    struct exec_validator_outcome *o, struct gv_err *err) GV_MUST_CHECK;
 
 /* Closes the sandbox and frees v; NULL-safe. */

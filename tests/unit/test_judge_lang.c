@@ -191,6 +191,19 @@ static void judge__memory_error__re_with_marker_is_mle(void **state)
 	assert_string_equal(r.status, "MLE");
 	assert_string_equal(r.limit, "memory");
 	assert_non_null(strstr(r.message, "OutOfMemoryError"));
+	/* A JVM that cannot start within the limit (-Xmx1m) says so on its
+	 * stdout: MLE, not RE. */
+	free(r.err_out);
+	r.err_out = NULL;
+	r.err_len = 0;
+	const char *small = "Error occurred during initialization of VM\nToo small maximum heap\n";
+	r.out = strdup(small);
+	r.out_len = strlen(small);
+	snprintf(r.status, sizeof(r.status), "RE");
+	assert_int_equal(exec_run_status_lang(&r, java), EXEC_RUN_MLE);
+	exec_phase_apply_lang(&r, java);
+	assert_string_equal(r.status, "MLE");
+	assert_non_null(strstr(r.message, "Too small maximum heap"));
 	/* A program that printed it and exited 0 is still OK. */
 	snprintf(r.status, sizeof(r.status), "OK");
 	exec_phase_apply_lang(&r, java);

@@ -149,6 +149,10 @@ static const struct tmpl_case tmpls[] = {
 	{"{{literal}}", "{literal}"}, {"{memory_mb", NULL},	       {"{unknown}", NULL},
 	{"a}b", NULL},		      {"{}", NULL},		       {"{source}", "hello.java"},
 	{"-cp={main_class}", "-cp=a.b.hello"},
+	/* The smaller of the limit and N: a JVM's -Xms must not pass its -Xmx. */
+	{"-Xms{min(memory_mb,8)}m", "-Xms7m"}, {"-Xms{min(memory_mb,4)}m", "-Xms4m"},
+	{"{min(memory_mb,)}", NULL}, {"{min(memory_mb,x)}", NULL}, {"{min(memory_mb,99999999999)}", NULL},
+	{"{min(compile_memory_mb,8)}", NULL},
 };
 
 static void lang__expand__table(void **state)

@@ -136,33 +136,46 @@ struct interactive_case {
 	const char *judgemessage;
 	enum exec_verdict verdict;
 	const char *message;     /* NULL: not checked */
+	uint32_t sub_wall_ms, itr_time_ms; /* how long the submission waited, the interactor's CPU */
 };
 
 static const struct interactive_case icases[] = {
-	{ "42 after a clean exit", "OK", 0, "RE", 42, 0, false, "found\n", EXEC_VERDICT_AC, "found" },
-	{ "42 first, then a clean exit", "OK", 0, "RE", 42, 0, true, NULL, EXEC_VERDICT_AC, NULL },
+	{ "42 after a clean exit", "OK", 0, "RE", 42, 0, false, "found\n", EXEC_VERDICT_AC, "found", 0, 0 },
+	{ "42 first, then a clean exit", "OK", 0, "RE", 42, 0, true, NULL, EXEC_VERDICT_AC, NULL, 0, 0 },
 	{ "43 first, submission crashes after", "RE", 1, "RE", 43, 0, true, "too many\n", EXEC_VERDICT_WA,
-	  "too many" },
-	{ "43 first, submission killed after", "SG", 0, "RE", 43, 0, true, NULL, EXEC_VERDICT_WA, NULL },
-	{ "43 first, submission stalls after", "WLE", 0, "RE", 43, 0, true, NULL, EXEC_VERDICT_WA, NULL },
-	{ "43 after a clean exit", "OK", 0, "RE", 43, 0, false, "wrong\n", EXEC_VERDICT_WA, "wrong" },
-	{ "submission TLE first, then 43", "TLE", 0, "RE", 43, 0, false, "no answer\n", EXEC_VERDICT_TLE, NULL },
-	{ "submission wall first, then 43", "WLE", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_TLE, NULL },
-	{ "submission RE first, then 43", "RE", 3, "RE", 43, 0, false, NULL, EXEC_VERDICT_RE, NULL },
-	{ "submission signal first, then 43", "SG", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_RE, NULL },
-	{ "submission MLE first, then 43", "MLE", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_MLE, NULL },
-	{ "submission OLE first, then 43", "OLE", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_OLE, NULL },
-	{ "42 first, submission then TLE", "TLE", 0, "RE", 42, 0, true, NULL, EXEC_VERDICT_TLE, NULL },
-	{ "42 first, submission then RE", "RE", 1, "RE", 42, 0, true, NULL, EXEC_VERDICT_RE, NULL },
-	{ "interactor exit 0 is a judge error", "OK", 0, "OK", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL },
-	{ "interactor exit 1 is a judge error", "RE", 1, "RE", 1, 0, true, NULL, EXEC_VERDICT_IE, NULL },
-	{ "interactor crash is a judge error", "OK", 0, "SG", 0, 11, false, NULL, EXEC_VERDICT_IE, NULL },
-	{ "interactor TLE is a judge error", "TLE", 0, "TLE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL },
-	{ "interactor wall is a judge error", "OK", 0, "WLE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL },
-	{ "interactor OLE is a judge error", "OK", 0, "OLE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL },
-	{ "interactor's init failed", "OK", 0, "IE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL },
-	{ "submission's init failed", "IE", 0, "RE", 42, 0, false, NULL, EXEC_VERDICT_IE, NULL },
-	{ "submission's init failed, 43 first", "IE", 0, "RE", 43, 0, true, NULL, EXEC_VERDICT_IE, NULL },
+	  "too many", 0, 0 },
+	{ "43 first, submission killed after", "SG", 0, "RE", 43, 0, true, NULL, EXEC_VERDICT_WA, NULL, 0, 0 },
+	{ "43 first, submission stalls after", "WLE", 0, "RE", 43, 0, true, NULL, EXEC_VERDICT_WA, NULL, 0, 0 },
+	{ "43 after a clean exit", "OK", 0, "RE", 43, 0, false, "wrong\n", EXEC_VERDICT_WA, "wrong", 0, 0 },
+	{ "submission TLE first, then 43", "TLE", 0, "RE", 43, 0, false, "no answer\n", EXEC_VERDICT_TLE, NULL, 0, 0 },
+	{ "submission wall first, then 43", "WLE", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_TLE, NULL, 0, 0 },
+	{ "submission RE first, then 43", "RE", 3, "RE", 43, 0, false, NULL, EXEC_VERDICT_RE, NULL, 0, 0 },
+	{ "submission signal first, then 43", "SG", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_RE, NULL, 0, 0 },
+	{ "submission MLE first, then 43", "MLE", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_MLE, NULL, 0, 0 },
+	{ "submission OLE first, then 43", "OLE", 0, "RE", 43, 0, false, NULL, EXEC_VERDICT_OLE, NULL, 0, 0 },
+	{ "42 first, submission then TLE", "TLE", 0, "RE", 42, 0, true, NULL, EXEC_VERDICT_TLE, NULL, 0, 0 },
+	{ "42 first, submission then RE", "RE", 1, "RE", 42, 0, true, NULL, EXEC_VERDICT_RE, NULL, 0, 0 },
+	{ "interactor exit 0 is a judge error", "OK", 0, "OK", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL, 0, 0 },
+	{ "interactor exit 1 is a judge error", "RE", 1, "RE", 1, 0, true, NULL, EXEC_VERDICT_IE, NULL, 0, 0 },
+	{ "interactor crash is a judge error", "OK", 0, "SG", 0, 11, false, NULL, EXEC_VERDICT_IE, NULL, 0, 0 },
+	{ "interactor TLE is a judge error", "WLE", 0, "TLE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL, 2000, 1500 },
+	{ "interactor TLE first is a judge error", "TLE", 0, "TLE", 0, 0, true, NULL, EXEC_VERDICT_IE, NULL, 0, 0 },
+	/* DOMjudge's boolfind test-loop: the submission spins to its CPU
+	 * limit while the interactor waits for it, and is then killed. */
+	{ "submission TLE first, interactor killed waiting", "TLE", 0, "SG", 0, 9, false, NULL, EXEC_VERDICT_TLE,
+	  "sub says", 0, 0 },
+	{ "submission TLE first, interactor over its wall", "TLE", 0, "WLE", 0, 0, false, NULL, EXEC_VERDICT_TLE,
+	  NULL, 0, 0 },
+	{ "submission MLE first, interactor crashes", "MLE", 0, "SG", 0, 11, false, NULL, EXEC_VERDICT_MLE, NULL, 0, 0 },
+	{ "submission RE first, interactor exits 1", "RE", 1, "RE", 1, 0, false, NULL, EXEC_VERDICT_RE, NULL, 0, 0 },
+	{ "submission signal first, interactor killed", "SG", 0, "SG", 0, 9, false, NULL, EXEC_VERDICT_RE, NULL, 0, 0 },
+	{ "submission silent to its wall, interactor killed waiting", "WLE", 0, "SG", 0, 9, false, NULL,
+	  EXEC_VERDICT_TLE, NULL, 2000, 10 },
+	{ "interactor wall is a judge error", "OK", 0, "WLE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL, 0, 0 },
+	{ "interactor OLE is a judge error", "OK", 0, "OLE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL, 0, 0 },
+	{ "interactor's init failed", "OK", 0, "IE", 0, 0, false, NULL, EXEC_VERDICT_IE, NULL, 0, 0 },
+	{ "submission's init failed", "IE", 0, "RE", 42, 0, false, NULL, EXEC_VERDICT_IE, NULL, 0, 0 },
+	{ "submission's init failed, 43 first", "IE", 0, "RE", 43, 0, true, NULL, EXEC_VERDICT_IE, NULL, 0, 0 },
 };
 
 static void validator__interactive_table__kattis_rules(void **state)
@@ -175,6 +188,8 @@ static void validator__interactive_table__kattis_rules(void **state)
 		memset(&itr, 0, sizeof(itr));
 		snprintf(sub.status, sizeof(sub.status), "%s", c->sub_status);
 		sub.exit_code = c->sub_exit;
+		sub.wall_ms = c->sub_wall_ms;
+		itr.time_ms = c->itr_time_ms;
 		snprintf(sub.message, sizeof(sub.message), "sub says");
 		snprintf(itr.status, sizeof(itr.status), "%s", c->itr_status);
 		itr.exit_code = c->itr_exit;
