@@ -72,7 +72,8 @@ struct worker_slot {
 	volatile int claimed;
 	char error[GV_ERR_MSG_MAX];
 	struct kernel_pool_slot kpool;
-	int pg_held; /* 1 while this worker holds a PostgreSQL connection (pg_gate.c) */
+	/* node_gate.c: 1 while this worker holds a place of that gate. */
+	int gate_held[2];
 };
 
 /* The supervisor's state; each worker and the webhook process inherit a
@@ -149,7 +150,7 @@ struct gv_redis *exec_daemon_redis_open(const struct exec_daemon_config *c, int 
 					struct gv_err *err);
 struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, bool lazy, struct gv_err *err);
 /* A kernel node worker's: connected at first use, under the node's gate
- * (pg_gate.c). */
+ * (node_gate.c). */
 struct gv_pg *exec_daemon_pg_open_gated(struct worker *w, struct gv_err *err);
 
 /* languages.c: loads the language files, builds the precompiled headers
@@ -222,13 +223,23 @@ int kernel_pool_hand_over(struct worker *w, const char *token, const struct kern
  * another shape, which would keep it unwatched for hours). */
 void kernel_pool_drop(struct worker *w);
 
-/* pg_gate.c: on a kernel node, at most EXEC_PG_GATE_MAX of its workers
- * hold a PostgreSQL connection at once (a class's kernels claimed at once
- * would each open one: "too many clients" for every daemon). The gate of
- * worker w, for struct gv_pg_opts. */
+/* node_gate.c: bounds on what a kernel node's workers do at once, each a
+ * place per worker in its shared slot (freed with the slot when a worker
+ * dies). EXEC_GATE_PG: at most EXEC_PG_GATE_MAX hold a PostgreSQL
+ * connection (a class's kernels claimed at once would each open one: "too
+ * many clients" for every daemon); the gate of worker w for struct
+ * gv_pg_opts. EXEC_GATE_START: kernels starting fresh, as many as the
+ * CPU ceiling has whole CPUs (at least one): side by side under the
+ * ceiling, 30 starts all took 195 s; one after another, each its ~4 s. */
+enum exec_gate { EXEC_GATE_PG, EXEC_GATE_START };
 #define EXEC_PG_GATE_MAX 8
+/* true once w holds a place (false: none within wait_ms, or stopping). */
+bool exec_gate_take(struct worker *w, enum exec_gate g, int places, uint64_t wait_ms);
+void exec_gate_give(struct worker *w, enum exec_gate g);
 bool exec_pg_gate_take(void *worker);
 void exec_pg_gate_give(void *worker);
+/* The start gate's places on a kernel node (kernel_job.c). */
+int exec_daemon_start_places(const struct exec_daemon_config *cfg);
 
 /* kernel_warm_asks.c. The shared table, mapped at start; unmapped. */
 int kernel_warm_asks_map(struct daemon *d, struct gv_err *err) GV_MUST_CHECK;

@@ -32,7 +32,18 @@ struct kernel_job {
 	struct worker *w;
 	const struct gv_queue_token *t;
 	struct gv_log_ctx ctx;
+	bool start_gated; /* holds a place of the node's start gate until it answers */
 };
+
+#define START_GATE_WAIT_MS 600000 /* then it starts anyway: a bound on the wait, not on starts */
+
+/* On a kernel node, as many fresh kernels start at once as its CPU
+ * ceiling has whole CPUs (node_gate.c). */
+int exec_daemon_start_places(const struct exec_daemon_config *cfg)
+{
+	int n = cfg->kernel_cpu_ceiling_pct / 100;
+	return n > 0 ? n : 1;
+}
 
 /* An integer member of o within [min, max], or -1. */
 static long member_in(const json_t *o, const char *name, long min, long max)
@@ -94,6 +105,9 @@ static void on_ready(void *arg, uint64_t ms)
 {
 	struct kernel_job *kj = arg;
 	gv_info(&kj->ctx, "kernel answers %llu ms after its claim", (unsigned long long)ms);
+	if (kj->start_gated)
+		exec_gate_give(kj->w, EXEC_GATE_START);
+	kj->start_gated = false;
 }
 
 /* The result row, usage and kernel.stopped in one transaction, only if
@@ -159,11 +173,20 @@ static void run(struct kernel_job *kj, struct exec_kernel_spec *spec, struct exe
 		.stop = w->d->stop, .log = &kj->ctx, .audit = audit, .audit_arg = kj, .ready = on_ready,
 		.warm = warm,
 	};
+	const struct exec_daemon_config *cfg = w->d->cfg;
+	/* A kernel this worker held ahead, adopted now, has started or is
+	 * about to: its place goes to the next start. */
+	exec_gate_give(w, EXEC_GATE_START);
+	if (!warm && cfg->kernel_memory_mb > 0)
+		kj->start_gated = exec_gate_take(w, EXEC_GATE_START, exec_daemon_start_places(cfg), START_GATE_WAIT_MS);
 	if (exec_kernel_run(&env, spec, o, &err) != 0) {
 		snprintf(o->reason, sizeof(o->reason), "error");
 		snprintf(o->message, sizeof(o->message), "%.255s", err.msg);
 		gv_error(&kj->ctx, "kernel did not start: %s", err.msg);
 	}
+	if (kj->start_gated)
+		exec_gate_give(w, EXEC_GATE_START);
+	kj->start_gated = false;
 	gv_redis_free(rin);
 }
 
@@ -226,7 +249,7 @@ void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, co
 		}
 		kernel_pool_drop(w);
 		/* The claim is made: the kernel's start (seconds) holds none of
-		 * the node's few database connections (pg_gate.c). */
+		 * the node's few database connections (node_gate.c). */
 		if (cfg->kernel_memory_mb > 0)
 			gv_pg_release(w->pg);
 		log_start(&kj, &spec, warm ? "started ahead" : "fresh sandbox");

@@ -271,6 +271,7 @@ static bool shape_to_warm(const struct worker *w, const struct asks *as, int64_t
 static void drop_warm(struct worker *w, const char *why)
 {
 	gv_info(&w->d->log, "worker %d: kernel started ahead dropped (%s)", w->index, why);
+	exec_gate_give(w, EXEC_GATE_START);
 	exec_kernel_warm_free(w->warm);
 	w->warm = NULL;
 }
@@ -286,7 +287,7 @@ static void warm_start(struct worker *w, const struct asks *as, int64_t now)
 	/* The tenant's policy of now: a network means no kernel ahead. */
 	int loaded = exec_daemon_load_egress(w, shape.tenant, &err);
 	if (w->d->cfg->kernel_memory_mb > 0)
-		gv_pg_release(w->pg); /* not held through the start (pg_gate.c) */
+		gv_pg_release(w->pg); /* not held through the start (node_gate.c) */
 	if (loaded != 0 || w->egress_granted) {
 		w->warm_retry_ms = now + RETRY_AFTER_FAIL_MS;
 		return;
@@ -298,7 +299,11 @@ static void warm_start(struct worker *w, const struct asks *as, int64_t now)
 	 * pool_cap, one starting (all may back off; the next turn tries
 	 * again). */
 	struct held_count h = held(w, NULL);
-	if (h.all > pool_cap(w, as) || h.starting > 1) {
+	/* On a kernel node, a place of its start gate too: kernels started
+	 * for a class wait behind none started ahead (node_gate.c). */
+	const struct exec_daemon_config *cfg = w->d->cfg;
+	if (h.all > pool_cap(w, as) || h.starting > 1 ||
+	    (cfg->kernel_memory_mb > 0 && !exec_gate_take(w, EXEC_GATE_START, exec_daemon_start_places(cfg), 0))) {
 		state_cas(s, KPOOL_WARMING, KPOOL_NONE);
 		return;
 	}
@@ -307,6 +312,7 @@ static void warm_start(struct worker *w, const struct asks *as, int64_t now)
 	if (exec_kernel_warm_start(&w->engine, w->bridge, w->bridge_len, &spec, w->d->cfg->kernel_pool_idle_ms, &w->warm,
 				   &err) != 0) {
 		gv_warn(&w->d->log, "worker %d: starting a kernel ahead: %s", w->index, err.msg);
+		exec_gate_give(w, EXEC_GATE_START);
 		w->warm_retry_ms = now + RETRY_AFTER_FAIL_MS;
 		w->warm = NULL;
 		/* Claimed meanwhile: the handed kernel starts fresh here. */
@@ -339,8 +345,10 @@ static void warm_watch(struct worker *w, const struct asks *as, int64_t now)
 	struct kernel_pool_slot *s = slot_of(w, w->index);
 	struct gv_err err;
 	int r = exec_kernel_warm_step(w->warm, &err);
-	if (r == 1)
+	if (r == 1) {
 		state_cas(s, KPOOL_WARMING, KPOOL_READY);
+		exec_gate_give(w, EXEC_GATE_START); /* it answers: started */
+	}
 	const char *why = r < 0 ? err.msg : NULL;
 	if (!why && now - w->warm_made_ms > (int64_t)w->d->cfg->kernel_pool_idle_ms)
 		why = "unused for executor.kernel_pool_idle";

@@ -133,6 +133,14 @@ check "a submission of the same tenant (judging share 1) is judged AC meanwhile 
 	test "$verdict" = "done AC"
 
 # ---- 4. the CPU ceiling ----
+# Fresh kernels start one at a time (the node's start gate: its ceiling
+# has no whole CPU), so the four sandboxes appear one after another.
+ceil_boxes() {
+	local c=/sys/fs/cgroup/cpu/$CG_PARENT/$KNODE
+	[ -d /sys/fs/cgroup/cpu ] || c=/sys/fs/cgroup/$CG_PARENT/$KNODE
+	find "$c" -mindepth 3 -type d 2>/dev/null | wc -l
+}
+for _ in $(seq 600); do [ "$(ceil_boxes)" -ge 4 ] && break; sleep 0.2; done
 if [ -d /sys/fs/cgroup/cpu ]; then
 	ceil=/sys/fs/cgroup/cpu/$CG_PARENT/$KNODE
 	quota=$(cat "$ceil/cpu.cfs_quota_us" 2>/dev/null)
