@@ -14,7 +14,6 @@
 #include "tenants/audit.h"
 #include "tenants/db.h"
 
-#define TS_UTC(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 void tenant_operator_actor(char *out, size_t outsz)
 {
@@ -63,7 +62,7 @@ static void copy_text(char *out, size_t outsz, const PGresult *res, int row, int
 	snprintf(out, outsz, "%s", v);
 }
 
-#define TENANT_COLS "id, name, disabled, " TS_UTC("created_at")
+#define TENANT_COLS "id, name, disabled, " TENANT_SQL_TS_UTC("created_at")
 
 static void tenant_from_row(const PGresult *res, int row, struct tenant_info *t)
 {
@@ -334,8 +333,8 @@ fail:
 }
 
 #define KEY_COLS                                                                                       \
-	"id, tenant_id, label, " TS_UTC("created_at") ", coalesce(" TS_UTC("expires_at") ", ''), " \
-	"coalesce(" TS_UTC("revoked_at") ", '')"
+	"id, tenant_id, label, " TENANT_SQL_TS_UTC("created_at") ", coalesce(" TENANT_SQL_TS_UTC("expires_at") ", ''), " \
+	"coalesce(" TENANT_SQL_TS_UTC("revoked_at") ", '')"
 
 static void key_from_row(const PGresult *res, int row, struct tenant_key_info *k)
 {

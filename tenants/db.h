@@ -38,6 +38,9 @@ PGresult *tenant_tx_query(PGconn *conn, const char *tenant_id, const char *sql, 
 
 /* True when s is a canonical-looking uuid text (36 chars, hex and dashes
  * at 8-4-4-4-12). Pure. */
+/* A timestamptz column as ISO 8601 UTC text to the second, in SQL. */
+#define TENANT_SQL_TS_UTC(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
 int tenant_uuid_valid(const char *s);
 
 /* Parses s, the whole of it, as a decimal int64 (the text form PostgreSQL

@@ -13,7 +13,6 @@
 
 #define PENDING_STR_(x) #x
 #define PENDING_STR(x) PENDING_STR_(x)
-#define TS_UTC(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 /* $1 tenant, $2 kernels, $3 from, $4 until. Inserts only within the
  * tenant's max_kernels and pending-request budget, and a window that ends
@@ -27,7 +26,7 @@ static const char SQL_ADD[] =
 	"  SELECT $1::uuid, $2::integer, w.f, w.u FROM w, q, p "
 	"  WHERE $2::integer <= q.max_kernels AND p.n < " PENDING_STR(TENANT_KERNEL_WARM_PENDING_MAX) " AND w.u > now() "
 	"  AND w.u > w.f AND w.u - w.f <= interval '12 hours' "
-	"  RETURNING id, " TS_UTC("starts_at") " AS f, " TS_UTC("ends_at") " AS u) "
+	"  RETURNING id, " TENANT_SQL_TS_UTC("starts_at") " AS f, " TENANT_SQL_TS_UTC("ends_at") " AS u) "
 	"SELECT ins.id, ins.f, ins.u, CASE "
 	"  WHEN q.max_kernels IS NULL THEN 'the tenant has no quota row' "
 	"  WHEN $2::integer > q.max_kernels THEN 'more kernels than its max_kernels (' || q.max_kernels || ')' "
@@ -121,7 +120,7 @@ json_t *tenant_kernel_warm_list(PGconn *conn, const char *tenant_id, struct gv_e
 	}
 	const char *p[] = { tenant_id };
 	PGresult *res = gv_pg_query(conn,
-				    "SELECT id, kernels, " TS_UTC("starts_at") ", " TS_UTC("ends_at") " "
+				    "SELECT id, kernels, " TENANT_SQL_TS_UTC("starts_at") ", " TENANT_SQL_TS_UTC("ends_at") " "
 				    "FROM kernel_warm_requests WHERE tenant_id = $1::uuid AND ends_at > now() "
 				    "ORDER BY starts_at, id",
 				    1, p, err);

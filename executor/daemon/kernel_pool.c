@@ -34,7 +34,6 @@
 #include "executor/daemon/daemon_internal.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -155,24 +154,24 @@ struct asks {
 	struct kernel_warm_ask a[KERNEL_WARM_ASKS_MAX];
 };
 
-/* A worker's token, copied out of the shared slot. */
-static void token_of(const struct worker *w, int k, char token[GV_QUEUE_TOKEN_MAX + 1])
+/* Worker k's job, when it is a kernel placed by memory (its token,
+ * copied out of the shared slot and parsed). */
+static bool kernel_of(const struct worker *w, int k, struct gv_queue_token *t)
 {
-	memcpy(token, (const char *)w->d->slots[k].token, GV_QUEUE_TOKEN_MAX + 1);
+	char token[GV_QUEUE_TOKEN_MAX + 1];
+	memcpy(token, (const char *)w->d->slots[k].token, sizeof(token));
 	token[GV_QUEUE_TOKEN_MAX] = '\0';
+	struct gv_err err;
+	return token[0] && gv_queue_token_parse(token, strlen(token), t, &err) == 0 && t->kernel_mb > 0;
 }
 
 /* The kernels of tenant placed on this node now. */
 static unsigned tenant_kernels_here(const struct worker *w, const char *tenant)
 {
 	unsigned n = 0;
-	size_t len = strlen(tenant);
-	for (int k = 0; k < w->d->workers; k++) {
-		char token[GV_QUEUE_TOKEN_MAX + 1];
-		token_of(w, k, token);
-		const char *km = strrchr(token, ':');
-		n += !strncmp(token, tenant, len) && token[len] == ':' && km && km[1] == 'k';
-	}
+	struct gv_queue_token t;
+	for (int k = 0; k < w->d->workers; k++)
+		n += kernel_of(w, k, &t) && !strcmp(t.tid, tenant);
 	return n;
 }
 
@@ -207,11 +206,9 @@ static uint64_t kernel_mb_in_use(const struct worker *w)
 {
 	uint64_t mb = 0;
 	for (int k = 0; k < w->d->workers; k++) {
-		char token[GV_QUEUE_TOKEN_MAX + 1];
-		token_of(w, k, token);
-		const char *km = strrchr(token, ':');
-		if (km && km[1] == 'k')
-			mb += strtoul(km + 2, NULL, 10);
+		struct gv_queue_token t;
+		if (kernel_of(w, k, &t))
+			mb += t.kernel_mb;
 		const struct kernel_pool_slot *s = slot_of(w, k);
 		int st = state_load(s);
 		if (st == KPOOL_WARMING || st == KPOOL_READY || st == KPOOL_CLAIMED)
@@ -346,7 +343,8 @@ static void warm_watch(struct worker *w, const struct asks *as, int64_t now)
 	struct gv_err err;
 	int r = exec_kernel_warm_step(w->warm, &err);
 	if (r == 1) {
-		state_cas(s, KPOOL_WARMING, KPOOL_READY);
+		if (state_cas(s, KPOOL_WARMING, KPOOL_READY))
+			gv_info(&w->d->log, "worker %d: kernel started ahead is ready", w->index);
 		exec_gate_give(w, EXEC_GATE_START); /* it answers: started */
 	}
 	const char *why = r < 0 ? err.msg : NULL;
