@@ -203,9 +203,9 @@ check_detail() { tail -n 3 "$TMP/cli.log"; }
 check "three kernels asked warm ahead until $until: request $rid, listed, audited ($audited)" \
 	eval '[ -n "$rid" ] && echo "$listed" | grep -q "\"id\":$rid,\"kernels\":3" && [ "$audited" = 1 ]'
 ahead() { grep -c "kernel started ahead in" "$TMP/kernel-node.log"; }
-for _ in $(seq 900); do [ "$(ahead)" -ge 3 ] && break; sleep 0.2; done
-sleep 8 # the last one's bridge ready (one starts at a time)
-n_ahead=$(ahead)
+ready_ahead() { grep -c "kernel started ahead is ready" "$TMP/kernel-node.log"; }
+for _ in $(seq 900); do [ "$(ready_ahead)" -ge 3 ] && break; sleep 0.2; done
+n_ahead=$(ready_ahead)
 say "$n_ahead kernels started ahead"
 KIDS=()
 POSTS=()
