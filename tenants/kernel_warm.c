@@ -87,9 +87,11 @@ int tenant_kernel_warm_cancel(PGconn *conn, const char *tenant_id, long long id,
 	snprintf(ids, sizeof(ids), "%lld", id);
 	const char *p[] = { tenant_id, ids };
 	/* Ended now rather than deleted: the request stays on record. A window
-	 * not yet begun ends where it starts. */
+	 * not yet begun is moved to just before now, so that it counts as
+	 * neither pending nor active. */
 	PGresult *res = gv_pg_query(conn,
-				    "UPDATE kernel_warm_requests SET ends_at = greatest(now(), starts_at + interval '1 microsecond') "
+				    "UPDATE kernel_warm_requests SET ends_at = now(), "
+				    "starts_at = least(starts_at, now() - interval '1 microsecond') "
 				    "WHERE tenant_id = $1::uuid AND id = $2::bigint AND ends_at > now() RETURNING id",
 				    2, p, err);
 	if (!res)

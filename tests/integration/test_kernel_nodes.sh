@@ -15,8 +15,9 @@
 #   5. a running kernel answers (execution_state idle through the API);
 #   6. deleting a running kernel lets a queued one start;
 #   7. all deleted: nothing left running, queued or in Redis;
-#   8. a course asks ahead (gavel tenant kernels-warm): over max_kernels
-#      refused; three kernels asked are started ahead, the class of three
+#   8. a course asks ahead (gavel tenant kernels-warm): over max_kernels,
+#      a window over 12 h, one already ended and a 17th pending request
+#      refused, cancelled ones no longer pending; three kernels asked are started ahead, the class of three
 #      that follows adopts them (each answers within 2 s of its claim); the
 #      request cancelled, none is held ahead within 30 s;
 #   9. with the judging node gone and only the kernel node up, a C
@@ -33,7 +34,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..17"
+echo "1..18"
 . tests/lib/tap.sh
 say() { echo "# $*"; }
 
@@ -196,6 +197,19 @@ over_rc=$?
 check_detail() { echo "$over"; }
 check "a request for more kernels than the tenant's max_kernels is refused, saying so (exit $over_rc)" \
 	eval '[ "$over_rc" = 1 ] && echo "$over" | grep -q max_kernels'
+long=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" --kernels 1 --until "$(date -u -d '+13 hours' '+%F %T+00')" 2>&1)
+past=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" --kernels 1 --from '2020-01-01 08:00+00' --until '2020-01-01 09:00+00' 2>&1)
+pending=""
+for i in $(seq 17); do
+	pending="$pending $("$BUILD/gavel" tenant kernels-warm "${TAG}_class" --kernels 1 --from "$(date -u -d '+25 hours' '+%F %T+00')" --until "$(date -u -d '+26 hours' '+%F %T+00')" 2>&1 | tr -d '\n')"
+done
+check_detail() { echo "$long"; echo "$past"; echo "$pending"; }
+check "a window over 12 h, one already ended and a 17th pending request are refused, saying why; cancelled ones are no longer pending" \
+	eval 'echo "$long" | grep -q "longer than 12 hours" && echo "$past" | grep -q "ended already" &&
+		echo "$pending" | grep -q "16 requests not yet ended"'
+for id in $(sql -c "SELECT id FROM kernel_warm_requests WHERE tenant_id = '$TID'"); do
+	"$BUILD/gavel" tenant kernels-warm "${TAG}_class" --cancel "$id" >/dev/null 2>>"$TMP/cli.log"
+done
 rid=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" --kernels 3 --until "$until" 2>>"$TMP/cli.log")
 listed=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" 2>>"$TMP/cli.log" | tr -d ' \n')
 audited=$(sql -c "SELECT count(*) FROM audit_log WHERE tenant_id = '$TID' AND action = 'kernel.warm_requested' AND details->>'kernels' = '3'")
