@@ -235,7 +235,6 @@ done
 answers() { # kid -> ms from its claim to its kernel's first answer
 	grep "job=$1 " "$TMP/kernel-node.log" | grep -o 'answers [0-9]* ms' | grep -o '[0-9]*'
 }
-slowest=0
 for _ in $(seq 300); do
 	got=0
 	for kid in "${KIDS[@]}"; do [ -n "$(answers "$kid")" ] && got=$((got + 1)); done
@@ -243,16 +242,23 @@ for _ in $(seq 300); do
 	sleep 0.2
 done
 ms_all=""
+answered=0
 for kid in "${KIDS[@]}"; do
 	ms=$(answers "$kid")
 	ms_all="$ms_all ${ms:-none}"
-	[ -n "$ms" ] && [ "$ms" -gt "$slowest" ] && slowest=$ms
-	[ -z "$ms" ] && slowest=999999
+	[ -n "$ms" ] && answered=$((answered + 1))
 done
 say "$(grep -c "kernel handed to worker" "$TMP/kernel-node.log") kernels handed to a worker holding one started ahead"
+# Which sandbox each kernel ran in, not how fast it answered: the time is a
+# benchmark's figure (bench_kernel_class.sh), and this shared machine's
+# load moves it by seconds.
+from_ahead=0
+for kid in "${KIDS[@]}"; do
+	grep "job=$kid " "$TMP/kernel-node.log" | grep -q "kernel starts (.*started ahead)" && from_ahead=$((from_ahead + 1))
+done
 check_detail() { grep -E "ahead|handed|answers" "$TMP/kernel-node.log" | tail -n 12; }
-check "the class of three starts from kernels started ahead ($n_ahead warm; ms from claim to answer:$ms_all)" \
-	eval '[ "$n_ahead" -ge 3 ] && [ "$slowest" -le 2000 ]'
+check "the class of three starts from kernels started ahead ($n_ahead warm, $from_ahead of ${#KIDS[@]} ran in one; ms from claim to answer:$ms_all)" \
+	eval '[ "$n_ahead" -ge 3 ] && [ "$from_ahead" = 3 ] && [ "$answered" = 3 ]'
 for kid in "${KIDS[@]}"; do curl -s -o /dev/null -X DELETE -H "Authorization: token $KEY" "$B/api/kernels/$kid"; done
 cancelled=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" --cancel "$rid" 2>&1)
 left=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" 2>&1 | tr -d ' \n')
