@@ -31,15 +31,32 @@ void cli_program_free(struct cli_program *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Adds path as the main file (first) or another one. */
-static int add_file(struct cli_program *p, const char *path, bool is_main, size_t *total, struct gv_err *err)
+/* A main file that is saved under its language's own source name
+ * (main.cpp) is named only to tell its language, so its name may also hold
+ * '+' (sol.c++, as DOMjudge accepts); every name that reaches the sandbox
+ * still passes gv_jobspec_file_name_ok. */
+static bool renamed_main_name_ok(const char *name)
+{
+	char plain[GV_JOBSPEC_FILE_NAME_MAX + 1];
+	size_t n = strlen(name);
+	if (n > GV_JOBSPEC_FILE_NAME_MAX)
+		return false;
+	for (size_t i = 0; i <= n; i++)
+		plain[i] = name[i] == '+' ? '_' : name[i];
+	return gv_jobspec_file_name_ok(plain);
+}
+
+/* Adds path as the main file (first) or another one. keeps_name: the main
+ * file keeps its own name in the sandbox (an instructor test suite's). */
+static int add_file(struct cli_program *p, const char *path, bool is_main, bool keeps_name, size_t *total,
+		    struct gv_err *err)
 {
 	const char *name = base_name(path);
-	if (!gv_jobspec_file_name_ok(name))
+	if (is_main && !keeps_name ? !renamed_main_name_ok(name) : !gv_jobspec_file_name_ok(name))
 		return gv_err_set(err, GV_EINVAL,
-				  "%s: a file name of at most %d letters, digits, '.', '_' or '-' (not 'job' nor "
+				  "%s: a file name of at most %d letters, digits, '.', '_' or '-'%s (not 'job' nor "
 				  "'.gavel...')",
-				  path, GV_JOBSPEC_FILE_NAME_MAX);
+				  path, GV_JOBSPEC_FILE_NAME_MAX, is_main && !keeps_name ? " ('+' too)" : "");
 	if (!strcmp(name, base_name(p->main_path ? p->main_path : "")))
 		return gv_err_set(err, GV_EINVAL, "%s: two files named '%s'", path, name);
 	for (size_t i = 0; i < p->n_others; i++)
@@ -140,12 +157,12 @@ static int load_folder(struct cli_program *p, const struct cli_local *l, const c
 	char path[4096];
 	if (rc == 0) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[main]);
-		rc = add_file(p, path, true, &total, err);
+		rc = add_file(p, path, true, any_main, &total, err);
 	}
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (i != main)
-			rc = add_file(p, path, false, &total, err);
+			rc = add_file(p, path, false, any_main, &total, err);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -161,7 +178,7 @@ int cli_program_load(struct cli_program *p, const struct cli_local *l, char *con
 		return load_folder(p, l, paths[0], lang_id, any_main, err);
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
-		if (add_file(p, paths[i], i == 0, &total, err) != 0)
+		if (add_file(p, paths[i], i == 0, any_main, &total, err) != 0)
 			return -1;
 	return 0;
 }

@@ -26,7 +26,8 @@ struct cli_program {
 
 /* Reads the n paths (n >= 1) into p (zeroed first; free with
  * cli_program_free, also after a failure). Names are the files' base
- * names, checked as a submission's (gv_jobspec_file_name_ok), unique; at
+ * names, checked as a submission's (gv_jobspec_file_name_ok; a main file
+ * saved under its language's source name may also hold '+': sol.c++), unique; at
  * most GV_JOBSPEC_FILES_MAX files and CLI_PROGRAM_BYTES_MAX bytes; a
  * folder's subfolders are refused (files go side by side), and so are
  * its hidden files. lang_id: --lang (NULL: none). any_main: a folder

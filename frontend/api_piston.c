@@ -21,6 +21,7 @@ struct piston_name {
 static const struct piston_name piston_names[] = {
 	{ "python3", "python", { "py", "py3", "python3", NULL } },
 	{ "cpp", "c++", { "cpp", "g++", NULL } },
+	{ "cpp14", "c++14", { "cpp14", NULL } },
 	{ "cpp20", "c++20", { "cpp20", NULL } },
 	{ "c", "c", { "gcc", NULL } },
 	{ "javascript", "javascript", { "node-javascript", "node-js", "js", "node", NULL } },

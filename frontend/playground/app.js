@@ -87,6 +87,7 @@
 		pascal: 'program hello;\nvar name: string;\nbegin\n\treadln(name);\n' +
 			'\twriteln(\'Hello, \', name, \'!\');\nend.\n',
 	};
+	TEMPLATES.cpp14 = TEMPLATES.cpp;
 	TEMPLATES.cpp20 = TEMPLATES.cpp;
 
 	let languages = new Map(); // id -> the language's JSON

@@ -178,6 +178,7 @@ prog cpp <<'EOF'
 #include <iostream>
 int main() { long a, b; std::cin >> a >> b; std::cout << a + b << "\n"; }
 EOF
+cp "$ROOT/fresh/progs/cpp" "$ROOT/fresh/progs/cpp14"
 cp "$ROOT/fresh/progs/cpp" "$ROOT/fresh/progs/cpp20"
 prog go <<'EOF'
 package main

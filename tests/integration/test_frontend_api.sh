@@ -272,7 +272,7 @@ check "judge0 statuses 1..14" [ "$(jq_ 'len(d), d[2]["description"], d[10]["desc
 # Executors publish the versions they probed at each heartbeat
 # (gavel:lang:<id>, common/queue.h); none runs here, so publish as one
 # would, without javascript: it must then not be listed.
-for lv in c=12.2.0 cpp=12.2.0 cpp20=12.2.0 go=1.19.8 java=17.0.15 pascal=3.2.2 python3=3.11.2 rust=1.63.0; do
+for lv in c=12.2.0 cpp=12.2.0 cpp14=12.2.0 cpp20=12.2.0 go=1.19.8 java=17.0.15 pascal=3.2.2 python3=3.11.2 rust=1.63.0; do
 	redis_cli "$GAVEL_REDIS_URL" SET "gavel:lang:${lv%%=*}" "${lv#*=}" PX 120000 >/dev/null
 done
 redis_cli "$GAVEL_REDIS_URL" DEL gavel:lang:javascript >/dev/null

@@ -157,8 +157,8 @@ static void cleanup_box(const char *box, const char *log)
 	unlink(log);
 }
 
-/* The submission files of folder kind whose extension is d's (cpp20 borrows
- * C++'s files). */
+/* The submission files of folder kind whose extension is d's (cpp14 and
+ * cpp20 borrow C++'s files). */
 static size_t for_each_submission(const struct lang_def *d, const char *kind, void (*fn)(const struct lang_def *, const char *))
 {
 	char dir[2048];
@@ -170,7 +170,8 @@ static size_t for_each_submission(const struct lang_def *d, const char *kind, vo
 	struct dirent *e;
 	while ((e = readdir(dp)) != NULL) {
 		const struct lang_def *x = lang_find_by_filename(&reg, e->d_name);
-		if (!x || (x != d && !(strcmp(d->id, "cpp20") == 0 && strcmp(x->id, "cpp") == 0)))
+		bool dialect = (strcmp(d->id, "cpp14") == 0 || strcmp(d->id, "cpp20") == 0) && x && strcmp(x->id, "cpp") == 0;
+		if (!x || (x != d && !dialect))
 			continue;
 		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -256,6 +257,40 @@ static void run_language(void **state)
 	if (for_each_submission(d, "accepted", judge_accepted) == 0)
 		fail_msg("%s: no accepted submission for sum", d->id);
 	for_each_submission(d, "compile_error", expect_compile_error);
+}
+
+/* Each C++ language compiles in the standard its name promises:
+ * __cplusplus is 201402 under cpp14, 201703 under cpp, 202002 under
+ * cpp20 (a dialect compiled with another's flags would still pass sum). */
+static void languages__cpp_dialects__compile_their_standard(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *id;
+		long std;
+	} dialects[] = { { "cpp14", 201402L }, { "cpp", 201703L }, { "cpp20", 202002L } };
+	for (size_t i = 0; i < sizeof(dialects) / sizeof(dialects[0]); i++) {
+		const struct lang_def *d = lang_find(&reg, dialects[i].id);
+		if (!d)
+			fail_msg("language %s missing", dialects[i].id);
+		char src[] = "/tmp/gavel-test-dialect.XXXXXX";
+		int fd = mkstemp(src);
+		assert_true(fd >= 0);
+		char text[160];
+		int n = snprintf(text, sizeof(text),
+				 "static_assert(__cplusplus == %ldL, \"wrong C++ standard\");\nint main() {}\n",
+				 dialects[i].std);
+		assert_int_equal(write(fd, text, (size_t)n), n);
+		close(fd);
+		char box[256], log[300];
+		int st = compile_in(d, src, box, sizeof(box), log, sizeof(log));
+		if (st != 0) {
+			show_log(log);
+			fail_msg("%s: not compiled as __cplusplus == %ld (status %d)", d->id, dialects[i].std, st);
+		}
+		cleanup_box(box, log);
+		unlink(src);
+	}
 }
 
 static void lang_probe__broken_toolchain__fails(void **state)
@@ -352,7 +387,7 @@ int main(void)
 		printf("1..1\nnot ok 1 - sum problem load\n");
 		return 1;
 	}
-	struct CMUnitTest *tests = calloc(reg.n + 2, sizeof(*tests));
+	struct CMUnitTest *tests = calloc(reg.n + 3, sizeof(*tests));
 	char (*names)[64] = calloc(reg.n, sizeof(*names));
 	if (!tests || !names)
 		return 1;
@@ -364,7 +399,9 @@ int main(void)
 					   lang_probe__broken_toolchain__fails, NULL, NULL, NULL};
 	tests[reg.n + 1] = (struct CMUnitTest){"languages__cds__javac_archive_built_once_and_usable",
 					       lang_cds__javac_archive__built_once_and_usable, NULL, NULL, NULL};
-	int rc = _cmocka_run_group_tests("languages", tests, reg.n + 2, NULL, NULL);
+	tests[reg.n + 2] = (struct CMUnitTest){"languages__cpp_dialects__compile_their_standard",
+					       languages__cpp_dialects__compile_their_standard, NULL, NULL, NULL};
+	int rc = _cmocka_run_group_tests("languages", tests, reg.n + 3, NULL, NULL);
 	free(tests);
 	free(names);
 	exec_problem_free(&sum);

@@ -43,7 +43,7 @@ static int free_shipped(void **state)
 static void lang__shipped__required_ids_present(void **state)
 {
 	(void)state;
-	static const char *const ids[] = {"c", "cpp", "cpp20", "python3", "java", "javascript", "rust", "go", "pascal"};
+	static const char *const ids[] = {"c", "cpp", "cpp14", "cpp20", "python3", "java", "javascript", "rust", "go", "pascal"};
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		if (!lang_find(&reg, ids[i]))
 			fail_msg("language %s missing", ids[i]);
@@ -57,7 +57,7 @@ struct ext_case {
 };
 
 static const struct ext_case exts[] = {
-	{".c", "c"},	     {".cpp", "cpp"},	{".cc", "cpp"},	     {"CPP", "cpp"},	 {".py", "python3"},
+	{".c", "c"},	     {".cpp", "cpp"},	{".cc", "cpp"},	     {"CPP", "cpp"},	 {".c++", "cpp"},	{".cxx", "cpp"},	 {".py", "python3"},
 	{".java", "java"}, {".js", "javascript"}, {".rs", "rust"}, {".go", "go"},	 {".pas", "pascal"},
 	{".txt", NULL},    {".", NULL},		{"", NULL},
 };
@@ -74,6 +74,7 @@ static void lang__extensions__map_to_ids(void **state)
 	}
 	assert_string_equal(lang_find_by_filename(&reg, "sub/dir/Main.java")->id, "java");
 	assert_string_equal(lang_find_by_filename(&reg, "a.b.cc")->id, "cpp");
+	assert_string_equal(lang_find_by_filename(&reg, "sol.c++")->id, "cpp");
 	assert_null(lang_find_by_filename(&reg, ".c"));
 	assert_null(lang_find_by_filename(&reg, "Makefile"));
 }
@@ -115,6 +116,7 @@ static void lang__shipped__sane_fields(void **state)
 	assert_false(lang_find(&reg, "javascript")->rlimit_as);
 	assert_true(lang_find(&reg, "c")->rlimit_as);
 	assert_null(lang_find(&reg, "cpp20")->judge0_id ? "has" : NULL);
+	assert_null(lang_find(&reg, "cpp14")->judge0_id ? "has" : NULL);
 }
 
 static void lang__expand__substitutes_memory(void **state)
@@ -229,6 +231,7 @@ static void lang__sources__endings(void **state)
 {
 	(void)state;
 	const struct lang_def *c = lang_find(&reg, "c"), *cpp20 = lang_find(&reg, "cpp20");
+	const struct lang_def *cpp = lang_find(&reg, "cpp"), *cpp14 = lang_find(&reg, "cpp14");
 	assert_true(lang_is_source(c, "util.c"));
 	assert_true(lang_is_source(c, "lib/util.c"));
 	assert_false(lang_is_source(c, "util.h"));
@@ -237,6 +240,14 @@ static void lang__sources__endings(void **state)
 	/* cpp20 has no extensions of its own but compiles C++ files. */
 	assert_true(lang_is_source(cpp20, "x.cc"));
 	assert_false(lang_is_source(cpp20, "x.c"));
+	/* Every C++ ending DOMjudge accepts, in each dialect. */
+	static const char *const cxx[] = {"x.cpp", "x.cc", "x.cxx", "x.c++"};
+	for (size_t i = 0; i < sizeof(cxx) / sizeof(cxx[0]); i++) {
+		assert_true(lang_is_source(cpp, cxx[i]));
+		assert_true(lang_is_source(cpp14, cxx[i]));
+		assert_true(lang_is_source(cpp20, cxx[i]));
+	}
+	assert_false(lang_is_source(cpp14, "x.c"));
 }
 
 /* ---- Java entry points ------------------------------------------------- */
@@ -374,6 +385,8 @@ static void lang__version__display(void **state)
 	assert_string_equal(out, "Node.js");
 	lang_display_version(lang_find(&reg, "cpp20"), "12.2.0", out, sizeof(out));
 	assert_string_equal(out, "GCC 12.2.0 (C++20)");
+	lang_display_version(lang_find(&reg, "cpp14"), "12.2.0", out, sizeof(out));
+	assert_string_equal(out, "GCC 12.2.0 (C++14)");
 	/* No fixed version number is left in any display template. */
 	for (size_t i = 0; i < reg.n; i++)
 		if (!strstr(reg.defs[i].version, "{version}"))
@@ -491,6 +504,8 @@ static void lang__pch__flags_of_the_compile(void **state)
 	assert_string_equal(flags, "-std=gnu++17 -O2 -pipe");
 	assert_int_equal(lang_pch_flags(lang_find(&reg, "cpp20"), flags, sizeof(flags)), 0);
 	assert_string_equal(flags, "-std=gnu++20 -O2 -pipe");
+	assert_int_equal(lang_pch_flags(lang_find(&reg, "cpp14"), flags, sizeof(flags)), 0);
+	assert_string_equal(flags, "-std=gnu++14 -O2 -pipe");
 	assert_false(lang_pch_wanted(c));
 	assert_int_equal(lang_pch_flags(c, flags, sizeof(flags)), 0);
 	assert_string_equal(flags, "-std=gnu17 -O2 -pipe");
