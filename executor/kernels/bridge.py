@@ -428,6 +428,7 @@ class Bridge:
         self.conns = {}
         self.sock_owner = {}     # socket -> (conn or None for ours, channel)
         self.private = set()     # msg_ids of our own requests (nudge, reseed)
+        self.restore_check = None  # the reseed after a restore: `ready` at its reply
         self.state = "starting"
         self.ready = False
         self.seen_iopub = False
@@ -571,6 +572,12 @@ class Bridge:
             header = _loads(parts[0])
             if isinstance(header, dict) and header.get("msg_type") == "kernel_info_reply":
                 self.seen_info_reply = True
+            parent = _loads(parts[1])
+            if (self.restore_check is not None and isinstance(parent, dict)
+                    and parent.get("msg_id") == self.restore_check):
+                # The kernel of this restored sandbox ran its reseed.
+                self.restore_check = None
+                self.write(b"ready\n")
             return
         self.deliver([conn], channel, parts, False)
 
@@ -594,6 +601,7 @@ class Bridge:
         if len(self.private) > 64:
             self.private.pop()
         self.to_kernel(self.own_shell, parts)
+        return _loads(parts[0])["msg_id"]
 
     def on_client_msg(self, conn, payload):
         import json
@@ -664,10 +672,12 @@ class Bridge:
             _conn_id(words[1])
         elif line == b"interrupt":
             self.interrupt()
-        elif line == b"reseed":
-            self.private_request("execute_request", {
+        elif line in (b"reseed", b"restored"):
+            msg_id = self.private_request("execute_request", {
                 "code": RESEED_CODE, "silent": True, "store_history": False,
                 "user_expressions": {}, "allow_stdin": False, "stop_on_error": False})
+            if line == b"restored":
+                self.restore_check = msg_id
         else:
             raise GrammarError()
         return None

@@ -19,6 +19,7 @@
 #include "common/kernel_wire.h"
 #include "common/queue.h"
 #include "executor/kernels/bridge_proto.h"
+#include "executor/kernels/kernel_internal.h"
 #include "executor/sandbox/session.h"
 #include "executor/sandbox/session_stream.h"
 
@@ -212,23 +213,21 @@ static int load_bridge(struct kernel *k, struct gv_err *err)
 	return 0;
 }
 
-/* A fresh sandbox running the bridge, its stream started. Its wall and
- * CPU limits are the lifetime plus extra_ms (a kernel started ahead
- * waits for adoption). */
-static int sandbox_start(struct exec_engine *e, const char *bridge, size_t bridge_len,
-			 const struct exec_kernel_spec *spec, uint64_t extra_ms, struct exec_session **s,
-			 struct exec_stream **st, struct gv_err *err)
+void exec_kernel_sandbox_job(struct exec_kernel_sandbox_job *kj, const char *bridge, size_t bridge_len,
+			     const struct exec_kernel_spec *spec, uint64_t wall_ms)
 {
-	const char *argv[] = {PYTHON, "-I", "/box/" BRIDGE_FILE, NULL};
-	struct exec_file files[] = {{.name = BRIDGE_FILE, .data = bridge, .len = bridge_len}};
-	uint64_t life_ms = (uint64_t)spec->lifetime_s * 1000 + extra_ms;
-	struct exec_job job = {
+	memset(kj, 0, sizeof(*kj));
+	kj->argv[0] = PYTHON;
+	kj->argv[1] = "-I";
+	kj->argv[2] = "/box/" BRIDGE_FILE;
+	kj->files[0] = (struct exec_file){.name = BRIDGE_FILE, .data = bridge, .len = bridge_len};
+	kj->job = (struct exec_job){
 		.tenant = spec->tenant,
 		.interactive = true,
-		.run_argv = argv,
-		.files = files,
+		.run_argv = kj->argv,
+		.files = kj->files,
 		.n_files = 1,
-		.run_limits = {.cpu_ms = life_ms, .wall_ms = life_ms,
+		.run_limits = {.cpu_ms = wall_ms, .wall_ms = wall_ms,
 			       .memory_kb = (uint64_t)spec->memory_mb * 1024,
 			       .output_bytes = 0, .stderr_bytes = 65536, .fsize_kb = KERNEL_FSIZE_KB,
 			       .procs = KERNEL_PROCS, .open_files = KERNEL_OPEN_FILES,
@@ -236,10 +235,21 @@ static int sandbox_start(struct exec_engine *e, const char *bridge, size_t bridg
 		.egress = spec->egress,
 		.cpu_quota_pct = spec->cpu_pct,
 	};
+}
+
+/* A fresh sandbox running the bridge, its stream started. Its wall and
+ * CPU limits are the lifetime plus extra_ms (a kernel started ahead
+ * waits for adoption). */
+static int sandbox_start(struct exec_engine *e, const char *bridge, size_t bridge_len,
+			 const struct exec_kernel_spec *spec, uint64_t extra_ms, struct exec_session **s,
+			 struct exec_stream **st, struct gv_err *err)
+{
+	struct exec_kernel_sandbox_job kj;
+	exec_kernel_sandbox_job(&kj, bridge, bridge_len, spec, (uint64_t)spec->lifetime_s * 1000 + extra_ms);
 	struct exec_phase_result compile;
 	*s = NULL;
 	*st = NULL;
-	int rc = exec_session_open(e, &job, s, &compile, err);
+	int rc = exec_session_open(e, &kj.job, s, &compile, err);
 	if (rc == 0 && strcmp(compile.status, "OK") != 0)
 		rc = gv_err_set(err, GV_ESANDBOX, "kernel sandbox did not start: %s %s", compile.status,
 				compile.message);
@@ -321,8 +331,38 @@ struct exec_kernel_warm {
 	struct exec_stream *st;
 	struct kernel_out_decoder dec;
 	bool ready;
+	bool restored; /* from a template's image (kernel_image.h) */
 	char state[12]; /* the last state the bridge sent */
 };
+
+struct exec_kernel_warm *exec_kernel_warm_wrap(struct exec_session *s, struct exec_stream *st, bool restored)
+{
+	struct exec_kernel_warm *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->s = s;
+	w->st = st;
+	w->restored = restored;
+	kernel_out_decoder_init(&w->dec);
+	snprintf(w->state, sizeof(w->state), restored ? "idle" : "starting");
+	exec_session_set_counted(w->s, false); /* it waits: not a job of the worker's */
+	return w;
+}
+
+struct exec_session *exec_kernel_warm_session(struct exec_kernel_warm *w)
+{
+	return w->s;
+}
+
+struct exec_stream *exec_kernel_warm_stream(struct exec_kernel_warm *w)
+{
+	return w->st;
+}
+
+bool exec_kernel_warm_restored(const struct exec_kernel_warm *w)
+{
+	return w->restored;
+}
 
 int exec_kernel_warm_start(struct exec_engine *e, const char *bridge, size_t bridge_len, const struct exec_kernel_spec *spec,
 			   uint64_t max_wait_ms, struct exec_kernel_warm **out, struct gv_err *err)
@@ -334,17 +374,16 @@ int exec_kernel_warm_start(struct exec_engine *e, const char *bridge, size_t bri
 		return gv_err_set(err, GV_EINVAL, "a kernel with a network is never started ahead");
 	if (!bridge)
 		return gv_err_set(err, GV_ECONFIG, "the kernel bridge could not be read when the worker started");
-	struct exec_kernel_warm *w = calloc(1, sizeof(*w));
-	if (!w)
-		return gv_err_set(err, ENOMEM, "kernel: out of memory");
-	if (sandbox_start(e, bridge, bridge_len, spec, max_wait_ms, &w->s, &w->st, err) != 0) {
-		free(w);
+	struct exec_session *s;
+	struct exec_stream *st;
+	if (sandbox_start(e, bridge, bridge_len, spec, max_wait_ms, &s, &st, err) != 0)
 		return -1;
+	*out = exec_kernel_warm_wrap(s, st, false);
+	if (!*out) {
+		exec_stream_free(st);
+		exec_session_close(s);
+		return gv_err_set(err, ENOMEM, "kernel: out of memory");
 	}
-	kernel_out_decoder_init(&w->dec);
-	snprintf(w->state, sizeof(w->state), "starting");
-	exec_session_set_counted(w->s, false); /* it waits: not a job of the worker's */
-	*out = w;
 	return 0;
 }
 

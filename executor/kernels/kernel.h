@@ -95,6 +95,8 @@ int exec_kernel_warm_step(struct exec_kernel_warm *w, struct gv_err *err) GV_MUS
 const char *exec_kernel_warm_sandbox(const struct exec_kernel_warm *w);
 /* Closes its sandbox (NULL-safe). */
 void exec_kernel_warm_free(struct exec_kernel_warm *w);
+/* Whether it was restored from a template's image (kernel_image.h). */
+bool exec_kernel_warm_restored(const struct exec_kernel_warm *w);
 
 /* The bridge (executor/kernels/bridge.py, installed beside gavel-init) read
  * from path: a fresh buffer of *len bytes, or NULL with err. Read once at

@@ -430,6 +430,27 @@ int exec_runsc_run_detached(const struct exec_runsc *r, const char *bundle, cons
 	return create_sandbox(r, true, bundle, pid_file, id, stdio, sandbox_pid, err);
 }
 
+int exec_runsc_restore_detached(const struct exec_runsc *r, const char *bundle, const char *pid_file,
+				const char *image_dir, const char *id, const int stdio[3], pid_t *sandbox_pid,
+				struct gv_err *err)
+{
+	const char *restore[] = {"restore", "--detach", "--image-path", image_dir, "--bundle", bundle,
+				 "--pid-file", pid_file, id, NULL};
+	int st;
+	if (run_cli(r, restore, stdio, NULL, NULL, 60000, &st, err) != 0)
+		return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return gv_err_set(err, GV_ESANDBOX, "runsc restore failed (%s %d)", WIFEXITED(st) ? "exit" : "signal",
+				  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return exec_runsc_read_pid_file(r, pid_file, sandbox_pid, err);
+}
+
+int exec_runsc_checkpoint(const struct exec_runsc *r, const char *id, const char *image_dir, struct gv_err *err)
+{
+	const char *extra[] = {"checkpoint", "--image-path", image_dir, id, NULL};
+	return run_ok(r, extra, 120000, NULL, err);
+}
+
 int exec_runsc_start(const struct exec_runsc *r, const char *id, struct gv_err *err)
 {
 	const char *extra[] = {"start", id, NULL};

@@ -92,6 +92,19 @@ int exec_runsc_read_pid_file(const struct exec_runsc *r, const char *pid_file, p
 			     struct gv_err *err) GV_MUST_CHECK;
 
 int exec_runsc_start(const struct exec_runsc *r, const char *id, struct gv_err *err) GV_MUST_CHECK;
+
+/* `runsc checkpoint --image-path DIR ID`: saves the running sandbox into
+ * DIR (made by the caller) and ends it; a failed checkpoint ends it too
+ * (runsc 20221219: --leave-running is broken). The sandbox process then
+ * exits: the caller reaps it and deletes the container as for any end. */
+int exec_runsc_checkpoint(const struct exec_runsc *r, const char *id, const char *image_dir,
+			  struct gv_err *err) GV_MUST_CHECK;
+/* `runsc restore --detach --image-path DIR`: a new sandbox ID from the
+ * bundle, its processes those of the image (created and started in one
+ * step); otherwise as exec_runsc_run_detached. */
+int exec_runsc_restore_detached(const struct exec_runsc *r, const char *bundle, const char *pid_file,
+				const char *image_dir, const char *id, const int stdio[3], pid_t *sandbox_pid,
+				struct gv_err *err) GV_MUST_CHECK;
 int exec_runsc_kill(const struct exec_runsc *r, const char *id, int sig, struct gv_err *err) GV_MUST_CHECK;
 /* `runsc delete --force ID`: kills what is left and removes the state. */
 int exec_runsc_delete(const struct exec_runsc *r, const char *id, struct gv_err *err) GV_MUST_CHECK;

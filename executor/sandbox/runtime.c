@@ -56,3 +56,15 @@ int exec_runtime_delete_start(struct exec_engine *e, const char *id, pid_t *pid,
 	*pid = -1;
 	return e->rt && e->rt->delete_start ? e->rt->delete_start(e, id, pid, err) : missing(e, "delete", err);
 }
+
+int exec_runtime_checkpoint(struct exec_engine *e, const char *id, const char *image_dir, struct gv_err *err)
+{
+	return e->rt && e->rt->checkpoint ? e->rt->checkpoint(e, id, image_dir, err) : missing(e, "checkpoint", err);
+}
+
+int exec_runtime_restore(struct exec_engine *e, const struct exec_runtime_sandbox *sb, const char *image_dir,
+			 pid_t *sandbox_pid, struct gv_err *err)
+{
+	return e->rt && e->rt->restore ? e->rt->restore(e, sb, image_dir, sandbox_pid, err)
+				       : missing(e, "restore", err);
+}

@@ -65,6 +65,13 @@ struct exec_runtime_ops {
 	 * e->reaper, exits 0 once it is gone; -1 when nothing is left to
 	 * wait for. */
 	int (*delete_start)(struct exec_engine *e, const char *id, pid_t *pid, struct gv_err *err);
+	/* Saves the running sandbox id into image_dir and ends it (whether
+	 * or not the save worked). Optional: without it no image is made. */
+	int (*checkpoint)(struct exec_engine *e, const char *id, const char *image_dir, struct gv_err *err);
+	/* Makes and starts sb from the image in image_dir instead of from
+	 * its process spec; otherwise as run. Optional, as checkpoint. */
+	int (*restore)(struct exec_engine *e, const struct exec_runtime_sandbox *sb, const char *image_dir,
+		       pid_t *sandbox_pid, struct gv_err *err);
 };
 
 /* runsc (executor/sandbox/runsc.h), driven through e->runsc. */
@@ -83,3 +90,7 @@ int exec_runtime_read_pid_file(struct exec_engine *e, const char *pid_file, pid_
 			       struct gv_err *err) GV_MUST_CHECK;
 int exec_runtime_start(struct exec_engine *e, const char *id, struct gv_err *err) GV_MUST_CHECK;
 int exec_runtime_delete_start(struct exec_engine *e, const char *id, pid_t *pid, struct gv_err *err) GV_MUST_CHECK;
+int exec_runtime_checkpoint(struct exec_engine *e, const char *id, const char *image_dir,
+			    struct gv_err *err) GV_MUST_CHECK;
+int exec_runtime_restore(struct exec_engine *e, const struct exec_runtime_sandbox *sb, const char *image_dir,
+			 pid_t *sandbox_pid, struct gv_err *err) GV_MUST_CHECK;

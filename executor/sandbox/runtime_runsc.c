@@ -62,6 +62,19 @@ static int rt_delete_start(struct exec_engine *e, const char *id, pid_t *pid, st
 	return exec_runsc_delete_start(&e->runsc, id, pid, err);
 }
 
+static int rt_checkpoint(struct exec_engine *e, const char *id, const char *image_dir, struct gv_err *err)
+{
+	return exec_runsc_checkpoint(&e->runsc, id, image_dir, err);
+}
+
+static int rt_restore(struct exec_engine *e, const struct exec_runtime_sandbox *sb, const char *image_dir,
+		      pid_t *sandbox_pid, struct gv_err *err)
+{
+	struct exec_runsc rs = sandbox_runsc(e, sb);
+	return exec_runsc_restore_detached(&rs, sb->bundle, sb->pid_file, image_dir, sb->id, sb->stdio, sandbox_pid,
+					   err);
+}
+
 const struct exec_runtime_ops exec_runtime_runsc = {
 	.name = "runsc",
 	.own_uid = true,
@@ -72,4 +85,6 @@ const struct exec_runtime_ops exec_runtime_runsc = {
 	.read_pid_file = rt_read_pid_file,
 	.start = rt_start,
 	.delete_start = rt_delete_start,
+	.checkpoint = rt_checkpoint,
+	.restore = rt_restore,
 };

@@ -557,6 +557,89 @@ fail:
 	return -1;
 }
 
+int exec_session_checkpoint(struct exec_session *s, const char *image_dir, struct gv_err *err)
+{
+	if (!s || s->dead || !s->started)
+		return gv_err_set(err, EXEC_EDEAD, "sandbox is gone");
+	int rc = exec_runtime_checkpoint(s->e, s->id, image_dir, err);
+	/* Saved or not, runsc has ended it. */
+	exec_session_mark_dead(s);
+	if (rc != 0)
+		gv_err_prefix(err, "sandbox %s", s->id);
+	return rc;
+}
+
+/* What gavel-init's lock of /box after the compile phase did in the
+ * image's sandbox (its files are root-owned 0644 already): restored, init
+ * never locks it again, so this sandbox's /box is locked on the host. */
+static int lock_box_host(struct exec_session *s, struct gv_err *err)
+{
+	int box = openat(s->e->work_root_fd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = box >= 0 ? openat(box, "box", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	int rc = fd >= 0 && fchmod(fd, 0555) == 0 ? 0 : gv_err_errno(err, "lock %s/box", s->dir);
+	if (fd >= 0)
+		close(fd);
+	if (box >= 0)
+		close(box);
+	return rc;
+}
+
+/* Makes and starts the sandbox from image_dir in one `runsc restore
+ * --detach`. */
+static int restore_sandbox(struct exec_session *s, const char *image_dir, struct gv_err *err)
+{
+	if (make_pipes(s, err) != 0)
+		return -1;
+	char pidf[4200];
+	snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
+	int64_t t0 = exec_now_ms();
+	struct exec_runtime_sandbox sb = sandbox_spec(s, pidf);
+	int rc = exec_runtime_restore(s->e, &sb, image_dir, &s->pid, err);
+	s->created = true;
+	s->started = true;
+	close_child_fds(s);
+	if (rc != 0) {
+		char tail[256];
+		exec_session_read_diag(s);
+		gv_err_prefix(err, "%s", exec_session_diag_tail(s, tail, sizeof(tail)));
+		return -1;
+	}
+	if (open_pidfd(s, err) != 0)
+		return -1;
+	struct gv_log_ctx ctx = {.sandbox = s->id};
+	gv_debug(&ctx, "runsc restore --detach %lld ms", (long long)(exec_now_ms() - t0));
+	return 0;
+}
+
+int exec_session_restore(struct exec_engine *e, const struct exec_job *job, const char *image_dir,
+			 struct exec_session **out, struct gv_err *err)
+{
+	*out = NULL;
+	exec_engine_poll(e);
+	if (exec_job_check(job, err) != 0)
+		return -1;
+	/* An image has no network and no devices: such jobs start fresh. */
+	if ((job->egress && job->egress->grants) || job->gpu_visible || job->n_gpu_nodes > 0)
+		return gv_err_set(err, GV_EINVAL, "a job with a network or GPUs is never restored from an image");
+	if (!job->interactive || job->compile_argv)
+		return gv_err_set(err, GV_EINVAL, "only an interactive job without a compile step is restored");
+	struct exec_session *s = session_new(e);
+	if (!s)
+		return gv_err_set(err, ENOMEM, "session: out of memory");
+	exec_job_shape(e, job, &s->shape);
+	s->counted = true;
+	e->n_open++;
+	session_set_job(s, job);
+	if (session_setup(s, err) != 0 || exec_job_write_files(s, job, err) != 0 || lock_box_host(s, err) != 0 ||
+	    restore_sandbox(s, image_dir, err) != 0) {
+		gv_err_prefix(err, "sandbox %s (restored)", s->id[0] ? s->id : "(none)");
+		exec_session_close(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
 void exec_session_set_counted(struct exec_session *s, bool counted)
 {
 	if (counted == s->counted)

@@ -170,6 +170,27 @@ const char *exec_session_cgroup(const struct exec_session *s);
  * owned by s. */
 const struct exec_net *exec_session_net(const struct exec_session *s);
 
+/* ---- images of sandboxes (runsc checkpoint / restore) ----
+ *
+ * For notebook kernels started from a warmed template
+ * (executor/kernels/kernel_image.h). An image holds whatever the
+ * sandbox's memory held: only sandboxes that never ran a tenant's code are
+ * saved, and each restore is a new sandbox (its own id, uid, cgroup, /box
+ * and pipes) for one job. */
+
+/* Saves s's sandbox into image_dir (an empty folder of the caller's) and
+ * ends it: s is dead afterwards whatever the outcome (close it). Its
+ * interactive phase must be quiet: what init wrote that the host did not
+ * read is lost, and restores continue from the image. */
+int exec_session_checkpoint(struct exec_session *s, const char *image_dir, struct gv_err *err) GV_MUST_CHECK;
+/* A new session for job whose sandbox is made from image_dir: job must be
+ * the one the image's sandbox ran (same record and files; its tenant and
+ * CPU quota may differ: they are the bundle's), interactive, with no
+ * compile step, and the image saved during its stream
+ * (exec_stream_resume continues it). */
+int exec_session_restore(struct exec_engine *e, const struct exec_job *job, const char *image_dir,
+			 struct exec_session **out, struct gv_err *err) GV_MUST_CHECK;
+
 /* Ends the sandbox at once (SIGKILL of the Sentry: nothing inside runs
  * after this returns) and frees s. The rest of the tear-down (reaping it
  * and the gofer, `runsc delete`, removing its cgroups, bundle and work

@@ -32,7 +32,7 @@ struct exec_stream {
 	struct exec_phase_result partial;
 };
 
-int exec_stream_start(struct exec_session *s, struct exec_stream **out, struct gv_err *err)
+static int stream_begin(struct exec_session *s, bool resumed, struct exec_stream **out, struct gv_err *err)
 {
 	*out = NULL;
 	if (!s || s->dead)
@@ -49,6 +49,9 @@ int exec_stream_start(struct exec_session *s, struct exec_stream **out, struct g
 		exec_stream_free(st);
 		return -1;
 	}
+	/* Restored from an image: init had the command before it was saved. */
+	if (resumed)
+		st->cmd_sent = st->cmd_len;
 	exec_phase_caps(s, &s->run_limits, false);
 	int64_t t0 = exec_now_ms();
 	st->deadline = t0 + (int64_t)s->run_limits.wall_ms + EXEC_BACKSTOP_GRACE_MS;
@@ -65,6 +68,16 @@ int exec_stream_start(struct exec_session *s, struct exec_stream **out, struct g
 	s->tests_run++;
 	*out = st;
 	return 0;
+}
+
+int exec_stream_start(struct exec_session *s, struct exec_stream **out, struct gv_err *err)
+{
+	return stream_begin(s, false, out, err);
+}
+
+int exec_stream_resume(struct exec_session *s, struct exec_stream **out, struct gv_err *err)
+{
+	return stream_begin(s, true, out, err);
 }
 
 size_t exec_stream_queued(const struct exec_stream *st)

@@ -29,6 +29,10 @@ struct exec_stream;
  * backstop's grace, whatever the engine's whole-sandbox default (a
  * kernel's lifetime is its wall limit). 0 with *out; -1 with err. */
 int exec_stream_start(struct exec_session *s, struct exec_stream **out, struct gv_err *err) GV_MUST_CHECK;
+/* The stream of a session made by exec_session_restore: the image's
+ * program runs already (its opening command is not sent again); limits
+ * and deadline as exec_stream_start. */
+int exec_stream_resume(struct exec_session *s, struct exec_stream **out, struct gv_err *err) GV_MUST_CHECK;
 
 /* Fills p (EXEC_STREAM_POLLFDS entries at most) with what the stream
  * waits on, given whether the caller takes output now; returns how many.
