@@ -67,6 +67,23 @@ static int add_arg(char **argv, size_t *argc, char **strp, const struct exec_rec
 	return 0;
 }
 
+/* A file I/O name (input_file, output_file): one path component of the
+ * `file` grammar, never the job record nor one of the engine's names. */
+static int add_io_name(char **dst, char **strp, const struct exec_record_field *f, struct gv_err *err)
+{
+	if (*dst)
+		return gv_err_set(err, GV_EPROTO, "job record: %.*s given twice", (int)f->key_len, f->key);
+	if (!exec_file_name_ok(f->value, f->value_len) || (f->value_len == 3 && !memcmp(f->value, "job", 3)) ||
+	    (f->value_len >= 6 && !memcmp(f->value, ".gavel", 6)))
+		return gv_err_set(err, GV_EPROTO, "job record: %.*s is not a plain file name", (int)f->key_len,
+				  f->key);
+	memcpy(*strp, f->value, f->value_len);
+	(*strp)[f->value_len] = '\0';
+	*dst = *strp;
+	*strp += f->value_len + 1;
+	return 0;
+}
+
 int init_job_parse(const char *buf, size_t len, struct init_job *job, struct gv_err *err)
 {
 	memset(job, 0, sizeof(*job));
@@ -118,6 +135,9 @@ int init_job_parse(const char *buf, size_t len, struct init_job *job, struct gv_
 				job->stderr_to_stdout = (int)v;
 			else
 				job->interactive = (int)v;
+		} else if (exec_record_key_is(&f, "input_file") || exec_record_key_is(&f, "output_file")) {
+			if (add_io_name(f.key[0] == 'i' ? &job->input_file : &job->output_file, &strp, &f, err) < 0)
+				goto fail;
 		} else if (exec_record_key_is(&f, "rlimit_as") || exec_record_key_is(&f, "compile_rlimit_as")) {
 			if (exec_record_parse_u64(f.value, f.value_len, 1, &v, err) < 0) {
 				gv_err_prefix(err, "job record: key %.*s", (int)f.key_len, f.key);
@@ -186,6 +206,14 @@ int init_job_parse(const char *buf, size_t len, struct init_job *job, struct gv_
 	 * a looser cpu_ms (its own CPU accounting decides TLE) says it. */
 	if (!job->test.idle_ms)
 		job->test.idle_ms = job->test.cpu_ms;
+	if ((job->input_file || job->output_file) && job->interactive) {
+		gv_err_set(err, GV_EPROTO, "job record: input_file / output_file in an interactive job");
+		goto fail;
+	}
+	if (job->input_file && job->output_file && !strcmp(job->input_file, job->output_file)) {
+		gv_err_set(err, GV_EPROTO, "job record: input_file and output_file are the same file");
+		goto fail;
+	}
 	if (job->test.wall_ms < job->test.cpu_ms) {
 		gv_err_set(err, GV_EPROTO, "job record: wall_ms below cpu_ms");
 		goto fail;

@@ -31,6 +31,7 @@
 #include "common/err.h"
 #include "common/io.h"
 #include "executor/init/job.h"
+#include "executor/init/named_io.h"
 #include "executor/init/run.h"
 #include "executor/init/seccomp_policy.h"
 #include "executor/init/verdict.h"
@@ -55,7 +56,7 @@ static const char *const scratch_dirs[] = { "/tmp", "/dev/shm" };
 #define NSCRATCH (sizeof(scratch_dirs) / sizeof(scratch_dirs[0]))
 
 /* Frame kinds of the command stream. */
-enum { K_NONE, K_TEST, K_FILE, K_DATA, K_END };
+enum { K_NONE, K_TEST, K_FILE, K_DATA, K_END, K_FEEDBACK };
 
 /* The command stream from the host, shared by the command loop and an
  * interactive test (which consumes `data` frames while the program runs):
@@ -80,6 +81,8 @@ struct init_state {
 	uint32_t next_index;
 	int compile_failed;
 	unsigned files_pending;   /* `file` frames received for the next test */
+	unsigned seeds_pending;   /* `feedback` frames received for the next test */
+	struct init_named_io io;  /* file I/O tests: the named input and output */
 	struct cmd_in cmd;        /* fd 0: the host's commands (and `data` during interactive tests) */
 	int as_root;   /* init is uid 0 (recommended): children drop to 65534 */
 };
@@ -326,18 +329,20 @@ static int tmp_fd(const struct init_state *s, struct gv_err *err)
 	return s->scratch_fd[0];
 }
 
-/* Creates the empty feedback dir for the coming run. Security argument: it
- * runs while no other process exists (everything was killed and /tmp wiped
- * after the previous run), and mkdirat + openat(O_NOFOLLOW) act relative
- * to init's fd of /tmp. The dir is root's, mode 0777 (init holds no
- * CAP_CHOWN to hand it to 65534): the program may create files in it,
- * nothing more. */
+/* Creates the feedback dir for the coming run, empty but for the files
+ * the host seeded into it (`feedback` frames: the state a multi-pass
+ * validator kept). Security argument: it runs while no other process
+ * exists (everything was killed and /tmp wiped after the previous run, so
+ * a dir already there is the one init made for this test's seeds), and
+ * mkdirat + openat(O_NOFOLLOW) act relative to init's fd of /tmp. The dir
+ * is root's, mode 0777 (init holds no CAP_CHOWN to hand it to 65534): the
+ * program may create files in it, nothing more. */
 static int make_feedback_dir(const struct init_state *s, struct gv_err *err)
 {
 	int t = tmp_fd(s, err);
 	if (t < 0)
 		return -1;
-	if (mkdirat(t, FEEDBACK_DIR, 0700) < 0)
+	if (mkdirat(t, FEEDBACK_DIR, 0700) < 0 && !(errno == EEXIST && s->seeds_pending))
 		return gv_err_errno(err, "mkdir /tmp/" FEEDBACK_DIR);
 	int fd = openat(t, FEEDBACK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -416,11 +421,25 @@ static int send_feedback(const struct init_state *s, struct gv_err *err)
  * file are created by init (root) through fds with O_EXCL|O_NOFOLLOW, the
  * file is made 0444 when complete: the program reads it and cannot change
  * it (another owner, and the sticky /tmp keeps it from renaming the dir). */
-static int open_test_file(struct init_state *s, const char *name, struct gv_err *err)
+static int open_test_file(struct init_state *s, const char *name, bool seed, struct gv_err *err)
 {
 	int t = tmp_fd(s, err);
 	if (t < 0)
 		return -1;
+	if (seed) {
+		/* A `feedback` frame: into the feedback dir (made at the
+		 * first seed of the test, kept for its run). */
+		if (s->seeds_pending == 1 && make_feedback_dir(s, err) < 0)
+			return -1;
+		int dfd = openat(t, FEEDBACK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			return gv_err_errno(err, "open /tmp/" FEEDBACK_DIR);
+		int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		close(dfd);
+		if (fd < 0)
+			return gv_err_errno(err, "create /tmp/" FEEDBACK_DIR "/%s", name);
+		return fd;
+	}
 	if (mkdirat(t, FILES_DIR, 0755) < 0 && errno != EEXIST)
 		return gv_err_errno(err, "mkdir /tmp/" FILES_DIR);
 	int dfd = openat(t, FILES_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -608,6 +627,23 @@ static int itest_pump(void *ctx, const struct pollfd *pf, int n, struct gv_err *
 	}
 }
 
+/* File I/O tests: what the program left in its output file is its output
+ * (its stdout is dropped), under the same cap: a larger file is OLE. Every
+ * process of the run is dead here (init_runner_run), so the file cannot
+ * change while it is read. */
+static int collect_output_file(struct init_state *s, struct init_outcome *o, struct gv_err *err)
+{
+	uint64_t size = 0;
+	if (init_named_output_collect(&s->io, s->job.output_file, s->job.test.output_bytes, &s->runner.out, &size,
+				      err) < 0)
+		return -1;
+	o->stdout_bytes = size;
+	o->order[0] = '\0';
+	if (size > s->job.test.output_bytes)
+		o->killed_output = 1;
+	return 0;
+}
+
 static int test_phase(struct init_state *s, struct gv_err *err)
 {
 	struct exec_record rec;
@@ -657,25 +693,30 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 		spec.stream = &stream;
 	}
 	int rc = (s->job.feedback_dir && make_feedback_dir(s, err) < 0) ||
+		 (s->job.output_file && init_named_output_prepare(&s->io, s->job.output_file, err) < 0) ||
 		 init_runner_run(&s->runner, &spec, &o, err) < 0 ? -1 : 0;
 	if (s->job.interactive)
 		itest_close_stdin(&it);
+	if (rc == 0 && s->job.output_file && collect_output_file(s, &o, err) < 0)
+		rc = -1;
 	if (rc < 0 || (s->job.feedback_dir && send_feedback(s, err) < 0) || wipe_scratch(s, err) < 0) {
 		gv_err_prefix(err, "test %u", s->next_index);
 		return -1;
 	}
 	s->files_pending = 0;
+	s->seeds_pending = 0;
 	init_decide(&o, &s->job.test, &rec);
 	return send_phase(s, &rec, err);
 }
 
-/* `data` only in interactive jobs (the decoder sees the first three
- * otherwise); their `test` carries no input. */
+/* `data` only in interactive jobs, `feedback` (files seeded into the
+ * next test's feedback dir) only in others; interactive `test` frames
+ * carry no input. */
 static const struct exec_frame_cap command_caps[] = {
 	{ "test", EXEC_FRAME_LEN_MAX },
 	{ "file", EXEC_FRAME_LEN_MAX },
 	{ "end", 0 },
-	{ "data", DATA_MAX },
+	{ "feedback", EXEC_FEEDBACK_SEED_MAX + EXEC_FILE_NAME_MAX + 1 },
 };
 static const struct exec_frame_cap icommand_caps[] = {
 	{ "test", 0 },
@@ -684,12 +725,14 @@ static const struct exec_frame_cap icommand_caps[] = {
 	{ "data", DATA_MAX },
 };
 
-/* A `file` frame being received: its name line first, then its bytes. */
+/* A `file` or `feedback` frame being received: its name line first, then
+ * its bytes. */
 struct file_rx {
 	char name[EXEC_FILE_NAME_MAX + 2];
 	size_t name_len;
 	int name_done;
 	int fd;
+	bool seed; /* `feedback`: a file of the next test's feedback dir */
 };
 
 /* Takes a DATA slice of a `file` frame. */
@@ -709,7 +752,7 @@ static int file_rx_data(struct init_state *s, struct file_rx *f, const char *dat
 		if (!exec_file_name_ok(f->name, f->name_len))
 			return gv_err_set(err, GV_EPROTO, "`file`: name not allowed");
 		f->name_done = 1;
-		f->fd = open_test_file(s, f->name, err);
+		f->fd = open_test_file(s, f->name, f->seed, err);
 		if (f->fd < 0)
 			return -1;
 		data += take + 1;
@@ -722,7 +765,9 @@ static int file_rx_end(struct file_rx *f, struct gv_err *err)
 {
 	if (!f->name_done)
 		return gv_err_set(err, GV_EPROTO, "`file` without a name line");
-	int rc = fchmod(f->fd, 0444) < 0 ? gv_err_errno(err, "chmod test file") : 0;
+	/* A test file is read-only; a seeded feedback file is the validator's
+	 * own state, which it may rewrite. */
+	int rc = fchmod(f->fd, f->seed ? 0666 : 0444) < 0 ? gv_err_errno(err, "chmod test file") : 0;
 	if (close(f->fd) < 0 && rc == 0)
 		rc = gv_err_errno(err, "close test file");
 	f->fd = -1;
@@ -741,6 +786,7 @@ static int cmd_step(struct cmd_in *c, struct exec_frame_event *ev, struct gv_err
 		c->kind = !strcmp(ev->kind, "test")   ? K_TEST
 			  : !strcmp(ev->kind, "file") ? K_FILE
 			  : !strcmp(ev->kind, "data") ? K_DATA
+			  : !strcmp(ev->kind, "feedback") ? K_FEEDBACK
 						      : K_END;
 	}
 	return 0;
@@ -782,6 +828,17 @@ static int command_loop(struct init_state *s, struct gv_err *err)
 				frx = (struct file_rx){ .fd = -1 };
 				continue;
 			}
+			if (c->kind == K_FEEDBACK) {
+				if (s->compile_failed || !s->job.feedback_dir)
+					return gv_err_set(err, GV_EPROTO, "`feedback` %s",
+							  s->compile_failed ? "after a failed compile"
+									    : "in a job without feedback_dir");
+				if (++s->seeds_pending > FEEDBACK_FILES_MAX)
+					return gv_err_set(err, GV_EPROTO, "more than %d `feedback` frames",
+							  FEEDBACK_FILES_MAX);
+				frx = (struct file_rx){ .fd = -1, .seed = true };
+				continue;
+			}
 			if (c->kind != K_TEST)
 				continue;
 			if (s->compile_failed)
@@ -790,17 +847,23 @@ static int command_loop(struct init_state *s, struct gv_err *err)
 			in_off = 0;
 			if (init_runner_input_reset(&s->runner, err) < 0)
 				return -1;
-		} else if (ev.type == EXEC_FRAME_EV_DATA && c->kind == K_FILE) {
+			if (s->job.input_file && init_named_input_begin(&s->io, s->job.input_file, err) < 0)
+				return -1;
+		} else if (ev.type == EXEC_FRAME_EV_DATA && (c->kind == K_FILE || c->kind == K_FEEDBACK)) {
 			if (file_rx_data(s, &frx, ev.data, ev.data_len, err) < 0)
 				return -1;
 		} else if (ev.type == EXEC_FRAME_EV_DATA && c->kind == K_TEST) {
 			if (init_runner_input_append(&s->runner, ev.data, ev.data_len, in_off, err) < 0)
 				return -1;
+			if (s->job.input_file && init_named_input_write(&s->io, ev.data, ev.data_len, err) < 0)
+				return -1;
 			in_off += ev.data_len;
-		} else if (ev.type == EXEC_FRAME_EV_END && c->kind == K_FILE) {
+		} else if (ev.type == EXEC_FRAME_EV_END && (c->kind == K_FILE || c->kind == K_FEEDBACK)) {
 			if (file_rx_end(&frx, err) < 0)
 				return -1;
 		} else if (ev.type == EXEC_FRAME_EV_END && c->kind == K_TEST) {
+			if (s->job.input_file && init_named_input_end(&s->io, err) < 0)
+				return -1;
 			if (test_phase(s, err) < 0)
 				return -1;
 		} else if (ev.type == EXEC_FRAME_EV_END && c->kind == K_END) {
@@ -817,6 +880,7 @@ int main(void)
 	struct gv_err err;
 	gv_err_clear(&err);
 	s.next_index = 0;
+	s.io = (struct init_named_io){ .box_fd = -1, .input_fd = -1 };
 	for (size_t i = 0; i < NSCRATCH; i++)
 		s.scratch_fd[i] = -1;
 
@@ -871,7 +935,7 @@ int main(void)
 	if (s.job.interactive)
 		exec_frame_decoder_init(&s.cmd.dec, icommand_caps, sizeof(icommand_caps) / sizeof(icommand_caps[0]));
 	else
-		exec_frame_decoder_init(&s.cmd.dec, command_caps, 3);
+		exec_frame_decoder_init(&s.cmd.dec, command_caps, sizeof(command_caps) / sizeof(command_caps[0]));
 	/* Interactive jobs stream stdout to the host while the program runs:
 	 * init must never block on fd 1 there (its limits would stop), so fd 1
 	 * is non-blocking and only the end-of-phase frames wait for room. */

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jobspec.h"
+#include "executor/judge/multipass.h"
 #include "executor/judge/suite.h"
 #include "executor/judge/validator.h"
 #include "languages/lang_entry.h"
@@ -589,6 +591,109 @@ static void judge_case(const struct exec_problem *p, size_t i, const struct exec
 	free(ans);
 }
 
+/* The measurements of one more pass of a case: the largest of each. */
+static void keep_pass_figures(struct exec_judged_case *c, const struct exec_phase_result *run, bool first)
+{
+	if (first || run->time_ms > c->time_ms)
+		c->time_ms = run->time_ms;
+	if (first || run->wall_ms > c->wall_ms)
+		c->wall_ms = run->wall_ms;
+	if (first || run->memory_kb > c->memory_kb)
+		c->memory_kb = run->memory_kb;
+	c->exit_code = run->exit_code;
+	c->signal = run->signal;
+}
+
+/* Judges one case of a multi-pass problem (multipass.h), whose first
+ * pass's run is given: the validator judges each pass, and while it asks
+ * for another (nextpass.in) the submission runs again in its sandbox on
+ * that input, the validator's feedback dir carried over. The answer file
+ * goes to the validator's sandbox only; the submission gets only inputs:
+ * the test's, then what the validator wrote for it. */
+static void multipass_case(const struct exec_problem *p, size_t i, struct exec_session *s,
+			   const struct exec_phase_result *first, const struct lang_def *lang, const char *input,
+			   size_t input_len, struct exec_validator *val, struct exec_judged_case *c)
+{
+	const struct exec_problem_node *node = p->cases[i];
+	const struct exec_problem_node *group = exec_problem_case_group(node);
+	const char *flags = group ? group->grading.output_validator_flags : p->validator_flags;
+	struct gv_err err;
+	gv_err_clear(&err);
+	char *ans = NULL, *pass_input = NULL;
+	size_t anslen = 0;
+	if (exec_problem_read(p, node->ans_path, JUDGE_TEST_FILE_MAX, &ans, &anslen, &err) != 0) {
+		c->verdict = EXEC_VERDICT_IE;
+		exec_msgf(c->message, sizeof(c->message), "%s", err.msg);
+		return;
+	}
+	struct exec_phase_result run, vrun, prev;
+	memset(&run, 0, sizeof(run));
+	memset(&prev, 0, sizeof(prev));
+	const struct exec_phase_result *cur = first;
+	const char *in = input;
+	size_t in_len = input_len;
+	struct exec_file seeds[EXEC_FEEDBACK_MAX];
+	size_t nseeds = 0;
+	for (uint32_t pass = 1;; pass++) {
+		keep_pass_figures(c, cur, pass == 1);
+		c->verdict = verdict_of_status(exec_run_status_lang(cur, lang));
+		if (c->verdict != EXEC_VERDICT_AC) {
+			exec_msgf(c->message, sizeof(c->message), "pass %u: %s", pass, cur->message);
+			break;
+		}
+		struct exec_validator_outcome o;
+		if (exec_validator_check_pass(val, flags, in, in_len, ans, anslen, cur->out ? cur->out : "", cur->out_len,
+					      seeds, nseeds, &o, &vrun, &err) != 0) {
+			c->verdict = EXEC_VERDICT_IE;
+			exec_msgf(c->message, sizeof(c->message), "pass %u: %s", pass, err.msg);
+			break;
+		}
+		/* This pass's validator run becomes prev (the previous one's
+		 * is let go): the coming pass's seeds and input point into it. */
+		exec_phase_result_free(&prev);
+		prev = vrun;
+		const char *next = NULL;
+		size_t next_len = 0;
+		enum exec_multipass_step step =
+			exec_multipass_next(&prev, pass, p->validation_passes, &o, &next, &next_len, seeds, &nseeds);
+		if (step == EXEC_MULTIPASS_DONE) {
+			c->verdict = o.verdict;
+			c->has_score = o.has_score;
+			c->score = o.score;
+			if (pass > 1 && o.verdict != EXEC_VERDICT_IE && o.message[0])
+				exec_msgf(c->message, sizeof(c->message), "pass %u: %s", pass, o.message);
+			else if (pass > 1 && o.verdict != EXEC_VERDICT_IE)
+				exec_msgf(c->message, sizeof(c->message), "%u passes", pass);
+			else
+				exec_msgf(c->message, sizeof(c->message), "%s", o.message);
+			break;
+		}
+		char *copy = malloc(next_len + 1);
+		if (!copy) {
+			c->verdict = EXEC_VERDICT_IE;
+			exec_msgf(c->message, sizeof(c->message), "pass %u: out of memory", pass + 1);
+			break;
+		}
+		memcpy(copy, next, next_len);
+		free(pass_input);
+		pass_input = copy;
+		in = pass_input;
+		in_len = next_len;
+		exec_phase_result_free(&run);
+		if (exec_session_run_test(s, in, in_len, &run, &err) != 0) {
+			c->verdict = EXEC_VERDICT_IE;
+			exec_msgf(c->message, sizeof(c->message), "pass %u: %s", pass + 1, err.msg);
+			break;
+		}
+		exec_phase_apply_lang(&run, lang);
+		cur = &run;
+	}
+	exec_phase_result_free(&run);
+	exec_phase_result_free(&prev);
+	free(pass_input);
+	free(ans);
+}
+
 /* Judges one case of an interactive problem: the submission (session s)
  * against the interactor (val) through the host relay; the answer file is
  * read here and goes to the interactor's sandbox only. */
@@ -652,7 +757,10 @@ static void judge_one(const struct exec_problem *p, size_t i, struct exec_sessio
 			exec_msgf(c->message, sizeof(c->message), "%s", cerr.msg);
 		} else {
 			exec_phase_apply_lang(&run, lang);
-			judge_case(p, i, &run, lang, input, input_len, val, c);
+			if (p->multi_pass && val)
+				multipass_case(p, i, s, &run, lang, input, input_len, val, c);
+			else
+				judge_case(p, i, &run, lang, input, input_len, val, c);
 			if (opts && opts->case_output)
 				opts->case_output(i, run.out ? run.out : "", run.out_len, opts->case_output_arg);
 			if (c->verdict == EXEC_VERDICT_IE)
@@ -684,10 +792,109 @@ static void aggregate(const struct exec_problem *p, struct exec_case_result *res
 	out->first_failed = outcome.first_failed;
 }
 
+/* Judges an output-only submission: no program and no sandbox of the
+ * submission's; its files are the outputs, one per case, each checked
+ * like a program's output would be (the built-in checker on the host,
+ * a custom validator in its own sandbox). files[0..n) are borrowed. */
+static int judge_outputs(struct exec_engine *e, const struct exec_problem *p, const struct exec_file *files, size_t n,
+			 const struct exec_judge_opts *opts, struct exec_judgement *out, struct gv_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->first_failed = SIZE_MAX;
+	if (p->custom_validation && (!opts || !opts->langs))
+		return gv_err_set(err, GV_EINVAL, "problem %s: custom validation needs the language registry",
+				  p->name);
+	uint64_t cap = (uint64_t)p->output_mb << 20;
+	out->memory_limit_mb = 0;
+	out->ncases = p->ncases;
+	out->cases = calloc(p->ncases ? p->ncases : 1, sizeof(*out->cases));
+	struct exec_case_result *results = calloc(p->ncases ? p->ncases : 1, sizeof(*results));
+	if (!out->cases || !results) {
+		free(results);
+		return gv_err_set(err, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < p->ncases; i++)
+		out->cases[i].verdict = EXEC_VERDICT_SKIPPED;
+	struct exec_validator *val = NULL;
+	if (p->custom_validation) {
+		struct gv_err verr;
+		gv_err_clear(&verr);
+		if (exec_validator_new(&val, e, p, opts->langs, opts->tenant ? opts->tenant : "local", &verr) != 0) {
+			out->verdict = EXEC_VERDICT_IE;
+			exec_msgf(out->message, sizeof(out->message), "%s", verr.msg);
+			goto done;
+		}
+	}
+	for (size_t i = 0; i < p->ncases; i++) {
+		struct exec_judged_case *c = &out->cases[i];
+		char name[EXEC_PROBLEM_OUTPUT_NAME_MAX];
+		exec_problem_output_name(p->cases[i], name, sizeof(name));
+		const struct exec_file *f = NULL;
+		for (size_t k = 0; k < n && !f; k++)
+			if (files[k].name && strcmp(files[k].name, name) == 0)
+				f = &files[k];
+		if (!f) {
+			c->verdict = EXEC_VERDICT_WA;
+			exec_msgf(c->message, sizeof(c->message), "no %s in the submission", name);
+		} else if (f->len > cap) {
+			c->verdict = EXEC_VERDICT_OLE;
+			exec_msgf(c->message, sizeof(c->message), "%s is over the output limit of %u MiB", name,
+				  p->output_mb);
+		} else {
+			char *input = NULL;
+			size_t input_len = 0;
+			struct gv_err cerr;
+			gv_err_clear(&cerr);
+			if (exec_problem_read(p, p->cases[i]->in_path, JUDGE_TEST_FILE_MAX, &input, &input_len, &cerr) != 0) {
+				c->verdict = EXEC_VERDICT_IE;
+				exec_msgf(c->message, sizeof(c->message), "%s", cerr.msg);
+			} else {
+				/* The file stands for a run that ended well
+				 * with it as its stdout. */
+				struct exec_phase_result run;
+				memset(&run, 0, sizeof(run));
+				snprintf(run.status, sizeof(run.status), "OK");
+				run.out = (char *)f->data;
+				run.out_len = f->len;
+				judge_case(p, i, &run, NULL, input, input_len, val, c);
+				if (opts && opts->case_output)
+					opts->case_output(i, f->data, f->len, opts->case_output_arg);
+			}
+			free(input);
+		}
+		if (opts && opts->progress)
+			opts->progress(p, i, c, opts->progress_arg);
+		if (c->verdict == EXEC_VERDICT_IE) {
+			exec_msgf(out->message, sizeof(out->message), "test %zu: %s", i + 1, c->message);
+			out->verdict = EXEC_VERDICT_IE;
+			goto done;
+		}
+		if (c->verdict != EXEC_VERDICT_AC && exec_verdict_can_stop_after(p, i))
+			break;
+	}
+	aggregate(p, results, out, err);
+done:
+	exec_validator_free(val);
+	free(results);
+	return 0;
+}
+
 int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, const struct lang_def *lang,
 		       const void *source, size_t len, const struct exec_judge_opts *opts,
 		       struct exec_judgement *out, struct gv_err *err)
 {
+	if (p->output_only) {
+		/* The first file under the name it was given, the others
+		 * beside it: they are all outputs. */
+		size_t n_others = opts ? opts->n_others : 0;
+		if (n_others > GV_JOBSPEC_FILES_MAX)
+			return gv_err_set(err, GV_ELIMIT, "more than %d files", GV_JOBSPEC_FILES_MAX + 1);
+		struct exec_file files[GV_JOBSPEC_FILES_MAX + 1];
+		files[0] = (struct exec_file){ .name = opts ? opts->source_name : NULL, .data = source, .len = len };
+		for (size_t k = 0; k < n_others; k++)
+			files[k + 1] = opts->others[k];
+		return judge_outputs(e, p, files, n_others + 1, opts, out, err);
+	}
 	if (p->suite)
 		return exec_judge_suite(e, p, lang, source, len, opts, out, err);
 	memset(out, 0, sizeof(*out));
@@ -714,6 +921,12 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 	/* Interactive: the submission's stdin and stdout go through the host
 	 * relay to the interactor; it never gets the input file either. */
 	lj.job.interactive = p->interactive;
+	/* File I/O tasks: init places the input and takes the output file
+	 * (PROTOCOL.md `input_file` / `output_file`); the checkers compare
+	 * against the host's own copy of the input and answer, so what the
+	 * program does to its files changes nothing but its output. */
+	lj.job.input_file = p->input_file;
+	lj.job.output_file = p->output_file;
 	out->ncases = p->ncases;
 	out->cases = calloc(p->ncases ? p->ncases : 1, sizeof(*out->cases));
 	struct exec_case_result *results = calloc(p->ncases ? p->ncases : 1, sizeof(*results));

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/jobspec.h"
 #include "executor/judge/problem_internal.h"
 
 char *exec_problem_strdup(const char *s, struct gv_err *err)
@@ -79,6 +80,8 @@ void exec_problem_free(struct exec_problem *p)
 	free(p->dir);
 	free(p->name);
 	free(p->validator_flags);
+	free(p->input_file);
+	free(p->output_file);
 	node_free(&p->root);
 	free(p->cases);
 	for (size_t i = 0; i < p->nvalidators; i++) {
@@ -114,6 +117,7 @@ static int open_package(struct exec_problem *p, const char *dir, struct gv_err *
 	p->time_multiplier = p->time_safety_margin = p->time_resolution = NAN;
 	p->memory_mb = EXEC_PROBLEM_DEFAULT_MEMORY_MB;
 	p->output_mb = EXEC_PROBLEM_DEFAULT_OUTPUT_MB;
+	p->validation_passes = EXEC_PROBLEM_DEFAULT_VALIDATION_PASSES;
 	if (!(p->validator_flags = exec_problem_strdup("", err)))
 		return -1;
 	return 0;
@@ -134,6 +138,39 @@ static int default_name(struct exec_problem *p, const char *dir, struct gv_err *
 	return p->name ? 0 : -1;
 }
 
+const char *exec_problem_output_name(const struct exec_problem_node *node, char *buf, size_t n)
+{
+	const char *base = strrchr(node->name, '/');
+	base = base ? base + 1 : node->name;
+	snprintf(buf, n, "%s.out", base);
+	return buf;
+}
+
+/* Output-only: every case's output file name is a distinct name a
+ * submitted file may have. */
+static int check_output_names(struct exec_problem *p, struct gv_err *err)
+{
+	if (!p->output_only)
+		return 0;
+	if (p->suite)
+		return gv_err_set(err, GV_EINVAL, "output_only: not with an instructor test suite");
+	for (size_t i = 0; i < p->ncases; i++) {
+		char a[EXEC_PROBLEM_OUTPUT_NAME_MAX], b[EXEC_PROBLEM_OUTPUT_NAME_MAX];
+		exec_problem_output_name(p->cases[i], a, sizeof(a));
+		if (!gv_jobspec_file_name_ok(a))
+			return gv_err_set(err, GV_EINVAL, "output_only: test %s gives no plain output file name",
+					  p->cases[i]->name);
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(a, exec_problem_output_name(p->cases[k], b, sizeof(b))))
+				return gv_err_set(err, GV_EINVAL, "output_only: tests %s and %s would both be %s",
+						  p->cases[k]->name, p->cases[i]->name, a);
+	}
+	if (p->ncases > GV_JOBSPEC_FILES_MAX)
+		return gv_err_set(err, GV_ELIMIT, "output_only: %zu tests, a submission has at most %d files",
+				  p->ncases, GV_JOBSPEC_FILES_MAX);
+	return 0;
+}
+
 /* What problem.yaml asks of the validators against what the package has. */
 static int check_validation(struct exec_problem *p, struct gv_err *err)
 {
@@ -146,6 +183,15 @@ static int check_validation(struct exec_problem *p, struct gv_err *err)
 		exec_problem_warn(p, "output validators present but validation is default; they are not used");
 	if (p->nvalidators > 1)
 		exec_problem_warn(p, "%zu output validators; only %s is used", p->nvalidators, p->validators[0].name);
+	if (p->multi_pass && (!p->custom_validation || p->validator_protocol != EXEC_PROBLEM_VALIDATOR_KATTIS))
+		return gv_err_set(err, GV_EINVAL, "multi-pass validation needs a custom Kattis output validator");
+	if (p->multi_pass && p->interactive)
+		return gv_err_set(err, GV_EINVAL, "interactive multi-pass problems are not supported");
+	if ((p->input_file || p->output_file) && (p->interactive || p->output_only))
+		return gv_err_set(err, GV_EINVAL, "input_file / output_file: not with an interactive or output-only "
+						  "problem");
+	if (p->output_only && (p->interactive || p->multi_pass))
+		return gv_err_set(err, GV_EINVAL, "output_only: not with an interactive or multi-pass problem");
 	if (p->type == EXEC_PROBLEM_PASS_FAIL && p->validator_scores)
 		exec_problem_warn(p, "validation: custom score on a pass-fail problem; scores are ignored");
 	return 0;
@@ -161,7 +207,7 @@ int exec_problem_load(struct exec_problem *p, const char *dir, const struct exec
 	if (exec_problem_parse_yaml(p, &yaml_time, err) < 0 || exec_problem_set_limits(p, yaml_time, opts, err) < 0 ||
 	    default_name(p, dir, err) < 0 || exec_problem_load_suite(p, &suite, err) < 0 ||
 	    (!suite && exec_problem_load_data(p, err) < 0) || exec_problem_load_validators(p, opts, err) < 0 ||
-	    check_validation(p, err) < 0) {
+	    check_validation(p, err) < 0 || check_output_names(p, err) < 0) {
 		gv_err_prefix(err, "problem %s", dir);
 		return -1;
 	}

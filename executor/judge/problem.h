@@ -62,6 +62,10 @@ struct lang_registry;
 #define EXEC_PROBLEM_DEFAULT_TIME_MS 1000
 #define EXEC_PROBLEM_DEFAULT_MEMORY_MB 256
 #define EXEC_PROBLEM_DEFAULT_OUTPUT_MB 8
+/* limits.validation_passes of a multi-pass problem: the Kattis default,
+ * and our ceiling (each pass is a run of the submission). */
+#define EXEC_PROBLEM_DEFAULT_VALIDATION_PASSES 2
+#define EXEC_PROBLEM_MAX_VALIDATION_PASSES 100
 
 enum exec_problem_type {
 	EXEC_PROBLEM_PASS_FAIL,
@@ -210,6 +214,22 @@ struct exec_problem {
 	bool custom_validation; /* validation: custom ... */
 	bool interactive;       /* validation: custom interactive (or type: ... interactive) */
 	bool validator_scores;  /* validation: custom score */
+	/* validation: custom multi-pass (2023-07: type: ... multi-pass): the
+	 * validator may write nextpass.in to its feedback dir and accept, and
+	 * the submission runs again on it, at most validation_passes times in
+	 * all (limits.validation_passes, 2 by default); the feedback dir is
+	 * kept from pass to pass. */
+	bool multi_pass;
+	uint32_t validation_passes;
+	/* Gavel's extensions for olympiad tasks (docs/USING.md, "Olympiad
+	 * task types"). input_file / output_file: the program reads each
+	 * test's input from this file of its work dir (it is on stdin too)
+	 * and writes its output to that one (NULL: stdin / stdout).
+	 * output_only: there is no program; the submission is the output of
+	 * every test, one file per test named <test's base name>.out. */
+	char *input_file;
+	char *output_file;
+	bool output_only;
 	enum exec_problem_validator_protocol validator_protocol;
 	enum exec_problem_format format;
 	char *validator_flags;  /* problem.yaml validator_flags, "" when none */
@@ -233,6 +253,13 @@ struct exec_problem {
 	size_t nwarnings;
 	struct exec_suite *suite; /* NULL unless the package has suite/suite.yaml (then no data/ is needed) */
 };
+
+/* Output-only problems: the name of the submission's file that is case
+ * node's output, "<base name of the case>.out" ("secret/g1/03" ->
+ * "03.out"), in buf (n >= EXEC_PROBLEM_OUTPUT_NAME_MAX); the loader
+ * checks that every case's is a distinct plain file name. */
+#define EXEC_PROBLEM_OUTPUT_NAME_MAX 80
+const char *exec_problem_output_name(const struct exec_problem_node *node, char *buf, size_t n);
 
 struct exec_problem_opts {
 	uint32_t time_override_ms;          /* 0: none */

@@ -43,8 +43,7 @@ int exec_problem_parse_limits(struct exec_problem *p, struct exec_ydoc *y, yaml_
 			      struct gv_err *err)
 {
 	static const char *const ignored[] = {"code", "compilation_time", "compilation_memory",
-					      "validation_time", "validation_memory", "validation_output",
-					      "validation_passes", NULL};
+					      "validation_time", "validation_memory", "validation_output", NULL};
 	if (map->type != YAML_MAPPING_NODE)
 		return gv_err_set(err, GV_EINVAL, "%s:%zu: limits: expected a mapping", y->file, line_of(map));
 	FOR_PAIRS(y, map, k, v)
@@ -72,6 +71,10 @@ int exec_problem_parse_limits(struct exec_problem *p, struct exec_ydoc *y, yaml_
 			if (exec_ynum(y, v, "limits.memory", 1, 65536, &d, err) < 0)
 				return -1;
 			p->memory_mb = (uint32_t)d;
+		} else if (!strcmp(key, "validation_passes")) {
+			if (exec_ynum(y, v, "limits.validation_passes", 2, EXEC_PROBLEM_MAX_VALIDATION_PASSES, &d, err) < 0)
+				return -1;
+			p->validation_passes = (uint32_t)d;
 		} else if (!strcmp(key, "output")) {
 			if (exec_ynum(y, v, "limits.output", 1, 1024, &d, err) < 0)
 				return -1;

@@ -6,8 +6,10 @@
 #include "executor/judge/problem.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/jobspec.h"
 #include "executor/judge/problem_internal.h"
 
 static int parse_type_words(struct exec_problem *p, struct exec_ydoc *y, yaml_node_t *n, const char *s,
@@ -23,6 +25,8 @@ static int parse_type_words(struct exec_problem *p, struct exec_ydoc *y, yaml_no
 			p->type = EXEC_PROBLEM_SCORING;
 		else if (!strcmp(w, "interactive"))
 			p->interactive = p->custom_validation = true;
+		else if (!strcmp(w, "multi-pass"))
+			p->multi_pass = p->custom_validation = true;
 		else
 			return gv_err_set(err, GV_EINVAL, "%s:%zu: type: unsupported '%.40s'", y->file, line_of(n), w);
 	}
@@ -78,7 +82,7 @@ static int parse_type(struct exec_problem *p, struct exec_ydoc *y, yaml_node_t *
 	return 0;
 }
 
-/* validation: default | custom [interactive] [score]. */
+/* validation: default | custom [interactive] [score] [multi-pass]. */
 static int parse_validation(struct exec_problem *p, yaml_node_t *v, struct gv_err *err)
 {
 	const char *s = yscalar(v);
@@ -97,6 +101,8 @@ static int parse_validation(struct exec_problem *p, yaml_node_t *v, struct gv_er
 			p->interactive = true;
 		else if (!first && p->custom_validation && !strcmp(w, "score"))
 			p->validator_scores = true;
+		else if (!first && p->custom_validation && !strcmp(w, "multi-pass"))
+			p->multi_pass = true;
 		else
 			return gv_err_set(err, GV_EINVAL, "problem.yaml:%zu: validation: unsupported '%.40s'",
 					  line_of(v), w);
@@ -114,6 +120,26 @@ static int parse_validator_protocol(struct exec_problem *p, yaml_node_t *v, stru
 	else
 		return gv_err_set(err, GV_EINVAL, "problem.yaml:%zu: validator_protocol: kattis or testlib",
 				  line_of(v));
+	return 0;
+}
+
+/* input_file / output_file (Gavel's file I/O tasks): a plain file name in
+ * the program's work dir, as a submitted file's name (the sandbox refuses
+ * the rest too). */
+static int parse_io_file(struct exec_problem *p, struct exec_ydoc *y, yaml_node_t *v, const char *key, char **out,
+			 struct gv_err *err)
+{
+	(void)p;
+	char *s = NULL;
+	if (exec_ystr(y, v, key, &s, err) < 0)
+		return -1;
+	if (!gv_jobspec_file_name_ok(s)) {
+		free(s);
+		return gv_err_set(err, GV_EINVAL, "problem.yaml:%zu: %s: a plain file name of letters, digits, '.', "
+						  "'_' or '-' (input.txt)", line_of(v), key);
+	}
+	free(*out);
+	*out = s;
 	return 0;
 }
 
@@ -139,6 +165,10 @@ static int parse_key(struct exec_problem *p, struct exec_ydoc *y, yaml_node_t *k
 		return parse_validator_protocol(p, v, err);
 	if (!strcmp(key, "limits"))
 		return exec_problem_parse_limits(p, y, v, time_limit, err);
+	if (!strcmp(key, "input_file") || !strcmp(key, "output_file"))
+		return parse_io_file(p, y, v, key, key[0] == 'i' ? &p->input_file : &p->output_file, err);
+	if (!strcmp(key, "output_only"))
+		return exec_ybool(y, v, "output_only", &p->output_only, err);
 	if (!in_list(key, ignored))
 		exec_problem_warn(p, "problem.yaml:%zu: unknown key '%.40s'", line_of(k), key);
 	return 0;

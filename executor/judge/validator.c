@@ -504,7 +504,18 @@ int exec_validator_check(struct exec_validator *v, const char *flags, const char
 			 const char *answer, size_t answer_len, const char *output, size_t output_len,
 			 struct exec_validator_outcome *o, struct gv_err *err)
 {
+	return exec_validator_check_pass(v, flags, input, input_len, answer, answer_len, output, output_len, NULL, 0, o,
+					 NULL, err);
+}
+
+int exec_validator_check_pass(struct exec_validator *v, const char *flags, const char *input, size_t input_len,
+			      const char *answer, size_t answer_len, const char *output, size_t output_len,
+			      const struct exec_file *seeds, size_t nseeds, struct exec_validator_outcome *o,
+			      struct exec_phase_result *run, struct gv_err *err)
+{
 	memset(o, 0, sizeof(*o));
+	if (run)
+		memset(run, 0, sizeof(*run));
 	o->verdict = EXEC_VERDICT_IE;
 	if (v->compile_failed)
 		return gv_err_set(err, GV_EINVAL, "%s", v->compile_msg);
@@ -516,6 +527,8 @@ int exec_validator_check(struct exec_validator *v, const char *flags, const char
 		return -1;
 	struct exec_phase_result r;
 	int rc;
+	if (nseeds && v->p->validator_protocol != EXEC_PROBLEM_VALIDATOR_KATTIS)
+		return gv_err_set(err, GV_EINVAL, "only a Kattis validator has a feedback dir to seed");
 	if (v->p->validator_protocol == EXEC_PROBLEM_VALIDATOR_TESTLIB) {
 		struct exec_file files[3] = {
 			{ .name = "input", .data = input, .len = input_len },
@@ -528,7 +541,7 @@ int exec_validator_check(struct exec_validator *v, const char *flags, const char
 			{ .name = "input", .data = input, .len = input_len },
 			{ .name = "answer", .data = answer, .len = answer_len },
 		};
-		rc = exec_session_run_test_files(v->s, files, 2, output, output_len, &r, err);
+		rc = exec_session_run_test_seeded(v->s, files, 2, seeds, nseeds, output, output_len, &r, err);
 	}
 	if (rc != 0) {
 		gv_err_prefix(err, "output validator");
@@ -538,7 +551,10 @@ int exec_validator_check(struct exec_validator *v, const char *flags, const char
 	exec_validator_outcome_of(v->p->validator_protocol, v->p->type == EXEC_PROBLEM_SCORING &&
 				  (v->p->validator_scores || v->p->validator_protocol == EXEC_PROBLEM_VALIDATOR_TESTLIB),
 				  &r, o);
-	exec_phase_result_free(&r);
+	if (run)
+		*run = r; /* the caller's now: its feedback files */
+	else
+		exec_phase_result_free(&r);
 	return 0;
 }
 

@@ -121,6 +121,16 @@ int exec_validator_check(struct exec_validator *v, const char *flags, const char
 			 const char *answer, size_t answer_len, const char *output, size_t output_len,
 			 struct exec_validator_outcome *o, struct gv_err *err) GV_MUST_CHECK;
 
+/* Like exec_validator_check, for one pass of a multi-pass problem: seeds
+ * (Kattis only; may be NULL) are placed in the validator's feedback dir
+ * first (its files of the previous pass), and run (may be NULL) gets the
+ * validator's own run result, feedback files included (the caller frees
+ * it; left zeroed when -1 is returned). */
+int exec_validator_check_pass(struct exec_validator *v, const char *flags, const char *input, size_t input_len,
+			      const char *answer, size_t answer_len, const char *output, size_t output_len,
+			      const struct exec_file *seeds, size_t nseeds, struct exec_validator_outcome *o,
+			      struct exec_phase_result *run, struct gv_err *err) GV_MUST_CHECK;
+
 /* Runs one interactive case: the interactor (this validator, opened with
  * job.interactive; argv as for a Kattis validator, input and answer as
  * files in its own sandbox only) against the submission's session sub,

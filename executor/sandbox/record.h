@@ -218,6 +218,9 @@ int exec_frame_decoder_idle(const struct exec_frame_decoder *d);
 /* ---- named payloads: "<name>\n<bytes>" (frames `file` and `feedback`) -- */
 
 #define EXEC_FILE_NAME_MAX 64  /* bytes of a name, without the NUL */
+/* Bytes of one file the host seeds into a test's feedback dir (a `feedback`
+ * command frame: a multi-pass validator's state), as init sends them back. */
+#define EXEC_FEEDBACK_SEED_MAX 65536
 
 /* True when name[0..len) is [A-Za-z0-9._-]{1,EXEC_FILE_NAME_MAX} and not
  * "." or "..": one plain path component, safe to create under a directory

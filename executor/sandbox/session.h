@@ -63,6 +63,11 @@ struct exec_job {
 	 * order written, under the output cap (PROTOCOL.md,
 	 * `stderr_to_stdout`). Compiles keep theirs apart. */
 	bool stderr_to_stdout;
+	/* File I/O tasks (not interactive): each test's input is also the
+	 * read-only file /box/<input_file>, and the program's output is what
+	 * it leaves in /box/<output_file> (its stdout is dropped); PROTOCOL.md,
+	 * `input_file` / `output_file`. NULL: none. Names as job files'. */
+	const char *input_file, *output_file;
 	const char *const *compile_argv;  /* NULL: no compile step */
 	const char *const *run_argv;
 	const struct exec_file *files;
@@ -153,6 +158,15 @@ int exec_session_run_test(struct exec_session *s, const void *input, size_t len,
 int exec_session_run_test_files(struct exec_session *s, const struct exec_file *files, size_t nfiles,
 				const void *input, size_t len, struct exec_phase_result *out,
 				struct gv_err *err) GV_MUST_CHECK;
+
+/* Like exec_session_run_test_files, and first seeds the files seeds (at
+ * most EXEC_FEEDBACK_MAX, each <= EXEC_FEEDBACK_SEED_MAX bytes) into the
+ * test's feedback dir, writable by the program (sessions with
+ * feedback_dir only): a multi-pass validator's state from its previous
+ * pass. */
+int exec_session_run_test_seeded(struct exec_session *s, const struct exec_file *files, size_t nfiles,
+				 const struct exec_file *seeds, size_t nseeds, const void *input, size_t len,
+				 struct exec_phase_result *out, struct gv_err *err) GV_MUST_CHECK;
 
 /* False once the sandbox is gone; run_test then fails with EXEC_EDEAD. */
 bool exec_session_alive(const struct exec_session *s);

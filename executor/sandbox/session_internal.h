@@ -112,6 +112,11 @@ void exec_phase_caps(struct exec_session *s, const struct exec_limits *l, bool c
  * and out's status IE. */
 char *exec_test_command(const struct exec_file *files, size_t nfiles, const void *input, size_t len,
 			size_t *cmd_len, struct exec_phase_result *out, struct gv_err *err);
+/* The same, and before the test seeds (`feedback` frames) files into its
+ * feedback dir (jobs with feedback_dir only). */
+char *exec_test_command_seeded(const struct exec_file *files, size_t nfiles, const struct exec_file *seeds,
+			       size_t nseeds, const void *input, size_t len, size_t *cmd_len,
+			       struct exec_phase_result *out, struct gv_err *err);
 
 /* ---- session_job.c: the job record and /box ---- */
 

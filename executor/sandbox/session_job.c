@@ -77,6 +77,21 @@ int exec_job_check(const struct exec_job *job, struct gv_err *err)
 		return -1;
 	if (job->n_files > MAX_FILES)
 		return gv_err_set(err, GV_ELIMIT, "more than %d files", MAX_FILES);
+	/* A file I/O name is a plain name that no job file has: init creates
+	 * those files afresh in /box and never replaces one of the job's. */
+	const char *io[2] = { job->input_file, job->output_file };
+	for (size_t k = 0; k < 2; k++) {
+		if (!io[k])
+			continue;
+		if (job->interactive || !file_name_ok(io[k]) || strncmp(io[k], ".gavel", 6) == 0)
+			return gv_err_set(err, GV_EINVAL, "file I/O name not allowed%s",
+					  job->interactive ? " in an interactive job" : "");
+		for (size_t i = 0; i < job->n_files; i++)
+			if (strcmp(io[k], job->files[i].name) == 0)
+				return gv_err_set(err, GV_EINVAL, "file I/O name %s is one of the job's files", io[k]);
+	}
+	if (io[0] && io[1] && strcmp(io[0], io[1]) == 0)
+		return gv_err_set(err, GV_EINVAL, "input_file and output_file are the same file");
 	size_t total = 0;
 	for (size_t i = 0; i < job->n_files; i++) {
 		if (!file_name_ok(job->files[i].name))
@@ -171,6 +186,10 @@ static char *job_record(const struct exec_job *job, bool host_cpu, size_t *len)
 		sb_printf(&b, "interactive:1\n");
 	if (job->stderr_to_stdout)
 		sb_printf(&b, "stderr_to_stdout:1\n");
+	if (job->input_file)
+		sb_printf(&b, "input_file:%s\n", job->input_file);
+	if (job->output_file)
+		sb_printf(&b, "output_file:%s\n", job->output_file);
 	/* Only after the sandbox's filtered network was made (open). */
 	if (job->egress && job->egress->grants)
 		sb_printf(&b, "network:1\n");

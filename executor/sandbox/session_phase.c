@@ -410,6 +410,13 @@ int exec_session_run_test_files(struct exec_session *s, const struct exec_file *
 				const void *input, size_t len, struct exec_phase_result *out,
 				struct gv_err *err)
 {
+	return exec_session_run_test_seeded(s, files, nfiles, NULL, 0, input, len, out, err);
+}
+
+int exec_session_run_test_seeded(struct exec_session *s, const struct exec_file *files, size_t nfiles,
+				 const struct exec_file *seeds, size_t nseeds, const void *input, size_t len,
+				 struct exec_phase_result *out, struct gv_err *err)
+{
 	exec_result_init(out);
 	if (!s || s->dead) {
 		exec_result_set(out, "IE", "none", "sandbox is gone");
@@ -421,7 +428,11 @@ int exec_session_run_test_files(struct exec_session *s, const struct exec_file *
 		return gv_err_set(err, GV_EINVAL, "sandbox %s is interactive: use exec_session_interact", s->id);
 	}
 	size_t cl = 0;
-	char *cmd = exec_test_command(files, nfiles, input, len, &cl, out, err);
+	if (nseeds && !s->feedback_dir) {
+		exec_result_set(out, "IE", "none", "no feedback dir");
+		return gv_err_set(err, GV_EINVAL, "sandbox %s has no feedback dir to seed", s->id);
+	}
+	char *cmd = exec_test_command_seeded(files, nfiles, seeds, nseeds, input, len, &cl, out, err);
 	if (!cmd)
 		return -1;
 	int rc = exec_phase_run(s, cmd, cl, &s->run_limits, false, out, err);

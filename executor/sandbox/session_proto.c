@@ -180,6 +180,31 @@ void exec_phase_caps(struct exec_session *s, const struct exec_limits *l, bool c
 char *exec_test_command(const struct exec_file *files, size_t nfiles, const void *input, size_t len,
 			  size_t *cmd_len, struct exec_phase_result *out, struct gv_err *err)
 {
+	return exec_test_command_seeded(files, nfiles, NULL, 0, input, len, cmd_len, out, err);
+}
+
+/* One named frame ("<name>\n<bytes>") of kind at cmd + *cl. */
+static int put_named(char *cmd, size_t total, size_t *cl, const char *kind, const struct exec_file *f,
+		     struct gv_err *err)
+{
+	size_t nl = strlen(f->name);
+	int h = exec_frame_header(cmd + *cl, total - *cl, kind, nl + 1 + f->len, err);
+	if (h < 0)
+		return -1;
+	*cl += (size_t)h;
+	memcpy(cmd + *cl, f->name, nl);
+	cmd[*cl + nl] = '\n';
+	*cl += nl + 1;
+	if (f->len)
+		memcpy(cmd + *cl, f->data, f->len);
+	*cl += f->len;
+	return 0;
+}
+
+char *exec_test_command_seeded(const struct exec_file *files, size_t nfiles, const struct exec_file *seeds,
+			       size_t nseeds, const void *input, size_t len, size_t *cmd_len,
+			       struct exec_phase_result *out, struct gv_err *err)
+{
 	if (len > TEST_INPUT_MAX) {
 		exec_result_set(out, "IE", "none", "input too large");
 		return gv_err_set(err, GV_ELIMIT, "test input of %zu bytes over %u", len, TEST_INPUT_MAX), NULL;
@@ -200,27 +225,33 @@ char *exec_test_command(const struct exec_file *files, size_t nfiles, const void
 		}
 		total += EXEC_FRAME_HEADER_MAX + 1 + strlen(files[i].name) + 1 + files[i].len;
 	}
+	if (nseeds > EXEC_FEEDBACK_MAX) {
+		exec_result_set(out, "IE", "none", "too many feedback files");
+		return gv_err_set(err, GV_ELIMIT, "more than %d feedback files", EXEC_FEEDBACK_MAX), NULL;
+	}
+	for (size_t i = 0; i < nseeds; i++) {
+		if (!seeds[i].name || !exec_file_name_ok(seeds[i].name, strlen(seeds[i].name)) ||
+		    seeds[i].len > EXEC_FEEDBACK_SEED_MAX) {
+			exec_result_set(out, "IE", "none", "bad feedback file");
+			return gv_err_set(err, GV_EINVAL, "feedback file %zu: bad name or over %u bytes", i,
+					  EXEC_FEEDBACK_SEED_MAX), NULL;
+		}
+		total += EXEC_FRAME_HEADER_MAX + 1 + strlen(seeds[i].name) + 1 + seeds[i].len;
+	}
 	char *cmd = malloc(total);
 	if (!cmd) {
 		exec_result_set(out, "IE", "none", "out of memory");
 		return gv_err_set(err, ENOMEM, "test input: out of memory"), NULL;
 	}
 	size_t cl = 0;
-	for (size_t i = 0; i < nfiles; i++) {
-		size_t nl = strlen(files[i].name);
-		int h = exec_frame_header(cmd + cl, total - cl, "file", nl + 1 + files[i].len, err);
-		if (h < 0) {
+	for (size_t i = 0; i < nfiles + nseeds; i++) {
+		bool seed = i >= nfiles;
+		if (put_named(cmd, total, &cl, seed ? "feedback" : "file", seed ? &seeds[i - nfiles] : &files[i],
+			      err) < 0) {
 			free(cmd);
 			exec_result_set(out, "IE", "none", "bad test file");
 			return NULL;
 		}
-		cl += (size_t)h;
-		memcpy(cmd + cl, files[i].name, nl);
-		cmd[cl + nl] = '\n';
-		cl += nl + 1;
-		if (files[i].len)
-			memcpy(cmd + cl, files[i].data, files[i].len);
-		cl += files[i].len;
 	}
 	int hl = exec_frame_header(cmd + cl, total - cl, "test", len, err);
 	if (hl < 0) {

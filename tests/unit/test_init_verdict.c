@@ -212,6 +212,14 @@ static const struct job_case job_cases[] = {
 	{ "interactive empty", JOB_BASE "interactive:\n", 0 },
 	{ "stderr_to_stdout on", JOB_BASE "stderr_to_stdout:1\n", 1 },
 	{ "stderr_to_stdout 2", JOB_BASE "stderr_to_stdout:2\n", 0 },
+	{ "file I/O names", JOB_BASE "input_file:input.txt\noutput_file:output.txt\n", 1 },
+	{ "input file a path", JOB_BASE "input_file:../x\n", 0 },
+	{ "output file the job record", JOB_BASE "output_file:job\n", 0 },
+	{ "output file an engine name", JOB_BASE "output_file:.gavel-x\n", 0 },
+	{ "input file empty", JOB_BASE "input_file:\n", 0 },
+	{ "input file twice", JOB_BASE "input_file:a\ninput_file:b\n", 0 },
+	{ "input and output the same", JOB_BASE "input_file:a\noutput_file:a\n", 0 },
+	{ "file I/O in an interactive job", JOB_BASE "interactive:1\ninput_file:a\n", 0 },
 };
 
 static void job__parse_table__matches_expectations(void **state)
@@ -286,6 +294,24 @@ static void job__interactive__is_parsed_and_off_by_default(void **state)
 	init_job_free(&job);
 }
 
+static void job__file_io__names_parsed_and_absent_by_default(void **state)
+{
+	(void)state;
+	static const char text[] = JOB_BASE "input_file:input.txt\noutput_file:output.txt\n";
+	struct init_job job;
+	struct gv_err err;
+	assert_int_equal(init_job_parse(text, sizeof(text) - 1, &job, &err), 0);
+	assert_string_equal(job.input_file, "input.txt");
+	assert_string_equal(job.output_file, "output.txt");
+	assert_string_equal(job.run_argv[0], "./main");
+	init_job_free(&job);
+	static const char none[] = JOB_BASE;
+	assert_int_equal(init_job_parse(none, sizeof(none) - 1, &job, &err), 0);
+	assert_null(job.input_file);
+	assert_null(job.output_file);
+	init_job_free(&job);
+}
+
 static void job__too_many_args__is_refused(void **state)
 {
 	(void)state;
@@ -309,6 +335,7 @@ int main(void)
 		cmocka_unit_test(idle__table__counts_only_still_and_blocked),
 		cmocka_unit_test(job__parse_table__matches_expectations),
 		cmocka_unit_test(job__parse__fills_argv_and_defaults),
+		cmocka_unit_test(job__file_io__names_parsed_and_absent_by_default),
 		cmocka_unit_test(job__too_many_args__is_refused),
 		cmocka_unit_test(job__feedback_dir__is_parsed),
 		cmocka_unit_test(job__interactive__is_parsed_and_off_by_default),

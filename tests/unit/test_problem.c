@@ -258,6 +258,11 @@ static const struct bad_yaml bad_yamls[] = {
 	{"data/secret/testdata.yaml", "accept_score: many\n", "accept_score"},
 	{"data/secret/testdata.yaml", "grader_flags: min zap\n", "testdata.yaml:1: grader_flags: unknown flag 'zap'"},
 	{"problem.yaml", "validation: custom\nvalidator_protocol: polygon\n", "validator_protocol"},
+	{"problem.yaml", "validation: default multi-pass\n", "validation: unsupported"},
+	{"problem.yaml", "limits:\n  validation_passes: 1\n", "limits.validation_passes"},
+	{"problem.yaml", "input_file: ../secret.txt\n", "input_file: a plain file name"},
+	{"problem.yaml", "output_file: a/b\n", "output_file: a plain file name"},
+	{"problem.yaml", "output_only: maybe\n", "output_only"},
 	{".timelimit", "fast\n", ".timelimit"},
 	{".timelimit", "0\n", ".timelimit"},
 };
@@ -478,6 +483,49 @@ static void problem__custom_validator__found_with_language(void **state)
 	put("problem.yaml", "validation: custom interactive\nvalidator_protocol: testlib\n");
 	assert_int_equal(exec_problem_load(&p, tmp_root, &o, &err), -1);
 	assert_non_null(strstr(err.msg, "testlib"));
+	exec_problem_free(&p);
+	/* Multi-pass: 2 passes unless limits.validation_passes says; the
+	 * 2023-07 type word too; never interactive nor testlib. */
+	put("problem.yaml", "validation: custom multi-pass\n");
+	if (exec_problem_load(&p, tmp_root, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(p.multi_pass);
+	assert_int_equal(p.validation_passes, 2);
+	assert_int_equal(p.nwarnings, 0);
+	exec_problem_free(&p);
+	put("problem.yaml", "problem_format_version: 2023-07-draft\ntype: pass-fail multi-pass\n"
+			    "limits:\n  validation_passes: 5\n");
+	if (exec_problem_load(&p, tmp_root, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(p.multi_pass);
+	assert_true(p.custom_validation);
+	assert_int_equal(p.validation_passes, 5);
+	exec_problem_free(&p);
+	put("problem.yaml", "validation: custom interactive multi-pass\n");
+	assert_int_equal(exec_problem_load(&p, tmp_root, &o, &err), -1);
+	assert_non_null(strstr(err.msg, "interactive multi-pass"));
+	exec_problem_free(&p);
+	put("problem.yaml", "validation: custom multi-pass\nvalidator_protocol: testlib\n");
+	assert_int_equal(exec_problem_load(&p, tmp_root, &o, &err), -1);
+	assert_non_null(strstr(err.msg, "Kattis"));
+	exec_problem_free(&p);
+	/* File I/O and output-only tasks (Gavel's keys). */
+	put("problem.yaml", "input_file: input.txt\noutput_file: output.txt\n");
+	if (exec_problem_load(&p, tmp_root, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_string_equal(p.input_file, "input.txt");
+	assert_string_equal(p.output_file, "output.txt");
+	assert_false(p.output_only);
+	exec_problem_free(&p);
+	put("problem.yaml", "output_only: true\n");
+	if (exec_problem_load(&p, tmp_root, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(p.output_only);
+	assert_null(p.input_file);
+	exec_problem_free(&p);
+	put("problem.yaml", "validation: custom interactive\ninput_file: input.txt\n");
+	assert_int_equal(exec_problem_load(&p, tmp_root, &o, &err), -1);
+	assert_non_null(strstr(err.msg, "input_file"));
 	exec_problem_free(&p);
 	lang_registry_free(&reg);
 }

@@ -1,0 +1,9 @@
+# Both legs in Python: the sum first, then twice the number given.
+import sys
+
+words = sys.stdin.read().split()
+if words[0] == "second":
+    print(2 * int(words[1]))
+else:
+    n = int(words[1])
+    print(sum(int(w) for w in words[2:2 + n]))

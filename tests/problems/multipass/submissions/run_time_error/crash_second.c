@@ -1,0 +1,19 @@
+/* Right on the first leg, crashes on the second: the second pass runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(void)
+{
+	char leg[16];
+	long long n, x, sum = 0;
+	if (scanf("%15s %lld", leg, &n) != 2)
+		return 1;
+	if (strcmp(leg, "second") == 0)
+		abort();
+	for (long long i = 0; i < n; i++)
+		if (scanf("%lld", &x) == 1)
+			sum += x;
+	printf("%lld\n", sum);
+	return 0;
+}
