@@ -75,6 +75,10 @@ const struct gv_config_option exec_daemon_config_table[] = {
 	  GV_CONFIG_FIELD(struct exec_daemon_config, kernel_pool), .def = "2", .min = 0, .max = 16,
 	  .doc = "notebook kernels the node keeps started ahead (idle workers each hold one), for the most "
 		 "recently wanted (tenant, budgets); 0: every kernel starts fresh" },
+	{ .name = "executor.kernel_images", .type = GV_CONFIG_BOOL,
+	  GV_CONFIG_FIELD(struct exec_daemon_config, kernel_images), .def = "true",
+	  .doc = "start notebook kernels by restoring an image of a warmed template (runsc checkpoint/restore, "
+		 "one per kernel memory budget, remade hourly); false: every kernel is a fresh start" },
 	{ .name = "executor.kernel_pool_idle", .type = GV_CONFIG_DURATION,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, kernel_pool_idle_ms), .def = "10m", .min = 1000,
 	  .max = 86400000,

@@ -266,7 +266,8 @@ static int workers_start(struct daemon *d, struct gv_err *err)
 		goto fail;
 	}
 	exec_gpu_table_init(d->gpu_table, &d->gpu);
-	if (kernel_warm_asks_map(d, err) != 0)
+	/* Images a former executor made hold its binaries and /usr of then. */
+	if (kernel_warm_asks_map(d, err) != 0 || kernel_images_reset(d, err) != 0)
 		goto fail;
 	for (int k = 0; k < d->workers; k++) {
 		d->pids[k] = spawn(d, k);

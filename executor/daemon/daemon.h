@@ -86,6 +86,9 @@ struct exec_daemon_config {
 	 * (executor/daemon/kernel_pool.c). */
 	int kernel_pool;          /* 0: none */
 	uint64_t kernel_pool_idle_ms;
+	/* Kernels restored from an image of a warmed template instead of
+	 * started fresh (executor/daemon/kernel_images.c). */
+	bool kernel_images;
 	/* > 0: a kernel node, running only notebook kernels, admitted by the
 	 * scheduler up to this much memory (MiB) and `capacity` at once, all
 	 * of them under one CPU ceiling (executor/sandbox/cpu_ceiling.h). */

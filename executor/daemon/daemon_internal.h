@@ -139,6 +139,7 @@ struct worker {
 	struct exec_kernel_warm *warm;
 	struct kernel_shape warm_shape;
 	int64_t warm_made_ms, warm_retry_ms;
+	int64_t image_retry_ms; /* a kernel image failed: not tried again before */
 };
 
 /* CLOCK_MONOTONIC in milliseconds. */
@@ -240,6 +241,23 @@ bool exec_pg_gate_take(void *worker);
 void exec_pg_gate_give(void *worker);
 /* The start gate's places on a kernel node (kernel_job.c). */
 int exec_daemon_start_places(const struct exec_daemon_config *cfg);
+
+/* kernel_images.c. Empties (and makes) the node's folder of kernel
+ * images, by the supervisor before any worker starts. */
+int kernel_images_reset(const struct daemon *d, struct gv_err *err) GV_MUST_CHECK;
+/* The node's image for kernels of memory_mb that a kernel living lives_ms
+ * more may use (its folder in out). */
+bool kernel_images_find(const struct worker *w, uint32_t memory_mb, uint64_t lives_ms, char *out, size_t n);
+/* A kernel for spec restored from the node's image (it answers once its
+ * `ready` comes), for a kernel that may wait waits_ms before its
+ * lifetime starts; NULL when there is none to use or the restore failed
+ * (logged): the caller starts it fresh. */
+struct exec_kernel_warm *kernel_images_restore(struct worker *w, const struct exec_kernel_spec *spec,
+					       uint64_t waits_ms);
+/* An idle worker's turn: makes the image of the first budget in wanted_mb
+ * that has none made within the hour (seconds; one worker at a time per
+ * budget). True when it made one. */
+bool kernel_images_tick(struct worker *w, const uint32_t *wanted_mb, size_t n);
 
 /* kernel_warm_asks.c. The shared table, mapped at start; unmapped. */
 int kernel_warm_asks_map(struct daemon *d, struct gv_err *err) GV_MUST_CHECK;

@@ -306,8 +306,9 @@ static void warm_start(struct worker *w, const struct asks *as, int64_t now)
 	}
 	struct exec_kernel_spec spec = {.tenant = shape.tenant, .lifetime_s = shape.lifetime_s,
 					.idle_s = shape.idle_s, .memory_mb = shape.memory_mb, .cpu_pct = shape.cpu_pct};
-	if (exec_kernel_warm_start(&w->engine, w->bridge, w->bridge_len, &spec, w->d->cfg->kernel_pool_idle_ms, &w->warm,
-				   &err) != 0) {
+	w->warm = kernel_images_restore(w, &spec, cfg->kernel_pool_idle_ms);
+	if (!w->warm && exec_kernel_warm_start(&w->engine, w->bridge, w->bridge_len, &spec, cfg->kernel_pool_idle_ms,
+					       &w->warm, &err) != 0) {
 		gv_warn(&w->d->log, "worker %d: starting a kernel ahead: %s", w->index, err.msg);
 		exec_gate_give(w, EXEC_GATE_START);
 		w->warm_retry_ms = now + RETRY_AFTER_FAIL_MS;
@@ -318,8 +319,32 @@ static void warm_start(struct worker *w, const struct asks *as, int64_t now)
 	}
 	w->warm_made_ms = now;
 	w->warm_shape = shape;
-	gv_info(&w->d->log, "worker %d: kernel started ahead in %s for tenant %s", w->index,
-		exec_kernel_warm_sandbox(w->warm), shape.tenant);
+	gv_info(&w->d->log, "worker %d: kernel started ahead in %s for tenant %s%s", w->index,
+		exec_kernel_warm_sandbox(w->warm), shape.tenant,
+		exec_kernel_warm_restored(w->warm) ? " (restored from the node's image)" : "");
+}
+
+/* The memory budgets of the kernels wanted lately or asked for, without
+ * repeats; how many went into mb. */
+static size_t wanted_budgets(const struct worker *w, const struct asks *as, int64_t now, uint32_t *mb, size_t cap)
+{
+	size_t n = 0;
+	for (int k = 0; k < w->d->workers + as->n; k++) {
+		struct kernel_shape sh;
+		int64_t t;
+		if (k < w->d->workers) {
+			if (!wanted_read(w, k, &sh, &t) || now - t > (int64_t)w->d->cfg->kernel_pool_idle_ms)
+				continue;
+		} else {
+			sh = as->a[k - w->d->workers].shape;
+		}
+		size_t i = 0;
+		while (i < n && mb[i] != sh.memory_mb)
+			i++;
+		if (i == n && n < cap)
+			mb[n++] = sh.memory_mb;
+	}
+	return n;
 }
 
 /* Whether no worker after this one holds a kernel of this one's shape
@@ -410,9 +435,15 @@ void kernel_pool_tick(struct worker *w)
 	}
 	struct asks as;
 	as.n = kernel_warm_asks_read(w->d, as.a);
-	if (w->warm)
+	if (w->warm) {
 		warm_watch(w, &as, now);
-	else if (st == KPOOL_NONE && pool_cap(w, &as) > 0)
+		return;
+	}
+	uint32_t budgets[KERNEL_WARM_ASKS_MAX + DAEMON_MAX_WORKERS + DAEMON_MAX_BURST];
+	if (st == KPOOL_NONE && as.n >= 0 &&
+	    kernel_images_tick(w, budgets, wanted_budgets(w, &as, now, budgets, sizeof(budgets) / sizeof(budgets[0]))))
+		return;
+	if (st == KPOOL_NONE && pool_cap(w, &as) > 0)
 		warm_start(w, &as, now);
 }
 

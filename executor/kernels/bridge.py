@@ -578,6 +578,8 @@ class Bridge:
                 # The kernel of this restored sandbox ran its reseed.
                 self.restore_check = None
                 self.write(b"ready\n")
+                # The host of this sandbox never heard the state.
+                self.write(b"state " + self.state.encode() + b"\n")
             return
         self.deliver([conn], channel, parts, False)
 

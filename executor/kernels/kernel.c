@@ -297,15 +297,16 @@ static int replay_opens(struct kernel *k, struct gv_err *err)
 	return 0;
 }
 
-static void audit_started(struct kernel *k, bool pooled)
+static void audit_started(struct kernel *k, bool pooled, bool restored)
 {
 	if (!k->env->audit)
 		return;
 	char details[200];
 	snprintf(details, sizeof(details),
-		 "{\"memory_mb\":%u,\"cpu_pct\":%u,\"lifetime_s\":%u,\"idle_s\":%u,\"restart\":%s,\"pooled\":%s}",
+		 "{\"memory_mb\":%u,\"cpu_pct\":%u,\"lifetime_s\":%u,\"idle_s\":%u,\"restart\":%s,\"pooled\":%s,"
+		 "\"restored\":%s}",
 		 k->spec->memory_mb, exec_session_shape(k->s)->cpu_quota_pct, k->spec->lifetime_s, k->spec->idle_s,
-		 k->restarting ? "true" : "false", pooled ? "true" : "false");
+		 k->restarting ? "true" : "false", pooled ? "true" : "false", restored ? "true" : "false");
 	k->env->audit(k->env->audit_arg, "kernel.started", exec_session_id(k->s), details);
 }
 
@@ -320,7 +321,7 @@ static int open_sandbox(struct kernel *k, struct gv_err *err)
 		close_sandbox(k);
 		return -1;
 	}
-	audit_started(k, false);
+	audit_started(k, false, false);
 	return 0;
 }
 
@@ -475,12 +476,13 @@ static int adopt_warm(struct kernel *k, struct exec_kernel_warm *w, struct gv_er
 	if (w->ready)
 		snprintf(k->state, sizeof(k->state), "%s", w->state);
 	k->sandbox_t0 = mono_ms();
+	bool restored = w->restored;
 	free(w);
 	if (replay_opens(k, err) != 0) {
 		close_sandbox(k);
 		return -1;
 	}
-	audit_started(k, true);
+	audit_started(k, true, restored);
 	if (k->ready_seen && k->env->ready)
 		k->env->ready(k->env->audit_arg, (uint64_t)(mono_ms() - k->t0));
 	return 0;

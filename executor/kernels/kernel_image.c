@@ -103,10 +103,11 @@ int exec_kernel_image_restore(struct exec_engine *e, const char *bridge, size_t 
 }
 
 int exec_kernel_image_make(struct exec_engine *e, const char *bridge, size_t bridge_len, uint32_t memory_mb,
-			   const char *image_dir, uint64_t wait_ms, struct gv_err *err)
+			   uint32_t cpu_pct, const char *image_dir, uint64_t wait_ms, struct gv_err *err)
 {
 	struct exec_kernel_spec spec;
 	template_spec(&spec, memory_mb);
+	spec.cpu_pct = cpu_pct;
 	struct exec_kernel_warm *w = NULL;
 	if (exec_kernel_warm_start(e, bridge, bridge_len, &spec, 0, &w, err) != 0)
 		return -1;

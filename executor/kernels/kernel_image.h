@@ -44,13 +44,14 @@
  * in its clones): the longest kernel lifetime. */
 #define EXEC_KERNEL_IMAGE_LIMIT_MS 43200000u
 
-/* Starts a template for kernels of memory_mb in a fresh sandbox, waits
+/* Starts a template for kernels of memory_mb in a fresh sandbox (CPU
+ * quota cpu_pct, 0: the engine's), waits
  * (at most wait_ms) for it to answer, saves it into image_dir (made here,
  * 0700; it must not exist) and checks the image with one restore that
  * must answer too. 0: image_dir holds the image; -1 (err): nothing is
  * left in image_dir. */
 int exec_kernel_image_make(struct exec_engine *e, const char *bridge, size_t bridge_len, uint32_t memory_mb,
-			   const char *image_dir, uint64_t wait_ms, struct gv_err *err) GV_MUST_CHECK;
+			   uint32_t cpu_pct, const char *image_dir, uint64_t wait_ms, struct gv_err *err) GV_MUST_CHECK;
 
 /* A kernel for spec (no network; spec->memory_mb the image's) restored
  * from image_dir, as a kernel started ahead (kernel.h) that answers once

@@ -86,6 +86,7 @@ static int group_teardown(void **state)
 struct out {
 	struct kernel_out_decoder dec;
 	char text[4096];
+	char state[12]; /* the last state frame */
 	bool ready, idle_after_exec, failed;
 };
 
@@ -93,6 +94,10 @@ static void on_frame(struct out *o, const struct kernel_out_frame *f)
 {
 	if (f->kind == KERNEL_OUT_READY) {
 		o->ready = true;
+		return;
+	}
+	if (f->kind == KERNEL_OUT_STATE) {
+		snprintf(o->state, sizeof(o->state), "%s", f->state);
 		return;
 	}
 	if (f->kind != KERNEL_OUT_MSG || strcmp(f->channel, "iopub") != 0)
@@ -154,6 +159,11 @@ static bool is_ready(const struct out *o)
 	return o->ready;
 }
 
+static bool said_state(const struct out *o)
+{
+	return o->state[0] != '\0';
+}
+
 static bool is_idle(const struct out *o)
 {
 	return o->idle_after_exec;
@@ -193,7 +203,7 @@ static void image__made_and_checked(void **state)
 	require();
 	struct gv_err err;
 	double t = test_now_ms();
-	int rc = exec_kernel_image_make(&g.e, g.bridge, g.bridge_len, MEMORY_MB, g.image, WAIT_MS, &err);
+	int rc = exec_kernel_image_make(&g.e, g.bridge, g.bridge_len, MEMORY_MB, 0, g.image, WAIT_MS, &err);
 	if (rc != 0)
 		fprintf(stderr, "# make: %s\n", err.msg);
 	assert_int_equal(rc, 0);
@@ -227,6 +237,9 @@ static void restore__two_tenants_each_their_own(void **state)
 		assert_int_equal(rc, 0);
 		assert_true(exec_kernel_warm_restored(w[i]));
 		assert_true(pump_until(w[i], &o[i], is_ready));
+		/* Its host never heard the template's state: it is said again. */
+		assert_true(pump_until(w[i], &o[i], said_state));
+		assert_string_equal(o[i].state, "idle");
 		uint64_t ns = 0;
 		const struct exec_cgroup *cg = &g.e.cg;
 		if (cg->ops->cpu_usage(cg, exec_session_cgroup(exec_kernel_warm_session(w[i])), &ns, &err) != 0)

@@ -18,8 +18,11 @@
 #   8. a course asks ahead (gavel tenant kernels-warm): over max_kernels,
 #      a window over 12 h, one already ended and a 17th pending request
 #      refused, cancelled ones no longer pending; three kernels asked are started ahead, the class of three
-#      that follows adopts them (each answers within 2 s of its claim); the
+#      that follows adopts them (each runs in one started ahead); the
 #      request cancelled, none is held ahead within 30 s;
+#  8b. an image of a warmed kernel template for the 256 MiB budget was
+#      made (root's, 0700) and kernels were restored from it, each in a
+#      sandbox of its own;
 #   9. with the judging node gone and only the kernel node up, a C
 #      submission waits queued (it was finished IE, "no executor offers
 #      language 'c'", while make run's kernel node was up before its judging
@@ -270,6 +273,19 @@ for _ in $(seq 150); do [ "$(held_ahead)" = 0 ] && break; sleep 0.2; done
 check_detail() { grep -E "ahead|handed" "$TMP/kernel-node.log" | tail -n 8; }
 check "within 30 s of the request's end no kernel is held ahead ($(held_ahead) held; $(ahead) were started ahead in all)" \
 	test "$(held_ahead)" = 0
+
+# ---- 8b. kernels restored from the node's image of a warmed template ----
+# Idle workers made one image per kernel memory budget wanted (root's,
+# 0700, under the node's work root); kernels ahead and claimed kernels were
+# restored from it, each a sandbox of its own (kernel.started says so).
+IMAGES=$WORK_ROOT/$KNODE/kernel-images
+image=$(ls -d "$IMAGES"/256-* 2>/dev/null | head -n 1)
+mode=$(stat -c '%a %U' "$IMAGES" "${image:-/nonexistent}" 2>/dev/null | tr '\n' ' ')
+restored=$(sql -c "SELECT count(*) FROM audit_log WHERE tenant_id = '$TID' AND action = 'kernel.started' AND details->>'restored' = 'true'")
+dup=$(sql -c "SELECT count(*) - count(DISTINCT sandbox) FROM audit_log WHERE tenant_id = '$TID' AND action = 'kernel.started'")
+check_detail() { grep -E "image|restored" "$TMP/kernel-node.log" | tail -n 6; ls -la "$IMAGES"; }
+check "the kernel node made an image for 256 MB kernels ($mode) and $restored kernels ran restored from it, no sandbox serving two ($dup)" \
+	eval '[ -n "$image" ] && [ "$mode" = "700 root 700 root " ] && [ "$restored" -ge 1 ] && [ "$dup" = 0 ]'
 
 # ---- 9. only the kernel node up: a submission waits, it is not IE ----
 kill -TERM "$PID_JUDGE"

@@ -628,6 +628,16 @@ def run_checks_b(a, b):
         seeded = repr((random.random(), float(numpy.random.random())))
         assert values[a] != values[b] and seeded not in values.values(), (values, seeded)
 
+    @check("restored: reseeds, then says ready and its state again, and nothing else")
+    def _():
+        s = b.mark()
+        b.send(b"restored\n")
+        r = b.wait(lambda f: f.kind == "ready", 10, s, "ready after restored")
+        st = b.wait(lambda f: f.kind == "state", 10, s, "state after ready")
+        assert st.t >= r.t and st.state == "idle", st.state
+        time.sleep(0.3)
+        assert all(f.kind in ("ready", "state") for f in b.since(s)), b.since(s)
+
 
 def finish(a, b):
     @check("bad header line: exit 2")
