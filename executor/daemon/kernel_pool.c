@@ -402,7 +402,9 @@ static void warm_watch(struct worker *w, const struct asks *as, int64_t now)
 void kernel_pool_tick(struct worker *w)
 {
 	const struct kernel_warm_asks *t = w->d->warm_asks;
-	if (w->d->cfg->kernel_pool <= 0 && !w->warm && !(t && __atomic_load_n(&t->n, __ATOMIC_RELAXED)))
+	/* Images serve kernels with no pool too: made while workers idle. */
+	if (w->d->cfg->kernel_pool <= 0 && !w->warm && !(t && __atomic_load_n(&t->n, __ATOMIC_RELAXED)) &&
+	    !w->d->cfg->kernel_images)
 		return;
 	struct kernel_pool_slot *s = slot_of(w, w->index);
 	int st = state_load(s);
