@@ -27,7 +27,8 @@ static void judge_usage(FILE *out)
 		"comes from --time, else problem.yaml's limits.time_limit, else a .timelimit file, else %d ms,\n"
 		"times the language's time factor, at most the language's maximum; a line before the verdict\n"
 		"says which. Prints a line per test and the verdict; --json prints one object instead\n"
-		"(progress and the time-limit line go to stderr).\n"
+		"(progress and the time-limit line go to stderr). An output-only problem (output_only: true)\n"
+		"takes the outputs themselves: files (or a FOLDER of them) named <test>.out, one per test.\n"
 		"Exit status: 0 accepted, 1 rejected, 2 usage or bad package, 3 internal error.\n",
 		EXEC_PROBLEM_DEFAULT_TIME_MS);
 }
@@ -179,9 +180,14 @@ int cli_cmd_judge(int argc, char **argv)
 	if (suite && !lang_id)
 		lang_id = problem.suite->language;
 	const struct lang_def *lang = NULL;
-	if (cli_program_load(&prog, &local, argv + optind + 1, (size_t)(argc - optind - 1), lang_id, suite, &err) == 0)
+	/* Output-only: the files are outputs, every one under its own name,
+	 * and there is no language. */
+	bool outputs = problem.output_only;
+	int loaded = cli_program_load(&prog, &local, argv + optind + 1, (size_t)(argc - optind - 1),
+				      outputs ? NULL : lang_id, suite || outputs, &err);
+	if (loaded == 0 && !outputs)
 		lang = cli_pick_language(&local, lang_id, prog.main_path, &err);
-	if (!lang) {
+	if (loaded != 0 || (!lang && !outputs)) {
 		fprintf(stderr, "gavel judge: %s\n", err.msg);
 		rc = JUDGE_EXIT_USAGE;
 		goto out;
@@ -192,7 +198,7 @@ int cli_cmd_judge(int argc, char **argv)
 	const char *main_name = strrchr(prog.main_path, '/') ? strrchr(prog.main_path, '/') + 1 : prog.main_path;
 	struct exec_judge_opts jopts = {
 		.tenant = "local", .progress = print_progress, .progress_arg = &pr, .langs = &local.langs,
-		.others = prog.others, .n_others = prog.n_others, .source_name = suite ? main_name : NULL,
+		.others = prog.others, .n_others = prog.n_others, .source_name = suite || outputs ? main_name : NULL,
 	};
 	if (exec_judge_problem(&local.engine, &problem, lang, prog.main, prog.main_len, &jopts, &j, &err) != 0) {
 		fprintf(stderr, "gavel judge: %s\n", err.msg);
@@ -203,6 +209,9 @@ int cli_cmd_judge(int argc, char **argv)
 	if (suite)
 		snprintf(why, sizeof(why), "time limit %u ms and memory %u MiB per test, from suite/suite.yaml (%s, %zu tests)",
 			 j.time_limit_ms, j.memory_limit_mb, problem.suite->framework, problem.suite->ntests);
+	else if (outputs)
+		snprintf(why, sizeof(why), "output-only: %zu tests, each the file <test>.out of the submission",
+			 problem.ncases);
 	else
 		describe_time_limit(why, sizeof(why), &problem, lang, j.time_limit_ms);
 	fprintf(json ? stderr : stdout, "%s\n", why);
@@ -219,7 +228,10 @@ int cli_cmd_judge(int argc, char **argv)
 			printf(", score %g", j.score);
 		if (suite)
 			printf(" of %g", j.max_score);
-		printf(" (%s, time limit %u ms, memory %u MiB)\n", lang->id, j.time_limit_ms, j.memory_limit_mb);
+		if (outputs)
+			printf(" (output-only)\n");
+		else
+			printf(" (%s, time limit %u ms, memory %u MiB)\n", lang->id, j.time_limit_ms, j.memory_limit_mb);
 	}
 	rc = j.verdict == EXEC_VERDICT_AC ? JUDGE_EXIT_AC
 	     : j.verdict == EXEC_VERDICT_IE ? JUDGE_EXIT_INTERNAL

@@ -132,10 +132,11 @@ int cli_problem_time_limit(const char *dir, unsigned cap_ms, FILE *out, struct c
 		return 0;
 	}
 	enum exec_problem_time_source src = p.time_source;
-	bool suite = p.suite != NULL;
+	bool suite = p.suite != NULL, outputs = p.output_only;
 	exec_problem_free(&p);
-	/* A test suite sets its own per-test limit (suite.yaml time_ms). */
-	if (src != EXEC_PROBLEM_TIME_DEFAULT || suite)
+	/* A test suite sets its own per-test limit (suite.yaml time_ms); an
+	 * output-only problem runs nothing. */
+	if (src != EXEC_PROBLEM_TIME_DEFAULT || suite || outputs)
 		return 0;
 
 	char acc[4096];

@@ -436,7 +436,7 @@ json_t *exec_problem_judge_run(const struct exec_problem_env *env, const struct 
 		.case_output_arg = &x,
 		.others = others,
 		.n_others = n_others,
-		.source_name = p.suite ? spec->files[0].name : NULL,
+		.source_name = p.suite || p.output_only ? spec->files[0].name : NULL,
 		.archive = spec->additional_files,
 		.archive_len = spec->additional_files_len,
 	};

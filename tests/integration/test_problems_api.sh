@@ -20,7 +20,10 @@
 #   h. the second submission to a problem is served from the executor's
 #      test-data cache (its log line);
 #   i. 413 over max_problem_size, 415 for another Content-Type; DELETE hides
-#      the problem, its submissions stay.
+#      the problem, its submissions stay;
+#   j. an output-only problem (tests/problems/outputonly): each labelled
+#      folder of outputs, sent as named files, gets its label's verdict
+#      (multi-pass and file I/O problems go through b like the others).
 #
 # Needs root (runsc, cgroups). Prints TAP. Everything it starts is stopped
 # on exit (tests/lib/stack.sh).
@@ -176,6 +179,23 @@ check "scoring: per-group results (group1 AC 40, group2 WA 0)" eq "$(pj '[(g["na
 	"[('secret/group1', 'AC', 40.0), ('secret/group2', 'WA', 0.0)]"
 check "scoring: per-test results name their group and problem version" eq \
 	"$(pj '(len(d["result"]["tests"]), d["result"]["tests"][1]["group"], d["result"]["problem"]["version"])')" "(5, 'secret/group1', 1)"
+
+# --- j. output-only: the submission is its files, one per test ----------------
+outputs_body() { # folder problem-id: the folder's files under their names; the language is not used
+	python3 -c 'import json,os,sys
+files=[{"name":n,"content":open(os.path.join(sys.argv[1],n)).read()} for n in sorted(os.listdir(sys.argv[1]))]
+print(json.dumps({"language":"c","files":files,"problem_id":sys.argv[2]}))' "$1" "$2"
+}
+for f in tests/problems/outputonly/submissions/*/*/; do
+	f=${f%/}
+	label=$(basename "$(dirname "$f")")
+	req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" -d "$(outputs_body "$f" "${PID_OF[outputonly]}")"
+	check "service verdict of output-only ${f#tests/problems/} is ${want[$label]} (as gavel judge)" \
+		eq "$(pj 'd["verdict"]')" "${want[$label]}"
+done
+req POST "/v1/submissions?wait=true" "${A[@]}" "${J[@]}" -d "$(outputs_body tests/problems/outputonly/submissions/wrong_answer/one_missing "${PID_OF[outputonly]}")"
+check "output-only: a missing file is WA for its own test (secret/2), the ones before it AC" \
+	eq "$(pj '[t["verdict"] for t in d["result"]["tests"]]')" "['AC', 'AC', 'WA', 'SKIPPED']"
 
 # --- c. run_all, samples_only -------------------------------------------------
 NO_COMMA=tests/problems/hello/submissions/wrong_answer/no_comma.py

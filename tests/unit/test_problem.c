@@ -530,6 +530,28 @@ static void problem__custom_validator__found_with_language(void **state)
 	lang_registry_free(&reg);
 }
 
+/* Output-only: each case's file is <base name>.out; two cases of one
+ * base name are refused, naming both. */
+static void problem__output_only__names_per_case_and_clash_refused(void **state)
+{
+	(void)state;
+	put("problem.yaml", "output_only: true\n");
+	struct exec_problem p;
+	struct gv_err err;
+	if (load_tmp(&p, &err) < 0)
+		fail_msg("%s", err.msg);
+	char name[EXEC_PROBLEM_OUTPUT_NAME_MAX];
+	assert_int_equal(p.ncases, 2);
+	assert_string_equal(exec_problem_output_name(p.cases[0], name, sizeof(name)), "1.out");
+	assert_string_equal(exec_problem_output_name(p.cases[1], name, sizeof(name)), "a.out");
+	exec_problem_free(&p);
+	put("data/secret/g/1.in", "3\n");
+	put("data/secret/g/1.ans", "3\n");
+	assert_int_equal(load_tmp(&p, &err), -1);
+	assert_non_null(strstr(err.msg, "sample/1 and secret/g/1 would both be 1.out"));
+	exec_problem_free(&p);
+}
+
 static void problem__scoring_type_list_and_name_map(void **state)
 {
 	(void)state;
@@ -804,6 +826,7 @@ int main(void)
 		TT(problem__symlink_escaping__fails),
 		TT(problem__symlinked_folder__not_followed),
 		TT(problem__custom_validator__found_with_language),
+		TT(problem__output_only__names_per_case_and_clash_refused),
 		TT(problem__scoring_type_list_and_name_map),
 		TT(problem__open__refuses_dotdot_and_links),
 		T(testdata__table__values_and_errors),
