@@ -1,4 +1,4 @@
-/* Both legs: the sum first, then twice the number given. */
+/* Every leg: the sum, then twice the number given, then one more. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +10,10 @@ int main(void)
 		return 1;
 	if (strcmp(leg, "second") == 0) {
 		printf("%lld\n", 2 * n);
+		return 0;
+	}
+	if (strcmp(leg, "third") == 0) {
+		printf("%lld\n", n + 1);
 		return 0;
 	}
 	for (long long i = 0; i < n; i++)

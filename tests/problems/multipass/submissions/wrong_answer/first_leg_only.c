@@ -1,4 +1,4 @@
-/* Knows only the first leg: on the second it prints the number back. */
+/* Knows only the first leg: on the others it prints the number back. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,7 +8,7 @@ int main(void)
 	long long n, x, sum = 0;
 	if (scanf("%15s %lld", leg, &n) != 2)
 		return 1;
-	if (strcmp(leg, "second") == 0) {
+	if (strcmp(leg, "first") != 0) {
 		printf("%lld\n", n);
 		return 0;
 	}
