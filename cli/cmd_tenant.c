@@ -17,6 +17,7 @@
 #include "common/redis.h"
 #include "tenants/admin.h"
 #include "tenants/egress.h"
+#include "tenants/kernel_live.h"
 #include "tenants/kernel_warm.h"
 #include "tenants/quota.h"
 #include "tenants/retention.h"
@@ -40,6 +41,8 @@ static void tenant_usage(FILE *out)
 		"  webhook-secret NAME|ID [--rotate]    print the hex key of the webhooks'\n"
 		"                                       X-Gavel-Signature (HMAC-SHA256); --rotate\n"
 		"                                       replaces it\n"
+		"  kernels NAME|ID                      its notebook kernels queued or running now,\n"
+		"                                       with budgets and nodes, as JSON\n"
 		"  kernels-warm NAME|ID                 its requests for notebook kernels started\n"
 		"                                       ahead, not yet ended, as JSON\n"
 		"  kernels-warm NAME|ID --kernels N [--from TIME] --until TIME\n"
@@ -489,13 +492,33 @@ static int do_kernels_warm(PGconn *c, const struct opts *o, const struct tenant_
 	return 0;
 }
 
+/* kernels: the tenant's kernels of the moment. */
+static int do_kernels(PGconn *c, const struct tenant_info *t)
+{
+	struct gv_err err;
+	json_t *o = tenant_kernels_live(c, t->id, &err);
+	if (!o) {
+		fprintf(stderr, "gavel tenant: %s\n", err.msg);
+		return 1;
+	}
+	char *text = json_dumps(o, JSON_INDENT(2));
+	json_decref(o);
+	if (!text) {
+		fprintf(stderr, "gavel tenant: out of memory\n");
+		return 1;
+	}
+	puts(text);
+	free(text);
+	return 0;
+}
+
 /* Whether sub is a subcommand and npos the number of names it takes: -1 to
  * go on, else the exit status. */
 static int tenant_check_args(const char *sub, int npos)
 {
 	int want_name = strcmp(sub, "create") == 0 || strcmp(sub, "show") == 0 || strcmp(sub, "update") == 0 ||
 			strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0 || strcmp(sub, "webhook-secret") == 0 ||
-			strcmp(sub, "kernels-warm") == 0;
+			strcmp(sub, "kernels-warm") == 0 || strcmp(sub, "kernels") == 0;
 	int opt_name = strcmp(sub, "retention") == 0;
 	int no_name = strcmp(sub, "list") == 0 || strcmp(sub, "sync") == 0;
 	if (!want_name && !opt_name && !no_name) {
@@ -539,6 +562,8 @@ static int tenant_dispatch(PGconn *conn, const char *sub, struct opts *o, char *
 		return do_webhook_secret(conn, o, &t);
 	if (strcmp(sub, "kernels-warm") == 0)
 		return do_kernels_warm(conn, o, &t);
+	if (strcmp(sub, "kernels") == 0)
+		return do_kernels(conn, &t);
 	return do_retention(conn, &t);
 }
 

@@ -7,6 +7,7 @@
 #   1. the kernel node registers its memory (kernel_mb);
 #   2. six kernels asked at once: four run (4 x 256 MiB = 1024), two wait,
 #      queued; none on the judging node; their tokens carry their memory;
+#      `gavel tenant kernels` lists them with their budgets and node;
 #   3. a submission of the same tenant is judged AC meanwhile, on the
 #      judging node: kernels take neither its slot nor the tenant's share;
 #   4. the kernels' sandboxes sit under the node's CPU ceiling cgroup
@@ -116,6 +117,14 @@ ktok=$(rc LRANGE "gavel:inflight:$KNODE" 0 -1 | grep -c ':0:k256$')
 jtok=$(rc LRANGE "gavel:inflight:$JNODE" 0 -1 | grep -c ':k' || true)
 check "the kernels' tokens on the kernel node carry their memory, none is on the judging node ($ktok, $jtok)" \
 	test "$ktok" = 4 -a "$jtok" = 0
+live=$("$BUILD/gavel" tenant kernels "${TAG}_class" 2>>"$TMP/cli.log")
+figures=$(echo "$live" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); k=d["kernels"]
+print(d["running"], d["queued"], d["memory_mb_running"], len(k),
+      sorted(set(x["node"] or "-" for x in k if x["status"] == "running")) == [sys.argv[1]],
+      all(x["memory_mb"] == 256 and x["started"] is None for x in k if x["status"] == "queued"))' "$KNODE" 2>&1)
+check_detail() { echo "$live"; tail -n 3 "$TMP/cli.log"; }
+check "gavel tenant kernels: 4 running on the kernel node with 1024 MiB, 2 queued, each listed ($figures)" \
+	test "$figures" = "4 2 1024 6 True True"
 
 # ---- 3. judging beside them ----
 SRC='#include <stdio.h>
