@@ -1,9 +1,12 @@
 /* Loader for Kattis / ICPC problem packages (the legacy format and the
  * 2023-07 format, as problemtools reads them) from a directory:
  *
- *   problem.yaml                 name, type, validation, validator_flags, limits,
- *                                problem_format_version (legacy | 2023-07),
- *                                validator_protocol (Gavel: kattis | testlib)
+ *   problem.yaml                 name, type, validation (custom [interactive]
+ *                                [score] [multi-pass]), validator_flags, limits
+ *                                (validation_passes too), problem_format_version
+ *                                (legacy | 2023-07), validator_protocol (Gavel:
+ *                                kattis | testlib), input_file / output_file /
+ *                                output_only (Gavel: olympiad task types)
  *   .timelimit                   DOMjudge's time limit in seconds (optional;
  *                                `gavel problem push` writes one when the
  *                                package has none)
