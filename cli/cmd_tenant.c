@@ -439,6 +439,24 @@ static int tenant_args(int argc, char **argv, struct opts *o)
 	return -1;
 }
 
+/* Prints v (taken; NULL: err says why) indented: the exit status. */
+static int print_json(json_t *v, const struct gv_err *err)
+{
+	if (!v) {
+		fprintf(stderr, "gavel tenant: %s\n", err->msg);
+		return 1;
+	}
+	char *text = json_dumps(v, JSON_INDENT(2));
+	json_decref(v);
+	if (!text) {
+		fprintf(stderr, "gavel tenant: out of memory\n");
+		return 1;
+	}
+	puts(text);
+	free(text);
+	return 0;
+}
+
 /* kernels-warm: a request added (--kernels), one ended (--cancel), or the
  * list. */
 static int do_kernels_warm(PGconn *c, const struct opts *o, const struct tenant_info *t)
@@ -476,40 +494,14 @@ static int do_kernels_warm(PGconn *c, const struct opts *o, const struct tenant_
 		printf("request %lld of %s ended\n", o->warm_cancel, t->name);
 		return 0;
 	}
-	json_t *list = tenant_kernel_warm_list(c, t->id, &err);
-	if (!list) {
-		fprintf(stderr, "gavel tenant: %s\n", err.msg);
-		return 1;
-	}
-	char *text = json_dumps(list, JSON_INDENT(2));
-	json_decref(list);
-	if (!text) {
-		fprintf(stderr, "gavel tenant: out of memory\n");
-		return 1;
-	}
-	puts(text);
-	free(text);
-	return 0;
+	return print_json(tenant_kernel_warm_list(c, t->id, &err), &err);
 }
 
 /* kernels: the tenant's kernels of the moment. */
 static int do_kernels(PGconn *c, const struct tenant_info *t)
 {
 	struct gv_err err;
-	json_t *o = tenant_kernels_live(c, t->id, &err);
-	if (!o) {
-		fprintf(stderr, "gavel tenant: %s\n", err.msg);
-		return 1;
-	}
-	char *text = json_dumps(o, JSON_INDENT(2));
-	json_decref(o);
-	if (!text) {
-		fprintf(stderr, "gavel tenant: out of memory\n");
-		return 1;
-	}
-	puts(text);
-	free(text);
-	return 0;
+	return print_json(tenant_kernels_live(c, t->id, &err), &err);
 }
 
 /* Whether sub is a subcommand and npos the number of names it takes: -1 to

@@ -337,18 +337,23 @@ struct exec_kernel_warm {
 	char state[12]; /* the last state the bridge sent */
 };
 
-struct exec_kernel_warm *exec_kernel_warm_wrap(struct exec_session *s, struct exec_stream *st, bool restored)
+int exec_kernel_warm_wrap(struct exec_session *s, struct exec_stream *st, bool restored, struct exec_kernel_warm **out,
+			  struct gv_err *err)
 {
 	struct exec_kernel_warm *w = calloc(1, sizeof(*w));
-	if (!w)
-		return NULL;
+	*out = w;
+	if (!w) {
+		exec_stream_free(st);
+		exec_session_close(s);
+		return gv_err_set(err, ENOMEM, "kernel: out of memory");
+	}
 	w->s = s;
 	w->st = st;
 	w->restored = restored;
 	kernel_out_decoder_init(&w->dec);
 	snprintf(w->state, sizeof(w->state), restored ? "idle" : "starting");
 	exec_session_set_counted(w->s, false); /* it waits: not a job of the worker's */
-	return w;
+	return 0;
 }
 
 struct exec_session *exec_kernel_warm_session(struct exec_kernel_warm *w)
@@ -380,13 +385,7 @@ int exec_kernel_warm_start(struct exec_engine *e, const char *bridge, size_t bri
 	struct exec_stream *st;
 	if (sandbox_start(e, bridge, bridge_len, spec, max_wait_ms, &s, &st, err) != 0)
 		return -1;
-	*out = exec_kernel_warm_wrap(s, st, false);
-	if (!*out) {
-		exec_stream_free(st);
-		exec_session_close(s);
-		return gv_err_set(err, ENOMEM, "kernel: out of memory");
-	}
-	return 0;
+	return exec_kernel_warm_wrap(s, st, false, out, err);
 }
 
 /* Feeds the bridge's bytes to dec and hands each checked frame to fn;

@@ -93,13 +93,7 @@ int exec_kernel_image_restore(struct exec_engine *e, const char *bridge, size_t 
 		exec_session_close(s);
 		return -1;
 	}
-	*out = exec_kernel_warm_wrap(s, st, true);
-	if (!*out) {
-		exec_stream_free(st);
-		exec_session_close(s);
-		return gv_err_set(err, ENOMEM, "kernel: out of memory");
-	}
-	return 0;
+	return exec_kernel_warm_wrap(s, st, true, out, err);
 }
 
 int exec_kernel_image_make(struct exec_engine *e, const char *bridge, size_t bridge_len, uint32_t memory_mb,

@@ -21,9 +21,10 @@ struct exec_kernel_sandbox_job {
 void exec_kernel_sandbox_job(struct exec_kernel_sandbox_job *kj, const char *bridge, size_t bridge_len,
 			     const struct exec_kernel_spec *spec, uint64_t wall_ms);
 
-/* A kernel started ahead that owns s and st (NULL when out of memory:
- * the caller still owns them). restored: from an image, answering once
- * the bridge says `ready` again (the `restored` command). */
-struct exec_kernel_warm *exec_kernel_warm_wrap(struct exec_session *s, struct exec_stream *st, bool restored);
+/* *out: a kernel started ahead that owns s and st (-1 when out of
+ * memory: both are closed). restored: from an image, answering once the
+ * bridge says `ready` again (the `restored` command). */
+int exec_kernel_warm_wrap(struct exec_session *s, struct exec_stream *st, bool restored, struct exec_kernel_warm **out,
+			  struct gv_err *err) GV_MUST_CHECK;
 struct exec_session *exec_kernel_warm_session(struct exec_kernel_warm *w);
 struct exec_stream *exec_kernel_warm_stream(struct exec_kernel_warm *w);

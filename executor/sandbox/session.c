@@ -223,6 +223,23 @@ static struct exec_runtime_sandbox sandbox_spec(const struct exec_session *s, co
 	};
 }
 
+/* After the runtime made and started s (rc its result): our ends of the
+ * pipes only, and a pidfd of the sandbox; on a failure, what init said. */
+static int runtime_done(struct exec_session *s, int rc, struct gv_err *err)
+{
+	/* runsc always "created" something worth a delete --force. */
+	s->created = true;
+	s->started = true;
+	close_child_fds(s);
+	if (rc != 0) {
+		char tail[256];
+		exec_session_read_diag(s);
+		gv_err_prefix(err, "%s", exec_session_diag_tail(s, tail, sizeof(tail)));
+		return -1;
+	}
+	return open_pidfd(s, err);
+}
+
 /* Creates and starts the sandbox in one `runsc run --detach`. */
 static int start_sandbox(struct exec_session *s, struct gv_err *err)
 {
@@ -247,17 +264,7 @@ static int start_sandbox(struct exec_session *s, struct gv_err *err)
 	if (sb.netns_fd >= 0)
 		close(sb.netns_fd);
 	int64_t t1 = exec_now_ms();
-	/* runsc create always "created" something worth a delete --force. */
-	s->created = true;
-	s->started = true;
-	close_child_fds(s);
-	if (rc != 0) {
-		char tail[256];
-		exec_session_read_diag(s);
-		gv_err_prefix(err, "%s", exec_session_diag_tail(s, tail, sizeof(tail)));
-		return -1;
-	}
-	if (open_pidfd(s, err) != 0)
+	if (runtime_done(s, rc, err) != 0)
 		return -1;
 	struct gv_log_ctx ctx = {.sandbox = s->id};
 	gv_debug(&ctx, "runsc run --detach %lld ms, pidfd %lld ms", (long long)(t1 - t0),
@@ -595,16 +602,7 @@ static int restore_sandbox(struct exec_session *s, const char *image_dir, struct
 	int64_t t0 = exec_now_ms();
 	struct exec_runtime_sandbox sb = sandbox_spec(s, pidf);
 	int rc = exec_runtime_restore(s->e, &sb, image_dir, &s->pid, err);
-	s->created = true;
-	s->started = true;
-	close_child_fds(s);
-	if (rc != 0) {
-		char tail[256];
-		exec_session_read_diag(s);
-		gv_err_prefix(err, "%s", exec_session_diag_tail(s, tail, sizeof(tail)));
-		return -1;
-	}
-	if (open_pidfd(s, err) != 0)
+	if (runtime_done(s, rc, err) != 0)
 		return -1;
 	struct gv_log_ctx ctx = {.sandbox = s->id};
 	gv_debug(&ctx, "runsc restore --detach %lld ms", (long long)(exec_now_ms() - t0));
