@@ -11,6 +11,7 @@
 
 #include "common/jobspec.h"
 #include "common/log.h"
+#include "frontend/csv.h"
 
 /* A submission's score in [0, 1]: the stored problem's (scoring problems
  * give theirs, pass-fail ones 1 or 0), else the share of its tests that
@@ -37,26 +38,18 @@ static const char SQL_GRADES[] =
 
 #define GRADES_MAX_ROWS 100000
 
-/* A CSV field: quoted when it holds a comma, a quote or begins with a
- * character a spreadsheet would take for a formula (then prefixed with
- * a quote mark, as OWASP's CSV injection advice says). Labels hold no
- * control characters (gv_jobspec_label_ok). */
+/* Every cell, numbers and ids too, through fe_csv_cell (the spreadsheet
+ * rules). Cells are labels (at most GV_JOBSPEC_LABEL_MAX bytes) or
+ * shorter; one that did not fit would be written empty, never raw. */
 static void csv_field(struct evbuffer *b, const char *s)
 {
-	bool formula = strchr("=+-@", s[0]) && s[0];
-	if (!formula && !strpbrk(s, ",\"")) {
-		evbuffer_add(b, s, strlen(s));
+	char cell[2 * GV_JOBSPEC_LABEL_MAX + 8];
+	size_t n = fe_csv_cell(s, cell, sizeof(cell));
+	if (n == (size_t)-1) {
+		evbuffer_add(b, "\"\"", 2);
 		return;
 	}
-	evbuffer_add(b, "\"", 1);
-	if (formula)
-		evbuffer_add(b, "'", 1);
-	for (const char *p = s; *p; p++) {
-		if (*p == '"')
-			evbuffer_add(b, "\"", 1);
-		evbuffer_add(b, p, 1);
-	}
-	evbuffer_add(b, "\"", 1);
+	evbuffer_add(b, cell, n);
 }
 
 struct grades_req {
@@ -75,9 +68,12 @@ static void reply_csv(struct grades_req *g, const PGresult *res)
 	}
 	evbuffer_add_printf(b, "student,score,verdict,submission,submitted_at,submissions\r\n");
 	for (int i = 0; i < PQntuples(res); i++) {
-		csv_field(b, PQgetvalue(res, i, 0));
-		evbuffer_add_printf(b, ",%s,%s,%s,%s,%s\r\n", PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
-				    PQgetvalue(res, i, 3), PQgetvalue(res, i, 4), PQgetvalue(res, i, 5));
+		for (int c = 0; c < 6; c++) {
+			if (c)
+				evbuffer_add(b, ",", 1);
+			csv_field(b, PQgetvalue(res, i, c));
+		}
+		evbuffer_add(b, "\r\n", 2);
 	}
 	fe_reply_raw(g->r, 200, "text/csv; charset=utf-8", b);
 	evbuffer_free(b);
