@@ -20,6 +20,7 @@
 #define BUILD_WALL_MS 120000u
 #define PHASE_SLACK_MS 10000u
 #define PLAN_MAX 65536
+#define HIDDEN_TIME_GRAIN_MS 100u
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -188,6 +189,60 @@ static size_t plan_of(const struct exec_suite *su, const struct exec_suite_group
 	return n < cap ? n : cap;
 }
 
+/* What a hidden test shows beyond its verdict and points: a message
+ * that is a function of the verdict alone. A hidden test's own message,
+ * output and the framework's build errors quote the hidden test file,
+ * and the student's code can write any of them (it runs in the process
+ * that writes the report), so none of it leaves the phase. */
+static void hidden_message(struct exec_judged_case *c)
+{
+	const char *m = "";
+	switch (c->verdict) {
+	case EXEC_VERDICT_AC:
+		break;
+	case EXEC_VERDICT_TLE:
+		m = "a hidden test: time limit exceeded";
+		break;
+	case EXEC_VERDICT_MLE:
+		m = "a hidden test: memory limit exceeded";
+		break;
+	case EXEC_VERDICT_RE:
+		m = "a hidden test ended in an error";
+		break;
+	default:
+		m = "a hidden test failed";
+		break;
+	}
+	exec_msgf(c->message, sizeof(c->message), "%s", m);
+	free(c->output);
+	c->output = NULL;
+	c->output_len = 0;
+}
+
+/* A hidden test's time: never the report's (the student's code writes
+ * it) nor gavel-suite's (it runs under the student's uid), but the
+ * phase's as gavel-init and the host measured it, shared evenly among
+ * the group's tests and rounded up to HIDDEN_TIME_GRAIN_MS. The student's
+ * code can still stretch the whole phase (spin or sleep): that is the
+ * timing channel every judge has, one coarse number per hidden group. */
+static uint64_t hidden_time(uint64_t phase_ms, size_t ntests)
+{
+	uint64_t per = ntests ? phase_ms / ntests : phase_ms;
+	return (per / HIDDEN_TIME_GRAIN_MS + 1) * HIDDEN_TIME_GRAIN_MS;
+}
+
+static void group_hide(const struct exec_suite_group *g, struct exec_judged_case *c, const struct exec_phase_result *r)
+{
+	for (size_t i = 0; i < g->ntests; i++) {
+		hidden_message(&c[i]);
+		c[i].time_ms = hidden_time(r->time_ms, g->ntests);
+		c[i].wall_ms = hidden_time(r->wall_ms, g->ntests);
+		c[i].memory_kb = 0;
+		c[i].exit_code = 0;
+		c[i].signal = 0;
+	}
+}
+
 /* Every test of a group that did not report: what ended its phase. */
 static void group_failed(const struct exec_suite_group *g, struct exec_judged_case *c, const struct exec_phase_result *r)
 {
@@ -266,12 +321,18 @@ static int run_group(struct exec_engine *e, const struct exec_problem *p, const 
 		if (rc == 0)
 			rc = group_from_summary(g, &sum, c, err);
 		exec_suite_summary_free(&sum);
+		/* The parser's messages quote the summary (names, counts), and
+		 * a hidden group's summary is as much the student's as ours. */
+		if (rc < 0 && g->hidden)
+			gv_err_set(err, GV_EPROTO, "the summary of %s does not answer its plan", g->file);
 	} else if (!strcmp(r.status, "IE")) {
 		gv_err_set(err, GV_ESANDBOX, "the tests of %s: %s", g->file, r.message);
 	} else {
 		group_failed(g, c, &r);
 		rc = 0;
 	}
+	if (rc == 0 && g->hidden)
+		group_hide(g, c, &r);
 	exec_phase_result_free(&r);
 out:
 	free(test);

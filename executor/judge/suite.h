@@ -11,7 +11,11 @@
  * the phase's stdin, and the summary comes back as the feedback file
  * `summary`. A group's summary counts only when gavel-suite exited 0 (it
  * wrote it after every other process of the run was dead); otherwise each
- * of its tests fails with what ended the phase. */
+ * of its tests fails with what ended the phase. Of a hidden group only
+ * each test's outcome is taken: its message is the verdict's, its output
+ * none, its time the phase's as gavel-init and the host measured it,
+ * shared among the tests and coarse (the student's code can rewrite the
+ * framework's report after reading the hidden file). */
 #pragma once
 
 #include "executor/judge/judge.h"

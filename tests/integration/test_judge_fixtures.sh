@@ -12,6 +12,10 @@
 # Instructor test suites (suite/suite.yaml): no test of a visible group
 # may show a hidden test file's marker (GAVEL-HIDDEN-) in its output or
 # message: a hidden file is in the sandbox only while its own group runs.
+# And nothing in the whole result may carry a hidden file's bytes
+# (tests/lib/hidden_leak.py: its marker in any text, 4 of its bytes as any
+# number), though a submission rewrites its hidden group's report to put
+# them in every field (suite_pytest's leak_hidden_report).
 # Speaks TAP.
 set -u
 cd "$(dirname "$0")/../.."
@@ -73,6 +77,10 @@ except Exception as e:
 	score=${got#* }
 	ok=1
 	[ "$verdict" = "$expected" ] || ok=0
+	if [ -f "$problem/suite/suite.yaml" ] && ! leaks=$(printf '%s' "$out" | python3 tests/lib/hidden_leak.py "$problem"); then
+		ok=0
+		verdict="LEAK($(tr '\n' ';' <<<"$leaks" | head -c 300))"
+	fi
 	if [[ $sub =~ _scores_([0-9]+)(\.|$) ]]; then
 		python3 -c "import sys; sys.exit(0 if abs(float('$score') - ${BASH_REMATCH[1]}) < 1e-9 else 1)" || ok=0
 	fi

@@ -28,7 +28,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..42"
+echo "1..45"
 . tests/lib/tap.sh
 check_detail() { echo "last: ${last_code:-} ${last_body:0:800}"; }
 say() { printf '# %s\n' "$*"; }
@@ -123,10 +123,16 @@ for s in "${SUBS[@]}"; do
 	label=$(basename "$(dirname "$s")")
 	n=${s##*_scores_}
 	wait_done "${SID_OF[$s]}"
-	[[ $last_body == *GAVEL-HIDDEN-* ]] && LEAKS+="$s "
+	pkg=$(cut -d/ -f1-3 <<<"$s")
+	python3 tests/lib/hidden_leak.py "$pkg" <<<"$last_body" >/dev/null || LEAKS+="$s "
 	check "native: $s is ${want[$label]}, score $n" eq "$(pj 'd["verdict"], d["result"]["score"]')" "${want[$label]} $n.0"
 done
-check "no result of any submission holds a hidden test file's marker" eq "$LEAKS" ""
+check "no result of any submission holds a hidden test file's marker or 4 of its bytes as a number" eq "$LEAKS" ""
+req GET "/v1/submissions/${SID_OF[tests/problems/suite_pytest/submissions/wrong_answer/leak_hidden_report_scores_10]}" "${A[@]}"
+check "a report rewritten to carry the hidden file: its hidden tests show a verdict, points and a coarse time only" \
+	python3 -c 'import json,sys; t=json.loads(sys.argv[1])["result"]["tests"][6:]
+sys.exit(0 if [(x["verdict"], x["score"], x["message"], "feedback" in x, x["time_ms"] % 100) for x in t] ==
+	[("AC", 2.0, "", False, 0), ("WA", 0.0, "", False, 0)] else 1)' "$last_body"
 
 P=tests/problems/suite_pytest/submissions
 req GET "/v1/submissions/${SID_OF[$P/wrong_answer/some_pass_scores_9]}" "${A[@]}"
@@ -180,6 +186,7 @@ print(json.dumps({"language_id": int(lid), "source_code": "# the files are in ad
 EOF
 }
 J0=("$P/accepted/all_pass_scores_12" "$P/accepted/read_hidden_scores_12" "$P/wrong_answer/some_pass_scores_9"
+	"$P/wrong_answer/leak_hidden_report_scores_10"
 	"$P/time_limit_exceeded/loop_in_one_scores_10")
 declare -A J0_STATUS=([accepted]="3 Accepted" [wrong_answer]="4 Wrong Answer" [time_limit_exceeded]="5 Time Limit Exceeded")
 for s in "${J0[@]}"; do
@@ -189,8 +196,10 @@ for s in "${J0[@]}"; do
 	check "judge0 + additional_files: $s -> ${J0_STATUS[$label]}" \
 		eq "$last_code $(pj 'd["status"]["id"], d["status"]["description"]' | tr -d "(),'")" "201 ${J0_STATUS[$label]}"
 	wait_done "$token"
-	check "judge0 + additional_files: $s scores ${s##*_scores_}, no hidden marker" \
-		eq "$(pj 'd["result"]["score"]') $([[ $last_body == *GAVEL-HIDDEN-* ]] && echo leak)" "${s##*_scores_}.0 "
+	j0body=$last_body
+	req GET "/submissions/$token?base64_encoded=false&fields=*" "${A[@]}"
+	check "judge0 + additional_files: $s scores ${s##*_scores_}, no hidden bytes (native and Judge0 shapes)" \
+		eq "$(last_body=$j0body pj 'd["result"]["score"]') $(python3 tests/lib/hidden_leak.py tests/problems/suite_pytest <<<"$j0body" >/dev/null || echo leak) $(python3 tests/lib/hidden_leak.py tests/problems/suite_pytest <<<"$last_body" >/dev/null || echo leak)" "${s##*_scores_}.0  "
 done
 req POST "/submissions?base64_encoded=false&wait=false" "${A[@]}" "${J[@]}" \
 	-d '{"language_id": 71, "source_code": "x", "stdin": "1", "problem_id": "'"${PID_OF[suite_pytest]}"'"}'
