@@ -282,8 +282,10 @@ static int group_from_summary(const struct exec_suite_group *g, const struct exe
 			c[i].output_len = t->output_len;
 		}
 	}
-	if (!sum->build_ok && g->ntests)
-		exec_msgf(c[0].message, sizeof(c[0].message), "%s", sum->build_message);
+	/* The group's tests did not build against the submission: every test
+	 * fails at once with the compiler's words, none ran. */
+	for (size_t i = 0; !sum->build_ok && i < g->ntests; i++)
+		exec_msgf(c[i].message, sizeof(c[i].message), "%s", sum->build_message);
 	return 0;
 }
 

@@ -388,6 +388,76 @@ static void run_one(const struct plan *p, size_t i, struct test_result *r)
  * budget is the start plus a quarter of the tests' time (at least one
  * test's): a group too slow for it runs one per process, as a passing one
  * would, only later. */
+/* pytest puts a collection error's traceback in the report once per test
+ * it was asked for, one after the other: the length of the first copy
+ * (text[0..len) when it does not repeat). */
+static size_t first_copy(const char *text, size_t len)
+{
+	const char *nl = memchr(text, '\n', len);
+	size_t head = nl ? (size_t)(nl - text) : len;
+	if (head < 8 || head >= len)
+		return len;
+	const char *again = memmem(text + head, len - head, text, head);
+	return again ? (size_t)(again - text) : len;
+}
+
+/* The exception line of a pytest traceback ("E   ModuleNotFoundError:
+ * ..."), the first in text[0..len) (pytest repeats the traceback once per
+ * test it was asked for), into out; false when none. */
+static bool exception_line(const char *text, size_t len, char *out, size_t cap)
+{
+	const char *line = NULL;
+	for (size_t i = 0; i + 4 <= len && !line; i++)
+		if ((i == 0 || text[i - 1] == '\n') && !memcmp(text + i, "E   ", 4))
+			line = text + i + 4;
+	if (!line)
+		return false;
+	size_t n = (size_t)(text + len - line);
+	const char *nl = memchr(line, '\n', n);
+	if (nl)
+		n = (size_t)(nl - line);
+	snprintf(out, cap, "%.*s", (int)n, line);
+	return n > 0;
+}
+
+/* When the run reported errors but no test of the plan, the framework
+ * stopped before running any: the test file could not be collected (in
+ * pytest, the student's module failed to import). Running each test
+ * alone would only fail the same way, a framework start each (8 pytest
+ * tests: 28 s), so every test of the group fails at once with that
+ * error. False when the report names a test of the plan, or holds no
+ * error. */
+static bool collection_failed(const struct plan *p, const struct suite_xml_case *cases, int count,
+			      struct test_result *res)
+{
+	const struct suite_xml_case *error = NULL;
+	for (int k = 0; k < count && k < EXEC_SUITE_TESTS_MAX; k++) {
+		for (size_t i = 0; i < p->ntests; i++)
+			if (suite_report_names(p->framework, p->file, p->names[i], cases[k].name, cases[k].classname))
+				return false;
+		if (cases[k].outcome == EXEC_SUITE_ERROR && !error)
+			error = &cases[k];
+	}
+	if (!error)
+		return false;
+	char why[EXEC_SUITE_MESSAGE_MAX + 1];
+	size_t once = first_copy(error->output, error->output_len);
+	if (!exception_line(error->output, once, why, sizeof(why)))
+		snprintf(why, sizeof(why), "%s", error->message[0] ? error->message : "an error");
+	for (size_t i = 0; i < p->ntests; i++) {
+		struct test_result *r = &res[i];
+		r->have = true;
+		r->outcome = EXEC_SUITE_ERROR;
+		r->time_ms = r->wall_ms = 0;
+		snprintf(r->message, sizeof(r->message), "the tests of %s could not be collected, none ran: %.700s",
+			 p->file, why);
+		r->output_len = once;
+		memcpy(r->output, error->output, r->output_len);
+		r->output[r->output_len] = '\0';
+	}
+	return true;
+}
+
 static void run_batch(const struct plan *p, struct test_result *res)
 {
 	static const char *argv[SUITE_ARGV_MAX + 1];
@@ -409,6 +479,11 @@ static void run_batch(const struct plan *p, struct test_result *res)
 	bool ended = c.started && !c.timed_out && !c.signal;
 	size_t n = ended ? read_file(suite_report_path(p->framework), xml, sizeof(xml)) : 0;
 	int count = n ? suite_xml_scan_all(xml, n, cases, EXEC_SUITE_TESTS_MAX) : 0;
+	if (collection_failed(p, cases, count, res)) {
+		suite_child_result_free(&c);
+		clean_after_test();
+		return;
+	}
 	for (int k = 0; k < count && k < EXEC_SUITE_TESTS_MAX; k++) {
 		for (size_t i = 0; i < p->ntests; i++) {
 			if (res[i].have || !suite_report_names(p->framework, p->file, p->names[i],

@@ -15,7 +15,9 @@
 # And nothing in the whole result may carry a hidden file's bytes
 # (tests/lib/hidden_leak.py: its marker in any text, 4 of its bytes as any
 # number), though a submission rewrites its hidden group's report to put
-# them in every field (suite_pytest's leak_hidden_report).
+# them in every field (suite_pytest's leak_hidden_report). A name with
+# _at_once: every test of each group fails with one message, that the
+# tests could not be collected or built (tests that never ran alone).
 # Speaks TAP.
 set -u
 cd "$(dirname "$0")/../.."
@@ -77,6 +79,24 @@ except Exception as e:
 	score=${got#* }
 	ok=1
 	[ "$verdict" = "$expected" ] || ok=0
+	# *_at_once: the group's tests could not be collected or built; each
+	# visible test fails with the group's one message saying so (one run
+	# of the framework, not one per test), each hidden one with RE.
+	if [[ $sub == *_at_once* ]] && ! printf '%s' "$out" | python3 -c 'import json,sys
+t=json.load(sys.stdin)["tests"]
+vis={}
+for x in t:
+    if x["hidden"]:
+        assert x["verdict"] == "RE", x
+    else:
+        vis.setdefault(x["name"].split("::")[0], set()).add((x["verdict"], x.get("message", "")))
+for g, m in vis.items():
+    assert len(m) == 1, (g, m)
+    v, msg = m.pop()
+    assert v == "RE" and ("could not be collected, none ran" in msg or "do not build" in msg), (g, msg)' 2>/dev/null; then
+		ok=0
+		verdict="$verdict(not failed at once)"
+	fi
 	if [ -f "$problem/suite/suite.yaml" ] && ! leaks=$(printf '%s' "$out" | python3 tests/lib/hidden_leak.py "$problem"); then
 		ok=0
 		verdict="LEAK($(tr '\n' ';' <<<"$leaks" | head -c 300))"

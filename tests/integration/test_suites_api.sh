@@ -28,7 +28,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..45"
+echo "1..46"
 . tests/lib/tap.sh
 check_detail() { echo "last: ${last_code:-} ${last_body:0:800}"; }
 say() { printf '# %s\n' "$*"; }
@@ -156,6 +156,10 @@ req GET "/v1/submissions/${SID_OF[$P/wrong_answer/forged_summary_scores_1]}" "${
 check "forged pass lines and os._exit(0): the tests fail, the exit without a report says so" \
 	python3 -c 'import json,sys; t=json.loads(sys.argv[1])["result"]["tests"]
 sys.exit(0 if t[0]["verdict"] == "AC" and t[4]["verdict"] == "RE" and "without a report" in t[4]["message"] else 1)' "$last_body"
+req GET "/v1/submissions/${SID_OF[$P/run_time_error/import_fails_at_once_scores_0]}" "${A[@]}"
+check "a module that fails to import: every visible test fails at once with the import error, the hidden ones with RE" \
+	python3 -c 'import json,sys; t=json.loads(sys.argv[1])["result"]["tests"]
+sys.exit(0 if all(x["verdict"] == "RE" for x in t) and all("none ran: ModuleNotFoundError" in x["message"] for x in t[:6]) else 1)' "$last_body"
 req GET "/v1/submissions/${SID_OF[$P/compile_error/syntax_error_scores_0]}" "${A[@]}"
 check "a student's file that does not build: CE with the interpreter's message" \
 	eq "$(pj 'd["verdict"], "SyntaxError" in d["result"]["compile_output"]')" "CE True"
