@@ -28,7 +28,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..46"
+echo "1..48"
 . tests/lib/tap.sh
 check_detail() { echo "last: ${last_code:-} ${last_body:0:800}"; }
 say() { printf '# %s\n' "$*"; }
