@@ -139,6 +139,7 @@ struct worker {
 	struct exec_kernel_warm *warm;
 	struct kernel_shape warm_shape;
 	int64_t warm_made_ms, warm_retry_ms;
+	int64_t warm_over_ms;   /* since when the node's kernels pass its memory (0: they do not) */
 	int64_t image_retry_ms; /* a kernel image failed: not tried again before */
 };
 

@@ -271,6 +271,7 @@ static void drop_warm(struct worker *w, const char *why)
 	exec_gate_give(w, EXEC_GATE_START);
 	exec_kernel_warm_free(w->warm);
 	w->warm = NULL;
+	w->warm_over_ms = 0;
 }
 
 /* Starts a kernel ahead for the most wanted shape not held yet. */
@@ -384,8 +385,16 @@ static void warm_watch(struct worker *w, const struct asks *as, int64_t now)
 		why = "its shape was not wanted for executor.kernel_pool_idle, nor asked for";
 	if (!why && as->n >= 0 && held(w, &w->warm_shape).of_shape > want && last_holder(w, true))
 		why = "more are held for its shape than wanted";
+	/* Kernels just placed count beside the held ones they are about to
+	 * adopt until the hand-over: only an excess that outlasts one is
+	 * real (it dropped a class's kernel at its claim). */
 	int offered = w->d->cfg->kernel_memory_mb;
-	if (!why && offered > 0 && kernel_mb_in_use(w) > (uint64_t)offered && last_holder(w, false))
+	bool over = offered > 0 && kernel_mb_in_use(w) > (uint64_t)offered;
+	if (!over)
+		w->warm_over_ms = 0;
+	else if (!w->warm_over_ms)
+		w->warm_over_ms = now;
+	if (!why && over && now - w->warm_over_ms >= HANDOFF_WAIT_MS && last_holder(w, false))
 		why = "the kernels placed on this node need its memory";
 	if (!why)
 		return;
