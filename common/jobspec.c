@@ -323,8 +323,9 @@ static int parse_limits(const json_t *json, struct gv_jobspec *spec, struct gv_e
 	int rc = gv_json_get_object(json, "limits", GV_JSON_NULL_OK, &l, err);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
-	static const char *const keys[] = { "time_ms", "wall_ms", "memory_mb", "output_kb", "stack_kb", NULL };
+	static const char *const keys[] = { "time_ms", "wall_ms", "memory_mb", "output_kb", "stack_kb", "procs", NULL };
 	if (gv_json_check_keys(l, keys, err) != 0 ||
+	    get_u32(l, "procs", GV_JOBSPEC_PROCS_MAX, &spec->procs, err) != 0 ||
 	    get_u32(l, "stack_kb", GV_JOBSPEC_STACK_KB_MAX, &spec->stack_kb, err) != 0 ||
 	    get_u32(l, "time_ms", GV_JOBSPEC_TIME_MS_MAX, &spec->time_ms, err) != 0 ||
 	    get_u32(l, "wall_ms", GV_JOBSPEC_TIME_MS_MAX, &spec->wall_ms, err) != 0 ||
@@ -548,6 +549,8 @@ json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
 		put(limits, "memory_mb", json_integer(spec->memory_mb), &ok);
 		put(limits, "output_kb", json_integer(spec->output_kb), &ok);
 		put(limits, "stack_kb", json_integer(spec->stack_kb), &ok);
+		if (spec->procs)
+			put(limits, "procs", json_integer(spec->procs), &ok);
 	}
 	put(o, "limits", limits, &ok);
 	put(o, "return_output", json_boolean(spec->return_output), &ok);

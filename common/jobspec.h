@@ -35,10 +35,12 @@
  *                                        the frontend should check them with
  *                                        gv_checker_parse_flags to answer
  *                                        400; the executor answers IE
- *     "limits": {"time_ms", "wall_ms", "memory_mb", "output_kb", "stack_kb"},
+ *     "limits": {"time_ms", "wall_ms", "memory_mb", "output_kb", "stack_kb", "procs"},
  *                                        optional; 0 or absent = the
  *                                        language's default (stack: the
- *                                        memory limit); over the
+ *                                        memory limit; procs: processes and
+ *                                        threads of the run, Jobe's
+ *                                        numprocs); over the
  *                                        language's maximum is refused by
  *                                        exec_lang_job_build (GV_ELIMIT), so
  *                                        the frontend checks it with the
@@ -173,6 +175,7 @@
 #define GV_JOBSPEC_EXTRACT_PATH_MAX 255u
 #define GV_JOBSPEC_EXTRACT_DEPTH_MAX 16u
 #define GV_JOBSPEC_STACK_KB_MAX (16u * 1024u * 1024u)   /* 16 GiB; the memory limit bounds it */
+#define GV_JOBSPEC_PROCS_MAX 4096u              /* sanity cap; the language's maximum is the bound */
 /* Sanity caps on limits; the language's maximum is the real bound. */
 #define GV_JOBSPEC_TIME_MS_MAX (3600u * 1000u)
 #define GV_JOBSPEC_MEMORY_MB_MAX (1024u * 1024u)
@@ -205,6 +208,7 @@ struct gv_jobspec {
 	char *checker_flags; /* NULL when absent */
 	uint32_t time_ms, wall_ms, memory_mb, output_kb; /* 0: language default */
 	uint32_t stack_kb;   /* 0: the memory limit */
+	uint32_t procs;      /* 0: the language's default */
 	char **args;         /* run arguments after the language's run command */
 	size_t n_args;
 	char **compile_options; /* from the language's compile_options allowlist */

@@ -78,6 +78,7 @@ const char *fe_api_name(const struct fe_req *r)
 	case FE_API_JUDGE0: return "judge0";
 	case FE_API_PISTON: return "piston";
 	case FE_API_JUPYTER: return "jupyter";
+	case FE_API_JOBE: return "jobe";
 	default: return "native";
 	}
 }

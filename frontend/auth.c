@@ -209,6 +209,10 @@ static const char *presented_key(struct fe_req *r)
 	/* Jupyter's clients (Kernel Gateway's scheme). */
 	if (a && !strncasecmp(a, "token ", 6))
 		return a + 6;
+	/* Jobe's header: the key Moodle's CodeRunner is configured with. */
+	k = evhttp_find_header(h, "X-API-KEY");
+	if (k && *k)
+		return k;
 	/* Query-string keys end up in access logs and browser histories:
 	 * only where a browser has no other way (fe_route_takes_query_key),
 	 * and only for tenants that allow it (auth_decided), but for a
@@ -227,7 +231,8 @@ bool fe_auth_presented(struct fe_req *r)
 {
 	struct evkeyvalq *h = evhttp_request_get_input_headers(r->req);
 	const char *k = evhttp_find_header(h, "X-Auth-Token"), *a = evhttp_find_header(h, "Authorization");
-	return (k && *k) || (a && (!strncasecmp(a, "Bearer ", 7) || !strncasecmp(a, "token ", 6)));
+	const char *j = evhttp_find_header(h, "X-API-KEY");
+	return (k && *k) || (j && *j) || (a && (!strncasecmp(a, "Bearer ", 7) || !strncasecmp(a, "token ", 6)));
 }
 
 void fe_authenticate(struct fe_req *r)

@@ -42,6 +42,9 @@ struct fe_config {
 	int max_tests;
 	uint64_t max_test_size;       /* one input or expected output */
 	uint64_t max_additional_files_size; /* the archive of additional files, decoded */
+	uint64_t jobe_file_ttl_ms;    /* Jobe's uploaded files: how long one is kept */
+	uint64_t jobe_files_per_tenant; /* bytes one tenant's files may hold */
+	uint64_t jobe_files_total;    /* bytes all tenants' files may hold */
 	uint64_t max_problem_size;    /* POST/PUT /v1/problems archive */
 	char *languages_dir;
 	uint64_t auth_cache_ttl_ms;

@@ -12,7 +12,7 @@
 
 /* The request headers a page may send: where keys travel, the body's
  * type, and SSE's resume header. */
-#define ALLOW_HEADERS "Authorization, Content-Type, X-Auth-Token, X-Auth-User, Last-Event-ID"
+#define ALLOW_HEADERS "Authorization, Content-Type, X-Auth-Token, X-Auth-User, X-API-KEY, Last-Event-ID"
 /* The response headers a page may read beyond the CORS-safelisted ones. */
 #define EXPOSE_HEADERS                                                                        \
 	"Location, Retry-After, WWW-Authenticate, X-RateLimit-Limit, X-RateLimit-Remaining, " \

@@ -1,6 +1,6 @@
 /* The routing glue: fe_handle sends each route to the file of its concern
  * (submit.c, lookup.c, sse.c, stats.c, languages.c, api_problems.c,
- * api_tenant.c, playground_page.c, kernels.c) and answers the static routes itself; fe_handler_cleanup
+ * api_tenant.c, playground_page.c, kernels.c, jobe.c) and answers the static routes itself; fe_handler_cleanup
  * frees whatever handler state a request still holds when it ends. */
 #include <event2/buffer.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include "frontend/api_problems.h"
 #include "frontend/api_grades.h"
 #include "frontend/api_tenant.h"
+#include "frontend/jobe.h"
 #include "frontend/kernels.h"
 #include "frontend/languages.h"
 #include "frontend/lookup.h"
@@ -57,7 +58,8 @@ void fe_handle(struct fe_req *r)
 	case FE_ROUTE_V1_LANGUAGES:
 	case FE_ROUTE_J0_LANGUAGES:
 	case FE_ROUTE_J0_LANGUAGE:
-	case FE_ROUTE_PISTON_RUNTIMES: fe_handle_languages(r); return;
+	case FE_ROUTE_PISTON_RUNTIMES:
+	case FE_ROUTE_JOBE_LANGUAGES: fe_handle_languages(r); return;
 	case FE_ROUTE_V1_OPENAPI: {
 		struct evbuffer *b = evbuffer_new();
 		if (!b) {
@@ -108,6 +110,11 @@ void fe_handle(struct fe_req *r)
 	case FE_ROUTE_KERNEL_INTERRUPT:
 	case FE_ROUTE_KERNEL_RESTART:
 	case FE_ROUTE_KERNEL_CHANNELS: fe_handle_kernels(r); return;
+	case FE_ROUTE_JOBE_RUNS:
+	case FE_ROUTE_JOBE_RUNRESULT:
+	case FE_ROUTE_JOBE_FILES_POST:
+	case FE_ROUTE_JOBE_FILE_PUT:
+	case FE_ROUTE_JOBE_FILE_CHECK: fe_handle_jobe(r); return;
 	default: fe_reply_error(r, 404, "not_found", "no such route"); return;
 	}
 }

@@ -1,5 +1,5 @@
 /* The language listings: /v1/languages, Judge0's /languages and
- * /languages/{id}, Piston's /runtimes. Each shows the catalog as live
+ * /languages/{id}, Piston's /runtimes, Jobe's languages. Each shows the catalog as live
  * executors probed it (gavel:lang:<id>, one MGET per request), so a
  * language no executor offers is listed as unavailable. */
 #include "frontend/languages.h"
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/queue.h"
+#include "frontend/api_jobe.h"
 
 /* Every language of the catalog; "available" says whether a live executor
  * offers it, "version" is what that executor probed (null when none). */
@@ -61,6 +62,7 @@ static void languages_reply(struct fe_req *r, const struct fe_probed *p)
 		return;
 	}
 	case FE_ROUTE_PISTON_RUNTIMES: fe_reply_json(r, 200, fe_piston_runtimes(&app->cat, p)); return;
+	case FE_ROUTE_JOBE_LANGUAGES: fe_reply_json(r, 200, fe_jobe_languages(&app->cat, p)); return;
 	default: fe_reply_error(r, 404, "not_found", "no such route"); return;
 	}
 }

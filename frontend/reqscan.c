@@ -1,7 +1,7 @@
 /* Lines end at '\n' with an optional '\r' before it, as evhttp reads them
  * (EVBUFFER_EOL_CRLF); the first empty line ends the head. Header names
  * are matched case-insensitively; the first X-Auth-Token, else the first
- * "Authorization: Bearer", is the key, as presented_key() in server.c
+ * "Authorization: Bearer", else the first X-API-KEY (Jobe's), is the key, as presented_key() in server.c
  * picks it from evhttp's headers. */
 #include "frontend/reqscan.h"
 
@@ -18,6 +18,7 @@ void fe_reqscan_reset(struct fe_reqscan *s)
 	s->hdr_long = false;
 	s->key[0] = '\0';
 	s->key_from_token = false;
+	s->key_from_api_key = false;
 	s->head_bytes = 0;
 	s->bad_byte = false;
 }
@@ -39,7 +40,7 @@ static void set_key(struct fe_reqscan *s, const char *v, size_t n)
 /* A complete header line (without its end) is in s->hdr. */
 static void header_line(struct fe_reqscan *s)
 {
-	static const char tok[] = "x-auth-token:", auth[] = "authorization:";
+	static const char tok[] = "x-auth-token:", auth[] = "authorization:", jobe[] = "x-api-key:";
 	const char *h = s->hdr;
 	size_t n = s->hdr_len;
 	if (s->hdr_long)
@@ -50,15 +51,27 @@ static void header_line(struct fe_reqscan *s)
 			set_key(s, h + sizeof(tok) - 1, n - (sizeof(tok) - 1));
 			s->key_from_token = s->key[0] != '\0';
 		}
-	} else if (n >= sizeof(auth) - 1 && !strncasecmp(h, auth, sizeof(auth) - 1) && !s->key[0]) {
+	} else if (n >= sizeof(jobe) - 1 && !strncasecmp(h, jobe, sizeof(jobe) - 1) && !s->key[0]) {
+		set_key(s, h + sizeof(jobe) - 1, n - (sizeof(jobe) - 1));
+		s->key_from_api_key = s->key[0] != '\0';
+	} else if (n >= sizeof(auth) - 1 && !strncasecmp(h, auth, sizeof(auth) - 1) &&
+		   (!s->key[0] || s->key_from_api_key)) {
 		const char *v = h + sizeof(auth) - 1;
 		size_t vn = n - (sizeof(auth) - 1);
 		while (vn > 0 && (*v == ' ' || *v == '\t')) {
 			v++;
 			vn--;
 		}
-		if (vn > 7 && !strncasecmp(v, "Bearer ", 7))
+		if (vn > 7 && !strncasecmp(v, "Bearer ", 7)) {
+			char was[sizeof(s->key)];
+			memcpy(was, s->key, sizeof(was));
+			s->key[0] = '\0';
 			set_key(s, v + 7, vn - 7);
+			if (s->key[0])
+				s->key_from_api_key = false;
+			else
+				memcpy(s->key, was, sizeof(was));
+		}
 	}
 }
 

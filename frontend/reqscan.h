@@ -37,6 +37,7 @@ struct fe_reqscan {
 	bool hdr_long;
 	char key[TENANT_KEY_PRESENTED_MAX + 1];
 	bool key_from_token; /* X-Auth-Token wins over Authorization */
+	bool key_from_api_key; /* X-API-KEY (Jobe's) only when neither is sent */
 	size_t head_bytes;   /* bytes consumed so far */
 	bool bad_byte;       /* a NUL or another control byte but HT, CR, LF */
 };

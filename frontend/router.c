@@ -48,6 +48,15 @@ const struct fe_route fe_routes[] = {
 	{ FE_M_POST, "/api/kernels/{id}/interrupt", FE_ROUTE_KERNEL_INTERRUPT, true, "kernel_interrupt" },
 	{ FE_M_POST, "/api/kernels/{id}/restart", FE_ROUTE_KERNEL_RESTART, true, "kernel_restart" },
 	{ FE_M_GET, "/api/kernels/{id}/channels", FE_ROUTE_KERNEL_CHANNELS, true, "kernel_channels" },
+	/* Jobe: CodeRunner builds its URLs from a host name, so the prefix
+	 * is Jobe's own. HEAD files/{id} (does the server hold it?) matches
+	 * the GET entry, as every HEAD does. */
+	{ FE_M_GET, "/jobe/index.php/restapi/languages", FE_ROUTE_JOBE_LANGUAGES, false, "jobe_languages" },
+	{ FE_M_POST, "/jobe/index.php/restapi/runs", FE_ROUTE_JOBE_RUNS, true, "jobe_runs" },
+	{ FE_M_GET, "/jobe/index.php/restapi/runresults/{id}", FE_ROUTE_JOBE_RUNRESULT, true, "jobe_runresult" },
+	{ FE_M_POST, "/jobe/index.php/restapi/files", FE_ROUTE_JOBE_FILES_POST, true, "jobe_files_post" },
+	{ FE_M_PUT, "/jobe/index.php/restapi/files/{id}", FE_ROUTE_JOBE_FILE_PUT, true, "jobe_file_put" },
+	{ FE_M_GET, "/jobe/index.php/restapi/files/{id}", FE_ROUTE_JOBE_FILE_CHECK, true, "jobe_file_check" },
 	/* Only through fe_playground_match (serve() sends every path under
 	 * the prefix there). */
 	{ FE_M_GET, "/playground/{tenant}", FE_ROUTE_PLAYGROUND_PAGE, false, "playground_page" },

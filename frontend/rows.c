@@ -6,6 +6,8 @@
  * row the one same way. */
 #include "frontend/rows.h"
 
+#include "frontend/api_jobe.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +131,7 @@ void fe_row_answer(struct fe_req *r, int status, struct fe_rowbuf *rb)
 		j = fe_piston_render(&rb->row, r->lang ? r->lang : lang_find(&app->langs, rb->row.language),
 				     &app->cat);
 		break;
+	case FE_API_JOBE: j = fe_jobe_render(&rb->row); break;
 	default: j = fe_native_render(&rb->row); break;
 	}
 	fe_reply_json(r, status, j);

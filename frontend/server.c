@@ -33,6 +33,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "frontend/api_jobe.h"
 #include "frontend/api_tenant.h"
 #include "frontend/auth.h"
 #include "frontend/wsbudget.h"
@@ -205,6 +206,22 @@ void fe_reply_error(struct fe_req *r, int status, const char *code, const char *
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Jobe: over quota or over the rate limit is Jobe's "server
+	 * overloaded" run result; every other error is a bare JSON string,
+	 * 400 for anything wrong with the request. */
+	if (r->api == FE_API_JOBE && status == 429 && r->m.route && r->m.route->id == FE_ROUTE_JOBE_RUNS) {
+		fe_reply_json(r, 200, fe_jobe_overload(msg));
+		return;
+	}
+	if (r->api == FE_API_JOBE) {
+		if (status == 405 && r->m.allowed) {
+			char allow[96];
+			fe_methods_list(r->m.allowed, allow, sizeof(allow));
+			evhttp_add_header(evhttp_request_get_output_headers(r->req), "Allow", allow);
+		}
+		fe_reply_json(r, status == 422 ? 400 : status, json_string(msg));
+		return;
+	}
 	/* Judge0's routes answer in Judge0's error shapes. */
 	json_t *j = r->api == FE_API_JUDGE0    ? fe_j0_error_body(status, msg)
 		    : r->api == FE_API_JUPYTER ? json_pack("{s:s,s:n}", "message", msg, "reason")
@@ -447,6 +464,12 @@ void fe_route_matched(struct fe_req *r, enum fe_match_result mr)
 	case FE_ROUTE_KERNEL_INTERRUPT:
 	case FE_ROUTE_KERNEL_RESTART:
 	case FE_ROUTE_KERNEL_CHANNELS: r->api = FE_API_JUPYTER; break;
+	case FE_ROUTE_JOBE_LANGUAGES:
+	case FE_ROUTE_JOBE_RUNS:
+	case FE_ROUTE_JOBE_RUNRESULT:
+	case FE_ROUTE_JOBE_FILES_POST:
+	case FE_ROUTE_JOBE_FILE_PUT:
+	case FE_ROUTE_JOBE_FILE_CHECK: r->api = FE_API_JOBE; break;
 	default: r->api = FE_API_NATIVE;
 	}
 	if (r->m.route->id == FE_ROUTE_METRICS && !r->metrics_listener && !metrics_token_ok(r)) {

@@ -141,8 +141,8 @@ struct fe_req {
 };
 
 /* The API of the route: errors take its shape (Jupyter: {"message",
- * "reason"}). */
-enum fe_api { FE_API_NATIVE, FE_API_JUDGE0, FE_API_PISTON, FE_API_JUPYTER };
+ * "reason"}; Jobe: a bare JSON string). */
+enum fe_api { FE_API_NATIVE, FE_API_JUDGE0, FE_API_PISTON, FE_API_JUPYTER, FE_API_JOBE };
 
 uint64_t fe_now_us(void);
 uint64_t fe_now_ms(void);

@@ -24,7 +24,7 @@
 #include "frontend/rows.h"
 #include "frontend/waiters.h"
 
-static json_t *read_body(struct fe_req *r)
+json_t *fe_read_json_body(struct fe_req *r)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(r->req);
 	size_t len = evbuffer_get_length(in);
@@ -71,7 +71,7 @@ static void on_wait_row(struct fe_req *r, struct fe_rowbuf *rb, const char *erro
 	if (!fe_row_final(&rb->row))
 		return;
 	fe_wait_stop(r);
-	fe_row_answer(r, r->api == FE_API_PISTON ? 200 : 201, rb);
+	fe_row_answer(r, r->api == FE_API_PISTON || r->api == FE_API_JOBE ? 200 : 201, rb);
 }
 
 static void wait_wake(struct fe_req *r)
@@ -95,6 +95,8 @@ static void on_wait_timeout(evutil_socket_t fd, short what, void *arg)
 			       (unsigned long long)r->w->app->cfg->wait_timeout_ms, r->sid);
 	else if (r->api == FE_API_JUDGE0)
 		fe_reply_json(r, 202, json_pack("{s:s}", "token", r->sid));
+	else if (r->api == FE_API_JOBE)
+		fe_reply_json(r, 202, json_pack("{s:s}", "run_id", r->sid));
 	else
 		fe_reply_json(r, 202, json_pack("{s:s,s:s}", "id", r->sid, "status", "queued"));
 	fe_req_unref(r);
@@ -337,10 +339,12 @@ static void gpu_node_check(struct fe_req *r, json_t *rows, bool wait, json_int_t
 		on_gpu_largest(g, NULL);
 }
 
+static void submit_checked(struct fe_req *r, struct fe_job *job, bool wait);
+
 void fe_handle_create(struct fe_req *r)
 {
 	struct fe_app *app = r->w->app;
-	json_t *body = read_body(r);
+	json_t *body = fe_read_json_body(r);
 	if (!body)
 		return;
 	struct fe_job job;
@@ -380,19 +384,25 @@ void fe_handle_create(struct fe_req *r)
 		fe_reply_apierr(r, &e);
 		return;
 	}
-	r->lang = job.lang;
+	submit_checked(r, &job, wait);
+}
+
+/* Stores and enqueues one checked job (taken). */
+static void submit_checked(struct fe_req *r, struct fe_job *job, bool wait)
+{
+	r->lang = job->lang;
 	r->batch_ids = calloc(1, sizeof(char *));
 	char sid[FE_SID_BUF];
 	fe_new_id(sid);
 	if (!r->batch_ids || !(r->batch_ids[0] = strdup(sid))) {
-		fe_job_clear(&job);
+		fe_job_clear(job);
 		fe_reply_error(r, 500, "internal", "out of memory");
 		return;
 	}
 	r->batch_n = 1;
-	json_int_t gpus = json_integer_value(json_object_get(job.spec, "gpus"));
-	json_t *rows = json_pack("[o]", row_of(sid, &job));
-	fe_job_clear(&job);
+	json_int_t gpus = json_integer_value(json_object_get(job->spec, "gpus"));
+	json_t *rows = json_pack("[o]", row_of(sid, job));
+	fe_job_clear(job);
 	if (!rows) {
 		fe_reply_error(r, 500, "internal", "out of memory");
 		return;
@@ -405,6 +415,17 @@ void fe_handle_create(struct fe_req *r)
 		store(r, rows, wait);
 }
 
+void fe_submit_job(struct fe_req *r, struct fe_job *job, bool wait)
+{
+	struct fe_apierr e;
+	if (check_quota(r, job, &e) < 0) {
+		fe_job_clear(job);
+		fe_reply_apierr(r, &e);
+		return;
+	}
+	submit_checked(r, job, wait);
+}
+
 void fe_submission_store(struct fe_req *r, json_t *rows, bool wait)
 {
 	store(r, rows, wait);
@@ -415,7 +436,7 @@ void fe_handle_batch_create(struct fe_req *r)
 	struct fe_app *app = r->w->app;
 	struct fe_apierr e;
 	r->j0_base64 = fe_query_bool(r, "base64_encoded");
-	json_t *body = read_body(r);
+	json_t *body = fe_read_json_body(r);
 	if (!body)
 		return;
 	json_t *subs = json_object_get(body, "submissions");

@@ -157,6 +157,14 @@ int exec_lang_job_build_multi(struct exec_lang_job *lj, const struct lang_def *l
 	if (pick_limit("wall time limit (ms)", lim->wall_ms, (uint32_t)wall_dflt, m->wall_ms, lang->id, &wall_ms,
 		       err))
 		return -1;
+	/* Processes (and threads) of the run: more than the language's
+	 * default when asked (Jobe's numprocs), never fewer, since a runtime
+	 * (the JVM) needs its own; past the maximum is refused like the
+	 * other limits. Above 1 the seccomp filter allows fork (gavel-init). */
+	uint32_t procs = lim->procs > d->procs ? lim->procs : d->procs;
+	if (procs > m->procs)
+		return gv_err_set(err, GV_ELIMIT, "%s: processes %u above the language's maximum %u", lang->id,
+				  procs, m->procs);
 
 	/* The saved name and main class come from the source for languages
 	 * that ask (Java's public class); both are checked plain names. */
@@ -211,7 +219,7 @@ int exec_lang_job_build_multi(struct exec_lang_job *lj, const struct lang_def *l
 			.stack_kb = lim->stack_kb && lim->stack_kb < (uint64_t)memory_mb * 1024
 					    ? lim->stack_kb
 					    : (uint64_t)memory_mb * 1024,
-			.procs = d->procs,
+			.procs = procs,
 			.rlimit_as = lang->rlimit_as,
 		},
 	};

@@ -28,6 +28,7 @@ struct exec_run_limits {
 	uint32_t memory_mb;
 	uint32_t output_kb;
 	uint32_t stack_kb; /* 0: the memory limit */
+	uint32_t procs;    /* 0: the language's default; never below it */
 };
 
 /* A job built from a language: owns its expanded argvs. */

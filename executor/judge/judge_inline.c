@@ -112,6 +112,7 @@ static int build_job(struct exec_engine *e, struct job_state *st, const struct l
 		.memory_mb = spec->memory_mb,
 		.output_kb = spec->output_kb,
 		.stack_kb = spec->stack_kb,
+		.procs = spec->procs,
 	};
 	if (spec->n_files == 0)
 		return gv_err_set(err, GV_EINVAL, "no source file");
