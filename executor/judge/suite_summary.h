@@ -9,7 +9,9 @@
  *   build:ok                 or build:fail, then build_message:<text>
  *   test:<name>              one block per test of the plan, in its order
  *   outcome:pass             pass | fail | error | skipped | timeout | crash
- *   time_ms:12               CPU time of the test's process tree
+ *   time_ms:12               CPU time of the test's process tree (for
+ *                            tests run together: the report's; the host
+ *                            uses neither for a hidden group)
  *   wall_ms:40
  *   message:<text>           optional: the framework's failure message
  *   output:<text>            optional: what the test printed (cut)
