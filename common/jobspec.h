@@ -54,6 +54,13 @@
  *                                        compile_options allowlist (the
  *                                        frontend answers 400, the executor
  *                                        fails the job closed)
+ *     "writable_box": false,             plain run only (no tests, no
+ *                                        problem): the run may create and
+ *                                        change files in its working
+ *                                        directory (Jobe: a CodeRunner
+ *                                        template writes the answer there
+ *                                        and compiles it); by default /box
+ *                                        is read-only while the program runs
  *     "stderr_to_stdout": false,         the program's stderr goes to its
  *                                        stdout (Judge0's
  *                                        redirect_stderr_to_stdout)
@@ -214,6 +221,7 @@ struct gv_jobspec {
 	char **compile_options; /* from the language's compile_options allowlist */
 	size_t n_compile_options;
 	bool stderr_to_stdout; /* the program's stderr is its stdout (one stream, in order) */
+	bool writable_box;     /* plain run: /box stays writable while the program runs */
 	bool return_output;
 	uint32_t gpus;
 	char *callback_url;  /* NULL when absent */

@@ -290,6 +290,10 @@ int fe_jobe_parse(const json_t *body, const struct fe_catalog *cat, const struct
 	    fe_put_bytes(run->job.spec, "stdin", "stdin_b64", in, inl, "input", b->max_test_size, e) < 0)
 		goto fail;
 	json_object_set_new(run->job.spec, "return_output", json_true());
+	/* A CodeRunner template writes files beside the source (the
+	 * student's answer, then compiles it): the run works in a writable
+	 * copy of its folder. */
+	json_object_set_new(run->job.spec, "writable_box", json_true());
 	if (apply_limits(params, q, run, e) < 0 || apply_args(params, run, e) < 0)
 		goto fail;
 	return 0;

@@ -29,6 +29,8 @@ static const struct piston_name piston_names[] = {
 	{ "go", "go", { "golang", NULL } },
 	{ "pascal", "pascal", { "freepascal", "pp", "pas", "fpc", NULL } },
 	{ "java", "java", { NULL } },
+	{ "php", "php", { NULL } },
+	{ "octave", "octave", { "matlab", "m", NULL } },
 };
 
 static const struct piston_name *piston_name_of(const struct lang_def *lang)

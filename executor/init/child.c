@@ -90,7 +90,7 @@ int init_child_main(void *arg)
 		child_fail(a, INIT_STAGE_SETUP, errno);
 	/* Stdout and stderr are already fds 1 and 2 (init_runner_open). */
 	if (dup2(a->spec->stream ? a->spec->stream->stdin_fd : a->r->in_ro, 0) < 0 ||
-	    (a->spec->stderr_to_stdout && dup2(1, 2) < 0))
+	    (a->spec->stderr_to_stdout && dup2(1, 2) < 0) || (a->spec->cwd && chdir(a->spec->cwd) < 0))
 		child_fail(a, INIT_STAGE_SETUP, errno);
 	if (setrlimit(RLIMIT_CPU, &a->rl_cpu) < 0 ||
 	    set_limit(RLIMIT_NOFILE, lim->open_files) < 0 ||

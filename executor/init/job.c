@@ -122,7 +122,8 @@ int init_job_parse(const char *buf, size_t len, struct init_job *job, struct gv_
 			}
 			seccomp_seen = 1;
 		} else if (exec_record_key_is(&f, "feedback_dir") || exec_record_key_is(&f, "interactive") ||
-			   exec_record_key_is(&f, "network") || exec_record_key_is(&f, "stderr_to_stdout")) {
+			   exec_record_key_is(&f, "network") || exec_record_key_is(&f, "stderr_to_stdout") ||
+			   exec_record_key_is(&f, "writable_box")) {
 			if (exec_record_parse_u64(f.value, f.value_len, 1, &v, err) < 0) {
 				gv_err_prefix(err, "job record: key %.*s", (int)f.key_len, f.key);
 				goto fail;
@@ -133,6 +134,8 @@ int init_job_parse(const char *buf, size_t len, struct init_job *job, struct gv_
 				job->network = (int)v;
 			else if (f.key[0] == 's')
 				job->stderr_to_stdout = (int)v;
+			else if (f.key[0] == 'w')
+				job->writable_box = (int)v;
 			else
 				job->interactive = (int)v;
 		} else if (exec_record_key_is(&f, "input_file") || exec_record_key_is(&f, "output_file")) {

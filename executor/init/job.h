@@ -36,6 +36,7 @@ struct init_job {
 	int interactive;  /* 1: tests take stdin from `data` frames and stream stdout back as `data` */
 	int network;      /* 1: the sandbox has a filtered network: AF_INET sockets allowed */
 	int stderr_to_stdout; /* 1: tests' stderr is their stdout (not interactive ones) */
+	int writable_box;     /* 1: /box is left writable for the program (one plain run) */
 	/* File I/O tests (not interactive): each test's input is also
 	 * /box/<input_file> (read-only), and what the program left in
 	 * /box/<output_file> is its output instead of its stdout. NULL: none. */

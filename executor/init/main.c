@@ -36,6 +36,7 @@
 #include "executor/init/seccomp_policy.h"
 #include "executor/init/verdict.h"
 #include "executor/init/wipe.h"
+#include "executor/init/workcopy.h"
 #include "executor/sandbox/record.h"
 
 #define BOX "/box"
@@ -692,6 +693,22 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 		};
 		spec.stream = &stream;
 	}
+	/* writable_box (Jobe): the run works in a writable copy of the
+	 * locked box, in /tmp (workcopy.h has the security argument); the
+	 * wipe after the run removes it. */
+	if (s->job.writable_box) {
+		int t = tmp_fd(s, err);
+		if (t < 0)
+			return -1;
+		int box = open(BOX, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (box < 0)
+			return gv_err_errno(err, "open %s", BOX);
+		int crc = init_workcopy_make(box, t, err);
+		close(box);
+		if (crc < 0)
+			return -1;
+		spec.cwd = INIT_WORKCOPY_DIR;
+	}
 	int rc = (s->job.feedback_dir && make_feedback_dir(s, err) < 0) ||
 		 (s->job.output_file && init_named_output_prepare(&s->io, s->job.output_file, err) < 0) ||
 		 init_runner_run(&s->runner, &spec, &o, err) < 0 ? -1 : 0;
@@ -843,6 +860,10 @@ static int command_loop(struct init_state *s, struct gv_err *err)
 				continue;
 			if (s->compile_failed)
 				return gv_err_set(err, GV_EPROTO, "`test` after a failed compile");
+			/* writable_box serves one plain run (its copy of the
+			 * box is made for it). */
+			if (s->job.writable_box && s->next_index > 0)
+				return gv_err_set(err, GV_EPROTO, "a second `test` in a writable_box job");
 			s->next_index++;
 			in_off = 0;
 			if (init_runner_input_reset(&s->runner, err) < 0)

@@ -87,6 +87,7 @@ struct init_run_spec {
 	int single_process; /* the policy refuses new processes (procs:1): RLIMIT_NPROC then bounds
 			     * threads only, at INIT_SINGLE_PROCESS_TASKS */
 	int stderr_to_stdout; /* the child's fd 2 is its fd 1: one stream, in the order written */
+	const char *cwd;      /* the child's working directory; NULL: init's own (/box) */
 };
 
 /* Puts the program's stdout and stderr pipes at fds 1 and 2 of the caller,

@@ -131,6 +131,7 @@ static int build_job(struct exec_engine *e, struct job_state *st, const struct l
 				    spec->n_args, err) != 0)
 		return -1;
 	st->lj.job.stderr_to_stdout = spec->stderr_to_stdout;
+	st->lj.job.writable_box = spec->writable_box;
 	if (spec->n_files == 1 && !extra)
 		return 0;
 	size_t n = spec->n_files + (extra ? 2 : 0);

@@ -63,6 +63,9 @@ struct exec_job {
 	 * order written, under the output cap (PROTOCOL.md,
 	 * `stderr_to_stdout`). Compiles keep theirs apart. */
 	bool stderr_to_stdout;
+	/* A plain run of one test (Jobe): /box is not made read-only after
+	 * the compile (PROTOCOL.md, `writable_box`). */
+	bool writable_box;
 	/* File I/O tasks (not interactive): each test's input is also the
 	 * read-only file /box/<input_file>, and the program's output is what
 	 * it leaves in /box/<output_file> (its stdout is dropped); PROTOCOL.md,

@@ -67,7 +67,8 @@ def outcome(r):
 
 
 def detail(r):
-    return "%s %s" % (r[0], r[2][:400])
+    t = r[2] if len(r[2]) <= 900 else r[2][:400] + " ... " + r[2][-500:]
+    return "%s %s" % (r[0], t)
 
 
 # -- languages
@@ -142,6 +143,17 @@ check("numprocs 10: a C program forks 4 children", outcome(r) == 15 and r[1]["st
 r = run("python3", "import subprocess\nprint(subprocess.run(['/usr/bin/python3', '-c', 'print(6*7)'],"
         " capture_output=True, text=True).stdout, end='')\n", parameters={"numprocs": 20})
 check("numprocs 20: python3 runs a subprocess", outcome(r) == 15 and r[1]["stdout"] == "42\n", detail(r))
+
+# -- a CodeRunner-style Python template: it writes the student's C answer
+# and a Python file, compiles the C with gcc and lints the Python with
+# pylint, all by subprocess in the working directory
+with open(__file__.replace("jobe_client.py", "jobe_template.py")) as f:
+    template = f.read()
+r = run("python3", template, parameters={"numprocs": 20, "cputime": 20, "memorylimit": 1000})
+check("a Python template writes a C answer beside it and compiles it with gcc by subprocess",
+      outcome(r) == 15 and "gcc 0 " in r[1]["stdout"] and "built True\n" in r[1]["stdout"], detail(r))
+check("the template runs pylint by subprocess (clean module: status 0)",
+      outcome(r) == 15 and "pylint 0" in r[1]["stdout"], detail(r))
 
 # -- UTF-8 and not
 r = run("python3", "print('h\u00e9llo \u2713 \u65e5\u672c')\n")

@@ -78,6 +78,13 @@ static void jobe__language_ids__map_to_ours(void **state)
 	assert_null(fe_jobe_language(&cat, "javascript")); /* not a Jobe id */
 	assert_null(fe_jobe_language(&cat, "cobol"));
 	assert_null(fe_jobe_id_of(lang_find(&reg, "rust")));
+	/* Jobe's php and octave are languages of every API. */
+	assert_string_equal(fe_jobe_language(&cat, "php")->id, "php");
+	assert_string_equal(fe_jobe_language(&cat, "octave")->id, "octave");
+	assert_string_equal(fe_catalog_by_judge0(&cat, 68)->id, "php");
+	assert_string_equal(fe_catalog_by_judge0(&cat, 66)->id, "octave");
+	assert_string_equal(fe_piston_find(&cat, "php", "*")->id, "php");
+	assert_string_equal(fe_piston_find(&cat, "matlab", NULL)->id, "octave");
 	json_t *a = fe_jobe_languages(&cat, NULL);
 	bool c = false;
 	size_t i;
@@ -187,7 +194,15 @@ static void jobe__parse__run_spec_into_the_job(void **state)
 	struct gv_err err;
 	assert_int_equal(gv_jobspec_from_json(s, &js, &err), 0);
 	assert_int_equal(js.procs, 10);
+	assert_true(js.writable_box);
 	gv_jobspec_free(&js);
+	/* A writable work dir is for one plain run: never with tests. */
+	json_t *judged = json_deep_copy(s);
+	json_object_set_new(judged, "tests", json_pack("[{s:s,s:s}]", "input", "1", "expected", "1"));
+	assert_int_equal(gv_jobspec_from_json(judged, &js, &err), -1);
+	assert_non_null(strstr(err.msg, "writable_box"));
+	gv_jobspec_free(&js);
+	json_decref(judged);
 	fe_jobe_run_clear(&run);
 }
 
