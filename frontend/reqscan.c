@@ -50,6 +50,8 @@ static void header_line(struct fe_reqscan *s)
 			s->key[0] = '\0';
 			set_key(s, h + sizeof(tok) - 1, n - (sizeof(tok) - 1));
 			s->key_from_token = s->key[0] != '\0';
+			if (s->key_from_token)
+				s->key_from_api_key = false;
 		}
 	} else if (n >= sizeof(jobe) - 1 && !strncasecmp(h, jobe, sizeof(jobe) - 1) && !s->key[0]) {
 		set_key(s, h + sizeof(jobe) - 1, n - (sizeof(jobe) - 1));

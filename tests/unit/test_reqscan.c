@@ -37,6 +37,15 @@ static const struct head_case cases[] = {
 	  "/a", "", false },
 	{ H("GET /a HTTP/1.1\r\nX-Auth-Token: k2\r\nX-Auth-Token: k3\r\n\r\n"), true, "k2", FE_M_GET, "/a", "",
 	  false },
+	/* Jobe's X-API-KEY: the key when neither of the others is sent. */
+	{ H("POST /jobe/index.php/restapi/runs HTTP/1.1\r\nX-API-KEY: j1\r\n\r\n"), true, "j1", FE_M_POST,
+	  "/jobe/index.php/restapi/runs", "", false },
+	{ H("GET /a HTTP/1.1\r\nX-API-KEY: j1\r\nAuthorization: Bearer k1\r\n\r\n"), true, "k1", FE_M_GET, "/a",
+	  "", false },
+	{ H("GET /a HTTP/1.1\r\nX-API-KEY: j1\r\nX-Auth-Token: k2\r\nAuthorization: Bearer k1\r\n\r\n"), true,
+	  "k2", FE_M_GET, "/a", "", false },
+	{ H("GET /a HTTP/1.1\r\nAuthorization: Bearer k1\r\nX-API-KEY: j1\r\n\r\n"), true, "k1", FE_M_GET, "/a",
+	  "", false },
 	/* Not a bearer: no key. */
 	{ H("GET /a HTTP/1.1\r\nAuthorization: Basic dTpw\r\n\r\n"), true, "", FE_M_GET, "/a", "", false },
 	/* An absolute-form target is routed by its path. */
