@@ -4,21 +4,23 @@ Moodle's CodeRunner does: languages, runs with parameters, file uploads
 after a 404, results polled after a 202. Written from Jobe's API
 description; prints TAP.
 
-Arguments: BASE KEY_A KEY_B SMALL_BASE KEY_C
+Arguments: BASE KEY_A KEY_B SMALL_BASE KEY_C KEY_D
   BASE        a frontend with the usual wait (runs answer 200)
   KEY_A/B     two tenants' keys
   SMALL_BASE  a frontend with a 2 s wait and a 4 KiB file budget per tenant
   KEY_C       a third tenant's key (its files go through SMALL_BASE)
+  KEY_D       a tenant with max_queued 1 and max_running 1
 """
 import base64
 import hashlib
 import http.client
+import threading
 import json
 import sys
 import time
 import urllib.parse
 
-BASE, KEY_A, KEY_B, SMALL, KEY_C = sys.argv[1:6]
+BASE, KEY_A, KEY_B, SMALL, KEY_C, KEY_D = sys.argv[1:7]
 PREFIX = "/jobe/index.php/restapi/"
 
 results = []
@@ -264,7 +266,6 @@ for _ in range(120):
 check("runresults when done: 200 with the result",
       st == 200 and body.get("outcome") == 15 and body.get("stdout") == "late\n" and body.get("run_id") == rid, t)
 # under load: 6 runs at once through the short wait, each polled to its end
-import threading
 outs = [None] * 6
 
 
@@ -280,6 +281,25 @@ for th in ts:
 check("6 runs at once, 202s polled: each its own result",
       all(outcome(outs[i]) == 15 and outs[i][1]["stdout"] == "%d\n" % i for i in range(6)),
       " | ".join(detail(o) for o in outs if o))
+
+# -- over quota is Jobe's "server overloaded" (outcome 21), a 200 answer
+outs_d = [None] * 3
+
+
+def one_d(i):
+    outs_d[i] = run("python3", "import time\ntime.sleep(3)\nprint('d')\n", key=KEY_D, parameters={"cputime": 5})
+
+
+ts = [threading.Thread(target=one_d, args=(i,)) for i in range(3)]
+for th in ts:
+    th.start()
+for th in ts:
+    th.join()
+got = sorted(outcome(o) for o in outs_d)
+check("3 runs at once for a tenant with max_queued 1, max_running 1: the refused ones are outcome 21",
+      got.count(21) >= 1 and got.count(15) >= 1 and set(got) <= {15, 21} and
+      all("max_queued" in o[1]["stderr"] for o in outs_d if outcome(o) == 21),
+      " | ".join(detail(o) for o in outs_d if o))
 
 # -- the file budget (4 KiB per tenant on SMALL)
 st1, _, t1 = request(SMALL, "PUT", "files/budget0001", {"file_contents": base64.b64encode(b"a" * 3000).decode()},

@@ -12,8 +12,8 @@
 #   linkargs; file_list with the 404 -> PUT -> HEAD -> run again cycle, a
 #   binary file, POST files; tenants never see each other's files or runs;
 #   Java without sourcefilename; bad requests; 202 and polling (the second
-#   frontend waits 2 s), under load too; the per-tenant file budget (4 KiB
-#   on the second frontend).
+#   frontend waits 2 s), under load too; over quota (max_queued) is
+#   outcome 21; the per-tenant file budget (4 KiB on the second frontend).
 #
 # Needs root (runsc, cgroups). Everything it starts is stopped on exit
 # (tests/lib/stack.sh).
@@ -41,6 +41,8 @@ stack_tenant "${TAG}_b"
 KB=$KEY
 stack_tenant "${TAG}_c"
 KC=$KEY
+stack_tenant "${TAG}_d" --quota max_queued=1 --quota max_running=1
+KD=$KEY
 
 GAVEL_SCHEDULER_INSTANCE=sched-$TAG GAVEL_SCHEDULER_TICK_INTERVAL=50ms \
 	"${STACK_AS_SCHEDULER[@]}" setsid "$BUILD/gavel-scheduler" >>"$TMP/scheduler.log" 2>&1 </dev/null &
@@ -59,7 +61,7 @@ stack_wait_healthy 90 "$PID_MAIN" "$PID_FE" "$PID_EXEC"
 wait_for 60 bash -c "curl -s '$B_MAIN/jobe/index.php/restapi/languages' | grep -q python3" ||
 	bail "the executor published no languages"
 
-python3 tests/integration/jobe_client.py "$B_MAIN" "$KA" "$KB" "$B_SMALL" "$KC"
+python3 tests/integration/jobe_client.py "$B_MAIN" "$KA" "$KB" "$B_SMALL" "$KC" "$KD"
 rc=$?
 kill -0 "$PID_MAIN" 2>/dev/null && kill -0 "$PID_FE" 2>/dev/null || {
 	echo "# a frontend died: $(tail -n 10 "$TMP/frontend.log" | tr '\n' '|')"
