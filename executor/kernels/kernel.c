@@ -65,6 +65,9 @@ struct kernel {
 	bool blpop_sent;
 	bool ready_seen;     /* the current sandbox answered */
 	bool restarting;     /* a restart waits for the new sandbox's `ready` */
+	/* The sandbox is a clone of the node's image that has not answered
+	 * yet: if it ends now, a fresh one takes its place. */
+	bool clone_unproven;
 	bool ended;
 	char state[12];
 	int64_t t0, last_activity, next_refresh;
@@ -477,6 +480,7 @@ static int adopt_warm(struct kernel *k, struct exec_kernel_warm *w, struct gv_er
 		snprintf(k->state, sizeof(k->state), "%s", w->state);
 	k->sandbox_t0 = mono_ms();
 	bool restored = w->restored;
+	k->clone_unproven = restored && !w->ready;
 	free(w);
 	if (replay_opens(k, err) != 0) {
 		close_sandbox(k);
@@ -622,6 +626,7 @@ static void on_frame(struct kernel *k, const struct kernel_out_frame *f)
 		set_state(k, f->state);
 		return;
 	case KERNEL_OUT_READY:
+		k->clone_unproven = false;
 		if (k->ready_seen)
 			return;
 		k->ready_seen = true;
@@ -665,6 +670,23 @@ static bool out_budget(struct kernel *k)
 	return k->tokens > 0;
 }
 
+/* A clone of the node's image that ended before it answered (under
+ * heavy load runsc 20221219 lost some: exit 139 and no OOM) gives way to
+ * a fresh sandbox: the kernel starts late instead of not at all. */
+static bool clone_replaced(struct kernel *k, const char *why)
+{
+	if (!k->clone_unproven)
+		return false;
+	gv_warn(k->env->log, "kernel %s: its sandbox from the node's image ended before it answered (%s); "
+		"starting a fresh one", k->spec->kid, why);
+	close_sandbox(k);
+	k->clone_unproven = false;
+	struct gv_err err;
+	if (open_sandbox(k, &err) != 0)
+		kernel_end(k, "error", err.msg);
+	return true;
+}
+
 /* The stream's turn: what the bridge sent, its end. */
 static void stream_turn(struct kernel *k, bool reading)
 {
@@ -672,6 +694,12 @@ static void stream_turn(struct kernel *k, bool reading)
 	struct exec_phase_result r;
 	struct gv_err err;
 	int rc = exec_stream_step(k->st, reading, on_output, &o, &r, &err);
+	if (rc != 0 && !o.failed &&
+	    clone_replaced(k, rc < 0 ? err.msg : r.status)) {
+		if (rc == 1)
+			exec_phase_result_free(&r);
+		return;
+	}
 	if (o.failed) {
 		kernel_end(k, "error", o.err.msg);
 		gv_warn(k->env->log, "kernel %s: %s", k->spec->kid, o.err.msg);
