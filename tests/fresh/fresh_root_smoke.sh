@@ -195,8 +195,17 @@ prog javascript <<'EOF'
 const v = require('fs').readFileSync(0, 'utf8').trim().split(/\s+/).map(Number);
 console.log(v[0] + v[1]);
 EOF
+prog octave <<'EOF'
+x = sscanf(fgetl(stdin), "%ld %ld");
+printf("%d\n", int64(x(1)) + int64(x(2)));
+EOF
 prog pascal <<'EOF'
 program sum; var a, b: int64; begin readln(a, b); writeln(a + b); end.
+EOF
+prog php <<'EOF'
+<?php
+[$a, $b] = array_map("intval", preg_split("/\\s+/", trim(stream_get_contents(STDIN))));
+echo $a + $b, "\n";
 EOF
 prog python3 <<'EOF'
 print(sum(map(int, input().split())))

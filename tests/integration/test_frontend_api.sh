@@ -271,11 +271,14 @@ req GET /statuses
 check "judge0 statuses 1..14" [ "$(jq_ 'len(d), d[2]["description"], d[10]["description"]')" = "14 Accepted Runtime Error (NZEC)" ]
 # Executors publish the versions they probed at each heartbeat
 # (gavel:lang:<id>, common/queue.h); none runs here, so publish as one
-# would, without javascript: it must then not be listed.
+# would, without javascript (nor what other tests' executors published
+# in this Redis): those must then not be listed.
+for key in $(redis_cli "$GAVEL_REDIS_URL" KEYS 'gavel:lang:*'); do
+	redis_cli "$GAVEL_REDIS_URL" DEL "$key" >/dev/null
+done
 for lv in c=12.2.0 cpp=12.2.0 cpp14=12.2.0 cpp20=12.2.0 go=1.19.8 java=17.0.15 pascal=3.2.2 python3=3.11.2 rust=1.63.0; do
 	redis_cli "$GAVEL_REDIS_URL" SET "gavel:lang:${lv%%=*}" "${lv#*=}" PX 120000 >/dev/null
 done
-redis_cli "$GAVEL_REDIS_URL" DEL gavel:lang:javascript >/dev/null
 req GET /languages
 check "judge0 languages: Judge0 ids of the languages executors offer" [ "$(jq_ 'sorted(l["id"] for l in d)')" = "[50, 54, 60, 62, 67, 71, 73]" ]
 req GET /languages/71
