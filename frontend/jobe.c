@@ -103,13 +103,7 @@ static void on_file_put(void *arg, redisReply *reply)
 	} else if (r->m.route->id == FE_ROUTE_JOBE_FILES_POST) {
 		fe_reply_json(r, 201, json_string(r->sid));
 	} else {
-		struct evbuffer *b = evbuffer_new();
-		if (!b) {
-			fe_reply_error(r, 500, "internal", "out of memory");
-		} else {
-			fe_reply_raw(r, 204, "application/json", b);
-			evbuffer_free(b);
-		}
+		fe_reply_raw(r, 204, "application/json", NULL);
 	}
 	fe_req_unref(r);
 }
@@ -185,13 +179,7 @@ static void on_file_check(void *arg, redisReply *reply)
 	} else if (reply->integer != 1) {
 		fe_reply_error(r, 404, "not_found", "File not found");
 	} else {
-		struct evbuffer *b = evbuffer_new();
-		if (!b) {
-			fe_reply_error(r, 500, "internal", "out of memory");
-		} else {
-			fe_reply_raw(r, 204, "application/json", b);
-			evbuffer_free(b);
-		}
+		fe_reply_raw(r, 204, "application/json", NULL);
 	}
 	fe_req_unref(r);
 }

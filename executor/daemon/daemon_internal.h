@@ -246,9 +246,6 @@ int exec_daemon_start_places(const struct exec_daemon_config *cfg);
 /* kernel_images.c. Empties (and makes) the node's folder of kernel
  * images, by the supervisor before any worker starts. */
 int kernel_images_reset(const struct daemon *d, struct gv_err *err) GV_MUST_CHECK;
-/* The node's image for kernels of memory_mb that a kernel living lives_ms
- * more may use (its folder in out). */
-bool kernel_images_find(const struct worker *w, uint32_t memory_mb, uint64_t lives_ms, char *out, size_t n);
 /* A kernel for spec restored from the node's image (it answers once its
  * `ready` comes), for a kernel that may wait waits_ms before its
  * lifetime starts; NULL when there is none to use or the restore failed

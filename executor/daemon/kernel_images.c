@@ -79,7 +79,18 @@ static bool newest(const struct daemon *d, uint32_t memory_mb, char *out, size_t
 	return best >= 0;
 }
 
-bool kernel_images_find(const struct worker *w, uint32_t memory_mb, uint64_t lives_ms, char *out, size_t n)
+/* Whether memory_mb has an image made within IMAGE_REMAKE_MS. */
+static bool fresh_image(const struct daemon *d, uint32_t memory_mb)
+{
+	char path[4400];
+	int64_t made;
+	return newest(d, memory_mb, path, sizeof(path), &made) &&
+	       (int64_t)exec_daemon_mono_ms() - made < IMAGE_REMAKE_MS;
+}
+
+/* The image for kernels of memory_mb that a kernel living lives_ms more
+ * may use (its folder in out). */
+static bool find_usable(const struct worker *w, uint32_t memory_mb, uint64_t lives_ms, char *out, size_t n)
 {
 	int64_t made;
 	if (!w->d->cfg->kernel_images || !newest(w->d, memory_mb, out, n, &made))
@@ -93,7 +104,7 @@ struct exec_kernel_warm *kernel_images_restore(struct worker *w, const struct ex
 {
 	char image[4400];
 	uint64_t lives = (uint64_t)spec->lifetime_s * 1000 + waits_ms;
-	if ((spec->egress && spec->egress->grants) || !kernel_images_find(w, spec->memory_mb, lives, image, sizeof(image)))
+	if ((spec->egress && spec->egress->grants) || !find_usable(w, spec->memory_mb, lives, image, sizeof(image)))
 		return NULL;
 	struct exec_kernel_warm *warm = NULL;
 	struct gv_err err;
@@ -144,10 +155,8 @@ static bool make(struct worker *w, uint32_t memory_mb)
 			close(fd);
 		return false;
 	}
-	int64_t made;
 	bool done = false;
-	if (newest(d, memory_mb, final, sizeof(final), &made) &&
-	    (int64_t)exec_daemon_mono_ms() - made < IMAGE_REMAKE_MS) {
+	if (fresh_image(d, memory_mb)) {
 		done = true; /* made meanwhile */
 	} else if (d->cfg->kernel_memory_mb <= 0 ||
 		   exec_gate_take(w, EXEC_GATE_START, exec_daemon_start_places(d->cfg), 0)) {
@@ -166,7 +175,7 @@ static bool make(struct worker *w, uint32_t memory_mb)
 				w->index, memory_mb, err.msg);
 			w->image_retry_ms = (int64_t)t0 + IMAGE_RETRY_MS;
 		} else {
-			made = (int64_t)exec_daemon_mono_ms();
+			int64_t made = (int64_t)exec_daemon_mono_ms();
 			snprintf(final, sizeof(final), "%s/%u-%" PRId64, dir, memory_mb, made);
 			if (rename(tmp, final) != 0) {
 				gv_warn(&d->log, "worker %d: rename %s: %s", w->index, tmp, strerror(errno));
@@ -190,13 +199,8 @@ bool kernel_images_tick(struct worker *w, const uint32_t *wanted_mb, size_t n)
 {
 	if (!w->d->cfg->kernel_images || !w->bridge || (int64_t)exec_daemon_mono_ms() < w->image_retry_ms)
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		char path[4400];
-		int64_t made;
-		if (newest(w->d, wanted_mb[i], path, sizeof(path), &made) &&
-		    (int64_t)exec_daemon_mono_ms() - made < IMAGE_REMAKE_MS)
-			continue;
-		return make(w, wanted_mb[i]);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (!fresh_image(w->d, wanted_mb[i]))
+			return make(w, wanted_mb[i]);
 	return false;
 }

@@ -223,25 +223,9 @@ static struct exec_runtime_sandbox sandbox_spec(const struct exec_session *s, co
 	};
 }
 
-/* After the runtime made and started s (rc its result): our ends of the
- * pipes only, and a pidfd of the sandbox; on a failure, what init said. */
-static int runtime_done(struct exec_session *s, int rc, struct gv_err *err)
-{
-	/* runsc always "created" something worth a delete --force. */
-	s->created = true;
-	s->started = true;
-	close_child_fds(s);
-	if (rc != 0) {
-		char tail[256];
-		exec_session_read_diag(s);
-		gv_err_prefix(err, "%s", exec_session_diag_tail(s, tail, sizeof(tail)));
-		return -1;
-	}
-	return open_pidfd(s, err);
-}
-
-/* Creates and starts the sandbox in one `runsc run --detach`. */
-static int start_sandbox(struct exec_session *s, struct gv_err *err)
+/* Creates and starts the sandbox in one `runsc run --detach`, or, with
+ * image_dir, one `runsc restore --detach` from that image. */
+static int start_sandbox(struct exec_session *s, const char *image_dir, struct gv_err *err)
 {
 	if (make_pipes(s, err) != 0)
 		return -1;
@@ -260,14 +244,25 @@ static int start_sandbox(struct exec_session *s, struct gv_err *err)
 			return gv_err_errno(err, "open %s", s->net.netns_path);
 		}
 	}
-	int rc = exec_runtime_run(s->e, &sb, &s->pid, err);
+	int rc = image_dir ? exec_runtime_restore(s->e, &sb, image_dir, &s->pid, err)
+			   : exec_runtime_run(s->e, &sb, &s->pid, err);
 	if (sb.netns_fd >= 0)
 		close(sb.netns_fd);
 	int64_t t1 = exec_now_ms();
-	if (runtime_done(s, rc, err) != 0)
+	/* runsc always "created" something worth a delete --force. */
+	s->created = true;
+	s->started = true;
+	close_child_fds(s);
+	if (rc != 0) {
+		char tail[256];
+		exec_session_read_diag(s);
+		gv_err_prefix(err, "%s", exec_session_diag_tail(s, tail, sizeof(tail)));
+		return -1;
+	}
+	if (open_pidfd(s, err) != 0)
 		return -1;
 	struct gv_log_ctx ctx = {.sandbox = s->id};
-	gv_debug(&ctx, "runsc run --detach %lld ms, pidfd %lld ms", (long long)(t1 - t0),
+	gv_debug(&ctx, "runsc %s --detach %lld ms, pidfd %lld ms", image_dir ? "restore" : "run", (long long)(t1 - t0),
 		 (long long)(exec_now_ms() - t1));
 	return 0;
 }
@@ -551,7 +546,7 @@ int exec_session_open(struct exec_engine *e, const struct exec_job *job, struct 
 	s->gpu_nodes = job->gpu_nodes;
 	s->n_gpu_nodes = job->n_gpu_nodes;
 	if ((wants_net && session_net_open(s, job->egress, err) != 0) || session_setup(s, err) != 0 ||
-	    exec_job_write_files(s, job, err) != 0 || start_sandbox(s, err) != 0 ||
+	    exec_job_write_files(s, job, err) != 0 || start_sandbox(s, NULL, err) != 0 ||
 	    first_phase(s, job, compile, err) != 0)
 		goto fail;
 	*out = s;
@@ -591,24 +586,6 @@ static int lock_box_host(struct exec_session *s, struct gv_err *err)
 	return rc;
 }
 
-/* Makes and starts the sandbox from image_dir in one `runsc restore
- * --detach`. */
-static int restore_sandbox(struct exec_session *s, const char *image_dir, struct gv_err *err)
-{
-	if (make_pipes(s, err) != 0)
-		return -1;
-	char pidf[4200];
-	snprintf(pidf, sizeof(pidf), "%s/pid", s->dir);
-	int64_t t0 = exec_now_ms();
-	struct exec_runtime_sandbox sb = sandbox_spec(s, pidf);
-	int rc = exec_runtime_restore(s->e, &sb, image_dir, &s->pid, err);
-	if (runtime_done(s, rc, err) != 0)
-		return -1;
-	struct gv_log_ctx ctx = {.sandbox = s->id};
-	gv_debug(&ctx, "runsc restore --detach %lld ms", (long long)(exec_now_ms() - t0));
-	return 0;
-}
-
 int exec_session_restore(struct exec_engine *e, const struct exec_job *job, const char *image_dir,
 			 struct exec_session **out, struct gv_err *err)
 {
@@ -629,7 +606,7 @@ int exec_session_restore(struct exec_engine *e, const struct exec_job *job, cons
 	e->n_open++;
 	session_set_job(s, job);
 	if (session_setup(s, err) != 0 || exec_job_write_files(s, job, err) != 0 || lock_box_host(s, err) != 0 ||
-	    restore_sandbox(s, image_dir, err) != 0) {
+	    start_sandbox(s, image_dir, err) != 0) {
 		gv_err_prefix(err, "sandbox %s (restored)", s->id[0] ? s->id : "(none)");
 		exec_session_close(s);
 		return -1;
