@@ -63,9 +63,10 @@ give_up() { # name reason
 }
 
 mapfile -t LANGS < <(sed -n 's/^id:[[:space:]]*\([A-Za-z0-9_+-]*\).*/\1/p' languages/*.yaml)
-# base, clone, make run, one per language, deliverer user, database roles,
-# owner URL, CLI, make stop, nothing left.
-echo "1..$((${#LANGS[@]} + 9))"
+# base, clone, make run, the first C++ and Java submissions, one per
+# language, deliverer user, database roles, owner URL, CLI, make stop,
+# nothing left.
+echo "1..$((${#LANGS[@]} + 11))"
 
 # ------------------------------------------------------------- the base
 why=
@@ -255,6 +256,30 @@ for lang in sys.argv[2:]:
     print("R %s %s %.1f s; %s" % ("ok" if good else "notok", lang, time.time() - t0, detail), flush=True)
 EOF
 
+# The first two submissions after `make run` returns, as the README's
+# Judge0 curl sends them (?wait=true): a C++ hello that includes
+# <bits/stdc++.h> (what the precompiled header is for) and a Java hello
+# (javac's class archive). A node that still builds either before it takes
+# jobs answers them late, or only with a token once the wait runs out.
+cat >"$ROOT/fresh/first-cpp.json" <<'EOF'
+{"language_id": 54, "source_code": "#include <bits/stdc++.h>\nint main() { std::cout << \"hello\" << std::endl; }\n"}
+EOF
+cat >"$ROOT/fresh/first-java.json" <<'EOF'
+{"language_id": 62, "source_code": "public class Main { public static void main(String[] a) { System.out.println(\"hello\"); } }\n"}
+EOF
+# Prints "R first-NAME HTTP SECONDS STATUS_ID STDOUT" from the answer.
+cat >"$ROOT/fresh/first.py" <<'EOF'
+import json, sys
+name, code, secs, path = sys.argv[1:5]
+try:
+    d = json.load(open(path))
+except Exception:
+    d = {}
+st = (d.get("status") or {}).get("id") if isinstance(d, dict) else None
+out = (d.get("stdout") or "") if isinstance(d, dict) else ""
+print("R first-%s %s %s %s %s" % (name, code, secs, st, json.dumps(out)))
+EOF
+
 # ------------------------------------------------------------- inside
 PG=$(GAVEL_PORT_BASE=10000 GAVEL_PORT_SPAN=10000 _services_free_port) &&
 	AP=$(GAVEL_PORT_BASE=10000 GAVEL_PORT_SPAN=10000 _services_free_port "$PG") ||
@@ -281,6 +306,14 @@ s=\$(date +%s)
 make run >/fresh-out/make-run.log 2>&1
 echo "R make-run \$? \$((\$(date +%s) - s))"
 if [ -s var/demo-api-key ]; then
+	for first in cpp java; do
+		r=\$(curl -s -o /fresh-out/first-\$first.out -w '%{http_code} %{time_total}' --max-time 60 \\
+			-X POST "http://127.0.0.1:$AP/submissions?base64_encoded=false&wait=true" \\
+			-H 'Content-Type: application/json' -H "X-Auth-Token: \$(cat var/demo-api-key)" \\
+			--data-binary @/fresh/first-\$first.json)
+		python3 /fresh/first.py \$first \$r /fresh-out/first-\$first.out 2>>/fresh-out/submit.log ||
+			echo "R first-\$first \$r - -"
+	done
 	python3 /fresh/submit.py $AP ${LANGS[*]} 2>>/fresh-out/submit.log || echo "R notok client python3 /fresh/submit.py failed"
 fi
 # The user the executor's webhook deliverer (a fork that names itself
@@ -331,6 +364,26 @@ elif [ "${r%% *}" != 0 ]; then
 	give_up "make run in the fresh root" "exit ${r%% *} after ${r#* } s: $(tail_of make-run.log)"
 fi
 ok "make run in the fresh root: installed, built and started in ${r#* } s"
+# The first C++ and Java submissions: judged (Judge0 status 3, "hello"),
+# within 5 s and 10 s of make run returning. Beside other tests the root's
+# sandboxes have the smallest CPU share, so there the times are printed
+# and only the verdict is checked.
+for first in "cpp 5" "java 10"; do
+	name=${first% *} limit=${first#* }
+	read -r code secs status out <<<"$(result "first-$name")"
+	what="the first $name submission after make run (Judge0, wait=true): Accepted within $limit s"
+	timed="took ${secs:-?} s; HTTP ${code:-?}, status ${status:-?}, stdout ${out:-?}"
+	echo "# first $name submission after make run: ${secs:-?} s"
+	if [ "${code:-}" != 201 ] || [ "${status:-}" != 3 ] || [ "${out:-}" != '"hello\n"' ]; then
+		notok "$what" "$timed; $(head -c 300 "$OUT/first-$name.out" 2>/dev/null)"
+	elif [ "${GAVEL_FRESH_BACKGROUND:-0}" = 1 ]; then
+		ok "$what ($timed; beside other tests: the time is not judged)"
+	elif awk -v s="$secs" -v l="$limit" 'BEGIN { exit !(s <= l) }'; then
+		ok "$what ($timed)"
+	else
+		notok "$what" "$timed"
+	fi
+done
 for l in "${LANGS[@]}"; do
 	line=$(grep -E "^R (ok|notok) $l " "$OUT/results" | head -n1)
 	case "$line" in
