@@ -58,11 +58,34 @@ bool lang_is_source(const struct lang_def *def, const char *name)
 	return false;
 }
 
+/* A warning option: "-W" and a name, of the characters a warning's name
+ * and value take. No ',': the -W options that are not warnings (-Wl,
+ * -Wa, -Wp pass words on to the linker, assembler and preprocessor) all
+ * need one. */
+static bool warning_option(const char *word)
+{
+	size_t n = strlen(word);
+	if (n < 3 || n > 64 || strncmp(word, "-W", 2) != 0)
+		return false;
+	for (const char *s = word + 2; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      strchr("=+._-", *s)))
+			return false;
+	return true;
+}
+
 bool lang_compile_option_allowed(const struct lang_def *def, const char *word)
 {
-	for (char **p = def->compile_options; p && *p; p++)
-		if (strcmp(*p, word) == 0)
+	/* GCC takes --std=X as -std=X: one listed spelling admits both. */
+	const char *alias = strncmp(word, "--std=", 6) == 0 ? word + 1 : NULL;
+	for (char **p = def->compile_options; p && *p; p++) {
+		if (strcmp(*p, LANG_WARNING_OPTIONS) == 0) {
+			if (warning_option(word))
+				return true;
+		} else if (strcmp(*p, word) == 0 || (alias && strcmp(*p, alias) == 0)) {
 			return true;
+		}
+	}
 	return false;
 }
 

@@ -5,6 +5,7 @@
  * C changes. */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,7 +84,14 @@ struct lang_def {
 	char *path;            /* the file it was loaded from */
 };
 
-/* Is word one of def's compile_options? */
+/* The compile_options entry that admits every warning option ("-W" and a
+ * name without ',': -Wshadow, -Wno-unused, -Wframe-larger-than=4096; never
+ * -Wl,/-Wa,/-Wp, which pass words on to other tools). */
+#define LANG_WARNING_OPTIONS "-W*"
+
+/* Is word one of def's compile_options? Each entry admits that word
+ * exactly, and "--std=X" too for an entry "-std=X" (GCC's other
+ * spelling); LANG_WARNING_OPTIONS admits every warning option. */
 bool lang_compile_option_allowed(const struct lang_def *def, const char *word);
 /* The endings "{sources}" takes other files by (def->sources, else its
  * extensions), NULL-terminated. */
@@ -170,6 +178,11 @@ int lang_probe(const struct lang_def *def, int timeout_ms, char *version_out, si
  * *status (wait status) and *timed_out, or -1 with err. */
 int lang_run_capture(char *const *argv, int timeout_ms, char *out, size_t outsz, int *status, bool *timed_out,
 		     struct gv_err *err) GV_MUST_CHECK;
+/* From now on in this process, lang_run_capture ends what it runs as at
+ * its deadline as soon as *stop is set (a signal handler's flag; the
+ * signal interrupts its wait): a process that builds in the background
+ * stops with its compiler, none left running. NULL: never. */
+void lang_run_capture_stop_on(volatile sig_atomic_t *stop);
 
 #define LANG_VERSION_MAX 64 /* bytes of a clean version, with the NUL */
 #define LANG_VERSION_REGEX_MAX 128 /* bytes of version_regex */

@@ -44,6 +44,8 @@ static bool compile_option_ok(const char *p)
 	size_t n = strlen(p);
 	if (n < 2 || n > 64 || p[0] != '-')
 		return false;
+	if (strcmp(p, LANG_WARNING_OPTIONS) == 0)
+		return true;
 	for (const char *s = p; *s; s++)
 		if (!(isalnum((unsigned char)*s) || strchr("=+,._-", *s)))
 			return false;

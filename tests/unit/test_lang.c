@@ -96,6 +96,44 @@ static void lang__judge0_ids__map_to_ids(void **state)
 	assert_null(lang_by_judge0_id(&reg, 9999));
 }
 
+/* What real clients send as compiler options (Judge0 IDE's C++ default:
+ * "-O3 --std=c++17 -Wall -Wextra -Wold-style-cast -Wuseless-cast
+ * -Wnull-dereference -Werror -Wfatal-errors -pedantic -pedantic-errors"),
+ * and what must stay out: words passed on to the linker, assembler or
+ * preprocessor, sanitizers, paths, plugins. */
+static void lang__compile_options__real_clients_and_refusals(void **state)
+{
+	(void)state;
+	static const char *const ok[] = { "-O3", "--std=c++17", "-std=c++17", "--std=gnu++20", "-Wall", "-Wextra",
+					  "-Wold-style-cast", "-Wuseless-cast", "-Wnull-dereference", "-Werror",
+					  "-Wfatal-errors", "-pedantic", "-pedantic-errors", "-Wno-unused-result",
+					  "-Wframe-larger-than=4096", "-Werror=return-type", "-Wformat=2" };
+	static const char *const refused[] = { "-Wl,-rpath,/tmp", "-Wa,-adhln=/box/x", "-Wp,-MD,/box/dep", "-W",
+					       "-fsanitize=address", "--std=c++2b", "--std", "-std=c++17x",
+					       "-fplugin=/tmp/p.so", "-specs=/tmp/s", "--W", "-W*", "-Wshadow;id",
+					       "-W\\x", "--sysroot=/tmp", "-B/tmp" };
+	static const char *const cpp_ids[] = { "cpp", "cpp14", "cpp20" };
+	for (size_t l = 0; l < sizeof(cpp_ids) / sizeof(cpp_ids[0]); l++) {
+		const struct lang_def *d = lang_find(&reg, cpp_ids[l]);
+		assert_non_null(d);
+		for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+			if (!lang_compile_option_allowed(d, ok[i]))
+				fail_msg("%s: '%s' refused", d->id, ok[i]);
+		for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+			if (lang_compile_option_allowed(d, refused[i]))
+				fail_msg("%s: '%s' allowed", d->id, refused[i]);
+	}
+	const struct lang_def *c = lang_find(&reg, "c");
+	assert_true(lang_compile_option_allowed(c, "--std=c11"));
+	assert_true(lang_compile_option_allowed(c, "-Wshadow"));
+	assert_true(lang_compile_option_allowed(c, "-pedantic-errors"));
+	assert_false(lang_compile_option_allowed(c, "--std=c++17"));
+	/* A language that lists no warnings admits none. */
+	const struct lang_def *py = lang_find(&reg, "python3");
+	assert_false(lang_compile_option_allowed(py, "-Wall"));
+	assert_false(lang_compile_option_allowed(py, "--std=c11"));
+}
+
 static void lang__shipped__sane_fields(void **state)
 {
 	(void)state;
@@ -559,6 +597,7 @@ int main(void)
 		cmocka_unit_test(lang__extensions__map_to_ids),
 		cmocka_unit_test(lang__judge0_ids__map_to_ids),
 		cmocka_unit_test(lang__shipped__sane_fields),
+		cmocka_unit_test(lang__compile_options__real_clients_and_refusals),
 		cmocka_unit_test(lang__expand__substitutes_memory),
 		cmocka_unit_test(lang__expand__table),
 		cmocka_unit_test(lang__expand__sources),
