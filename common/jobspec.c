@@ -48,6 +48,9 @@ void gv_jobspec_free(struct gv_jobspec *spec)
 	for (size_t i = 0; i < spec->n_compile_options; i++)
 		free(spec->compile_options[i]);
 	free(spec->compile_options);
+	for (size_t i = 0; i < spec->n_interpreter_options; i++)
+		free(spec->interpreter_options[i]);
+	free(spec->interpreter_options);
 	free(spec->additional_files);
 	memset(spec, 0, sizeof(*spec));
 }
@@ -383,7 +386,7 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 					    "limits",       "return_output", "gpus", "callback_url", "problem_id",
 					    "problem_version", "run_all", "samples_only", "args",
 					    "compile_options", "stderr_to_stdout", "additional_files_b64", "student",
-					    "assignment", "writable_box", NULL };
+					    "assignment", "writable_box", "interpreter_options", NULL };
 	if (gv_json_check_keys(json, keys, err) != 0)
 		return -1;
 	const char *lang = NULL;
@@ -407,6 +410,8 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 	if (parse_words(json, "args", GV_JOBSPEC_ARGS_MAX, &spec->args, &spec->n_args, err) != 0 ||
 	    parse_words(json, "compile_options", GV_JOBSPEC_COMPILE_OPTIONS_MAX, &spec->compile_options,
 			&spec->n_compile_options, err) != 0 ||
+	    parse_words(json, "interpreter_options", GV_JOBSPEC_COMPILE_OPTIONS_MAX, &spec->interpreter_options,
+			&spec->n_interpreter_options, err) != 0 ||
 	    gv_json_get_bool(json, "stderr_to_stdout", GV_JSON_NULL_OK, &spec->stderr_to_stdout, err) < 0 ||
 	    gv_json_get_bool(json, "writable_box", GV_JSON_NULL_OK, &spec->writable_box, err) < 0)
 		return -1;
@@ -438,9 +443,10 @@ int gv_jobspec_from_json(const json_t *json, struct gv_jobspec *spec, struct gv_
 		return gv_err_set(err, GV_EINVAL, "fields 'problem_version', 'run_all', 'samples_only': only with 'problem_id'");
 	/* problem_version 0: not resolved yet (the frontend resolves it
 	 * before it stores the row; the executor refuses 0). */
-	if (spec->problem_id && (spec->n_args || spec->n_compile_options || spec->stderr_to_stdout || spec->stack_kb))
-		return gv_err_set(err, GV_EINVAL, "fields 'args', 'compile_options', 'stderr_to_stdout', "
-				  "'limits.stack_kb': not with 'problem_id'");
+	if (spec->problem_id && (spec->n_args || spec->n_compile_options || spec->n_interpreter_options ||
+				 spec->stderr_to_stdout || spec->stack_kb))
+		return gv_err_set(err, GV_EINVAL, "fields 'args', 'compile_options', 'interpreter_options', "
+				  "'stderr_to_stdout', 'limits.stack_kb': not with 'problem_id'");
 	/* Between tests the box must stay as the compile left it. */
 	if (spec->writable_box && (spec->problem_id || spec->has_tests))
 		return gv_err_set(err, GV_EINVAL, "field 'writable_box': a plain run only (no 'tests', no 'problem_id')");
@@ -569,6 +575,8 @@ json_t *gv_jobspec_to_json(const struct gv_jobspec *spec)
 	put(o, "args", words_json(spec->args, spec->n_args), &ok);
 	put(o, "compile_options", words_json(spec->compile_options, spec->n_compile_options), &ok);
 	put(o, "stderr_to_stdout", json_boolean(spec->stderr_to_stdout), &ok);
+	if (spec->n_interpreter_options)
+		put(o, "interpreter_options", words_json(spec->interpreter_options, spec->n_interpreter_options), &ok);
 	if (spec->writable_box)
 		put(o, "writable_box", json_true(), &ok);
 	if (spec->additional_files) {

@@ -54,13 +54,25 @@
  *                                        compile_options allowlist (the
  *                                        frontend answers 400, the executor
  *                                        fails the job closed)
+ *     "interpreter_options": ["-O"],     optional, 0..GV_JOBSPEC_COMPILE_OPTIONS_MAX;
+ *                                        put between the run command's
+ *                                        first word (the interpreter) and
+ *                                        the rest (Jobe's interpreterargs);
+ *                                        each must be admitted by the
+ *                                        language's interpreter_options
+ *                                        allowlist (the frontend answers
+ *                                        400, the executor fails the job
+ *                                        closed); not with problem_id
  *     "writable_box": false,             plain run only (no tests, no
  *                                        problem): the run may create and
  *                                        change files in its working
- *                                        directory (Jobe: a CodeRunner
- *                                        template writes the answer there
- *                                        and compiles it); by default /box
- *                                        is read-only while the program runs
+ *                                        directory, a copy of /box, and
+ *                                        run toolchains there (chmod,
+ *                                        rename, link: Jobe, a CodeRunner
+ *                                        template writes the answer,
+ *                                        compiles it and runs it); by
+ *                                        default /box is read-only while
+ *                                        the program runs
  *     "stderr_to_stdout": false,         the program's stderr goes to its
  *                                        stdout (Judge0's
  *                                        redirect_stderr_to_stdout)
@@ -220,8 +232,11 @@ struct gv_jobspec {
 	size_t n_args;
 	char **compile_options; /* from the language's compile_options allowlist */
 	size_t n_compile_options;
+	char **interpreter_options; /* from the language's interpreter_options allowlist */
+	size_t n_interpreter_options;
 	bool stderr_to_stdout; /* the program's stderr is its stdout (one stream, in order) */
-	bool writable_box;     /* plain run: /box stays writable while the program runs */
+	bool writable_box;     /* plain run in a writable copy of /box; the program
+				* may run toolchains (chmod...) there */
 	bool return_output;
 	uint32_t gpus;
 	char *callback_url;  /* NULL when absent */

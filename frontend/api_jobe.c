@@ -195,8 +195,42 @@ static int apply_limits(const json_t *params, const struct tenant_quota *q, stru
 	return 0;
 }
 
+/* interpreterargs: put between the interpreter and the script (python3
+ * -O main.py), each admitted by the language's interpreter_options (a
+ * cluster of listed one-letter flags, -BE, too); the executor checks them
+ * again. Takes words. */
+static int set_interpreter_options(struct fe_jobe_run *run, json_t *words, struct fe_apierr *e)
+{
+	const struct lang_def *l = run->job.lang;
+	if (json_array_size(words) > GV_JOBSPEC_COMPILE_OPTIONS_MAX) {
+		json_decref(words);
+		return fe_apierr_set(e, 400, "invalid_request", "parameters.interpreterargs: more than %d words",
+				     GV_JOBSPEC_COMPILE_OPTIONS_MAX);
+	}
+	size_t i;
+	json_t *w;
+	json_array_foreach(words, i, w) {
+		if (!lang_interpreter_option_allowed(l, json_string_value(w))) {
+			fe_apierr_set(e, 400, "invalid_request",
+				      "parameters.interpreterargs: '%.64s' is not allowed for %s (see the language's "
+				      "interpreter_options)",
+				      json_string_value(w), fe_jobe_id_of(l) ? fe_jobe_id_of(l) : l->id);
+			json_decref(words);
+			return -1;
+		}
+	}
+	if (json_array_size(words) == 0) {
+		json_decref(words);
+		return 0;
+	}
+	if (json_object_set_new(run->job.spec, "interpreter_options", words) != 0)
+		return fe_apierr_set(e, 500, "internal", "out of memory");
+	return 0;
+}
+
 /* compileargs and linkargs together are the compile options (each one in
- * the language's allowlist); runargs are the program's arguments. */
+ * the language's allowlist); runargs are the program's arguments;
+ * interpreterargs go after the interpreter. */
 static int apply_args(const json_t *params, struct fe_jobe_run *run, struct fe_apierr *e)
 {
 	json_t *compile = NULL, *link = NULL, *runargs = NULL, *interp = NULL;
@@ -204,9 +238,12 @@ static int apply_args(const json_t *params, struct fe_jobe_run *run, struct fe_a
 	if (word_list(params, "compileargs", &compile, e) < 0 || word_list(params, "linkargs", &link, e) < 0 ||
 	    word_list(params, "runargs", &runargs, e) < 0 || word_list(params, "interpreterargs", &interp, e) < 0)
 		goto out;
-	/* interpreterargs: Gavel's run command fixes the interpreter's own
-	 * flags (isolated, no user site); the words are checked and not
-	 * passed on (docs/USING.md says so). */
+	if (interp) {
+		json_t *w = interp;
+		interp = NULL;
+		if (set_interpreter_options(run, w, e) < 0)
+			goto out;
+	}
 	if (compile || link) {
 		json_t *all = compile ? compile : json_array();
 		if (!all)

@@ -34,6 +34,7 @@ void lang_def_clear(struct lang_def *def)
 	lang_argv_free(def->host_etc);
 	lang_argv_free(def->precompiled_headers);
 	lang_argv_free(def->compile_options);
+	lang_argv_free(def->interpreter_options);
 	free(def->compile_class_archive);
 	free(def->path);
 	memset(def, 0, sizeof(*def));
@@ -74,11 +75,9 @@ static bool warning_option(const char *word)
 	return true;
 }
 
-bool lang_compile_option_allowed(const struct lang_def *def, const char *word)
+static bool option_listed(char *const *list, const char *word, const char *alias)
 {
-	/* GCC takes --std=X as -std=X: one listed spelling admits both. */
-	const char *alias = strncmp(word, "--std=", 6) == 0 ? word + 1 : NULL;
-	for (char **p = def->compile_options; p && *p; p++) {
+	for (char *const *p = list; p && *p; p++) {
 		if (strcmp(*p, LANG_WARNING_OPTIONS) == 0) {
 			if (warning_option(word))
 				return true;
@@ -87,6 +86,29 @@ bool lang_compile_option_allowed(const struct lang_def *def, const char *word)
 		}
 	}
 	return false;
+}
+
+bool lang_compile_option_allowed(const struct lang_def *def, const char *word)
+{
+	/* GCC takes --std=X as -std=X: one listed spelling admits both. */
+	const char *alias = strncmp(word, "--std=", 6) == 0 ? word + 1 : NULL;
+	return option_listed(def->compile_options, word, alias);
+}
+
+bool lang_interpreter_option_allowed(const struct lang_def *def, const char *word)
+{
+	if (option_listed(def->interpreter_options, word, NULL))
+		return true;
+	size_t n = strlen(word);
+	if (n < 3 || n > 16 || word[0] != '-')
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		char flag[3] = { '-', word[i], '\0' };
+		if (!((word[i] >= 'a' && word[i] <= 'z') || (word[i] >= 'A' && word[i] <= 'Z')) ||
+		    !option_listed(def->interpreter_options, flag, NULL))
+			return false;
+	}
+	return true;
 }
 
 void lang_registry_free(struct lang_registry *reg)

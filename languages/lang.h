@@ -72,6 +72,9 @@ struct lang_def {
 				     * ("bits/stdc++.h"; languages/lang_pch.h); empty: none */
 	char **compile_options; /* options a submission may add to the compile command
 				 * (Judge0's compiler_options), exact words; empty: none */
+	char **interpreter_options; /* options a submission may put after the run
+				     * command's first word, the interpreter (Jobe's
+				     * interpreterargs), as compile_options; empty: none */
 	char *compile_class_archive; /* a JVM compiler's class-data archive built
 				      * ahead ("javac.jsa"; languages/lang_cds.h); NULL: none */
 	bool rlimit_as;        /* limit the address space too (native code) */
@@ -93,6 +96,10 @@ struct lang_def {
  * exactly, and "--std=X" too for an entry "-std=X" (GCC's other
  * spelling); LANG_WARNING_OPTIONS admits every warning option. */
 bool lang_compile_option_allowed(const struct lang_def *def, const char *word);
+/* Is word admitted by def's interpreter_options? As for compile options,
+ * and a cluster of one-letter flags ("-BE") when each ("-B", "-E") is
+ * listed, since an interpreter reads them so. */
+bool lang_interpreter_option_allowed(const struct lang_def *def, const char *word);
 /* The endings "{sources}" takes other files by (def->sources, else its
  * extensions), NULL-terminated. */
 const char *const *lang_source_endings(const struct lang_def *def);

@@ -133,6 +133,7 @@ static const struct lang_key top_keys[] = {
 	{"host_etc", K_LIST, F(host_etc), false},
 	{"precompiled_headers", K_LIST, F(precompiled_headers), false},
 	{"compile_options", K_LIST, F(compile_options), false},
+	{"interpreter_options", K_LIST, F(interpreter_options), false},
 	{"compile_class_archive", K_STR, F(compile_class_archive), false},
 	{"memory_extra_mb", K_U32, F(memory_extra_mb), false},
 	{"memory_errors", K_LIST, F(memory_errors), false},
@@ -301,6 +302,13 @@ int lang_def_parse(struct lang_def *def, const char *name, const char *text, siz
 	if (!def->compile_options) {
 		def->compile_options = calloc(1, sizeof(char *));
 		if (!def->compile_options) {
+			gv_err_errno(err, "calloc");
+			goto out;
+		}
+	}
+	if (!def->interpreter_options) {
+		def->interpreter_options = calloc(1, sizeof(char *));
+		if (!def->interpreter_options) {
 			gv_err_errno(err, "calloc");
 			goto out;
 		}

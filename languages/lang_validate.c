@@ -215,6 +215,12 @@ int lang_validate(struct lang_pctx *c, struct lang_def *def, yaml_node_t *root)
 		return lang_perr(c, root, "compile_options without a compile step");
 	if (lang_argv_len((const char *const *)def->compile_options) > LANG_LIST_MAX)
 		return lang_perr(c, root, "too many compile_options");
+	for (char **p = def->interpreter_options ? def->interpreter_options : (char *[]){NULL}; *p; p++)
+		if (!compile_option_ok(*p))
+			return lang_perr(c, root, "interpreter option '%.80s' must be one word starting with '-', "
+				    "of letters, digits and =+,._-", *p);
+	if (lang_argv_len((const char *const *)def->interpreter_options) > LANG_LIST_MAX)
+		return lang_perr(c, root, "too many interpreter_options");
 	if (def->compile_class_archive && !class_archive_name_ok(def->compile_class_archive))
 		return lang_perr(c, root, "compile_class_archive '%.80s' must be a file name ending in .jsa",
 			    def->compile_class_archive);

@@ -303,6 +303,40 @@ int exec_lang_job_add_words(struct exec_lang_job *lj, char *const *compile_optio
 	return 0;
 }
 
+int exec_lang_job_add_interpreter_options(struct exec_lang_job *lj, char *const *words, size_t n,
+					  struct gv_err *err)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!lang_interpreter_option_allowed(lj->lang, words[i]))
+			return gv_err_set(err, GV_EINVAL, "interpreter option '%.64s' is not allowed for language %s",
+					  words[i], lj->lang->id);
+	size_t have = lang_argv_len((const char *const *)lj->run_argv);
+	if (have == 0)
+		return gv_err_set(err, GV_EINVAL, "language %s has no run command", lj->lang->id);
+	if (have + n > LANG_ARGV_MAX)
+		return gv_err_set(err, GV_ELIMIT, "run command: more than %d words", LANG_ARGV_MAX);
+	/* The interpreter, the options, then the rest (the script). */
+	char **v = calloc(have + n + 1, sizeof(*v));
+	if (!v)
+		return gv_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (!(v[1 + i] = strdup(words[i]))) {
+			for (size_t j = 0; j < i; j++)
+				free(v[1 + j]);
+			free(v);
+			return gv_err_set(err, ENOMEM, "out of memory");
+		}
+	}
+	v[0] = lj->run_argv[0];
+	memcpy(v + 1 + n, lj->run_argv + 1, (have - 1) * sizeof(*v));
+	free(lj->run_argv); /* the words moved to v */
+	lj->run_argv = v;
+	lj->job.run_argv = (const char *const *)lj->run_argv;
+	return 0;
+}
+
 int exec_lang_job_extract_first(struct exec_lang_job *lj, const struct exec_extract_limits *l,
 				struct gv_err *err)
 {

@@ -71,6 +71,13 @@ void exec_lang_job_free(struct exec_lang_job *lj);
 int exec_lang_job_add_words(struct exec_lang_job *lj, char *const *compile_options, size_t n_options,
 			    char *const *args, size_t n_args, struct gv_err *err) GV_MUST_CHECK;
 
+/* Puts a submission's interpreter options (each admitted by the
+ * language's interpreter_options, else GV_EINVAL: the job fails closed)
+ * right after the run command's first word, the interpreter: python3 -O
+ * main.py. Call after exec_lang_job_add_words. */
+int exec_lang_job_add_interpreter_options(struct exec_lang_job *lj, char *const *words, size_t n,
+					  struct gv_err *err) GV_MUST_CHECK;
+
 /* A submission's additional files (common/jobspec.h additional_files_b64):
  * two job files of the engine's own, under names the job spec reserves
  * for it (".gavel*"): the archive, and gavel-unpack to read it. */

@@ -128,7 +128,9 @@ static int build_job(struct exec_engine *e, struct job_state *st, const struct l
 				      &lim, err) != 0)
 		return -1;
 	if (exec_lang_job_add_words(&st->lj, spec->compile_options, spec->n_compile_options, spec->args,
-				    spec->n_args, err) != 0)
+				    spec->n_args, err) != 0 ||
+	    exec_lang_job_add_interpreter_options(&st->lj, spec->interpreter_options, spec->n_interpreter_options,
+						  err) != 0)
 		return -1;
 	st->lj.job.stderr_to_stdout = spec->stderr_to_stdout;
 	st->lj.job.writable_box = spec->writable_box;

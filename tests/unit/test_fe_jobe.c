@@ -148,6 +148,16 @@ static void jobe__parse__bad_requests_are_400_with_jobes_words(void **state)
 		  "\"a\"], [\"abcdefgi\", \"a\"]]}}",
 		  400, NULL },
 		{ "{\"run_spec\": {\"language_id\": \"c\", \"sourcecode\": \"x\", \"parameters\": 5}}", 400, NULL },
+		{ "{\"run_spec\": {\"language_id\": \"python3\", \"sourcecode\": \"x\", \"parameters\": "
+		  "{\"interpreterargs\": [\"-B\", \"-c\"]}}}",
+		  400,
+		  "parameters.interpreterargs: '-c' is not allowed for python3 (see the language's interpreter_options)" },
+		{ "{\"run_spec\": {\"language_id\": \"python3\", \"sourcecode\": \"x\", \"parameters\": "
+		  "{\"interpreterargs\": [\"-Bm\"]}}}",
+		  400, NULL },
+		{ "{\"run_spec\": {\"language_id\": \"c\", \"sourcecode\": \"x\", \"parameters\": "
+		  "{\"interpreterargs\": [\"-O\"]}}}",
+		  400, "parameters.interpreterargs: '-O' is not allowed for c (see the language's interpreter_options)" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct fe_jobe_run run;
@@ -167,7 +177,7 @@ static void jobe__parse__run_spec_into_the_job(void **state)
 	int rc = parse("{\"run_spec\": {\"language_id\": \"c\", \"sourcecode\": \"int main(){}\", \"input\": \"in\","
 		       " \"file_list\": [[\"0123456789abcdef\", \"data.txt\"]], \"parameters\": {\"cputime\": 2,"
 		       " \"memorylimit\": 64, \"numprocs\": 10, \"compileargs\": [\"-std=c89\"], \"linkargs\": [\"-lm\"],"
-		       " \"runargs\": [\"a\", \"b c\"], \"interpreterargs\": [\"-BE\"], \"debug\": true}}}",
+		       " \"runargs\": [\"a\", \"b c\"], \"debug\": true}}}",
 		       NULL, &run, &e);
 	assert_int_equal(rc, 0);
 	const json_t *s = run.job.spec;
@@ -203,6 +213,43 @@ static void jobe__parse__run_spec_into_the_job(void **state)
 	assert_non_null(strstr(err.msg, "writable_box"));
 	gv_jobspec_free(&js);
 	json_decref(judged);
+	fe_jobe_run_clear(&run);
+}
+
+/* interpreterargs reach the spec the executor takes, as its
+ * interpreter_options (judge.c puts them after the interpreter). */
+static void jobe__parse__interpreterargs_into_the_spec(void **state)
+{
+	(void)state;
+	struct fe_jobe_run run;
+	struct fe_apierr e;
+	int rc = parse("{\"run_spec\": {\"language_id\": \"python3\", \"sourcecode\": \"print(1)\", \"parameters\":"
+		       " {\"interpreterargs\": [\"-BE\", \"-O\", \"-Wignore\"]}}}",
+		       NULL, &run, &e);
+	if (rc != 0)
+		fail_msg("%d %s", e.status, e.msg);
+	const json_t *io = json_object_get(run.job.spec, "interpreter_options");
+	assert_int_equal(json_array_size(io), 3);
+	assert_string_equal(json_string_value(json_array_get(io, 0)), "-BE");
+	assert_string_equal(json_string_value(json_array_get(io, 2)), "-Wignore");
+	struct gv_jobspec js;
+	struct gv_err err;
+	assert_int_equal(gv_jobspec_from_json(run.job.spec, &js, &err), 0);
+	assert_int_equal(js.n_interpreter_options, 3);
+	assert_string_equal(js.interpreter_options[1], "-O");
+	/* ... and survive the spec's own round trip. */
+	json_t *back = gv_jobspec_to_json(&js);
+	assert_non_null(back);
+	assert_true(json_equal(json_object_get(back, "interpreter_options"), io));
+	json_decref(back);
+	gv_jobspec_free(&js);
+	fe_jobe_run_clear(&run);
+	/* None given: no key at all. */
+	assert_int_equal(parse("{\"run_spec\": {\"language_id\": \"python3\", \"sourcecode\": \"x\", "
+			       "\"parameters\": {\"interpreterargs\": []}}}",
+			       NULL, &run, &e),
+			 0);
+	assert_null(json_object_get(run.job.spec, "interpreter_options"));
 	fe_jobe_run_clear(&run);
 }
 
@@ -392,6 +439,7 @@ int main(void)
 		cmocka_unit_test(jobe__language_ids__map_to_ours),
 		cmocka_unit_test(jobe__parse__bad_requests_are_400_with_jobes_words),
 		cmocka_unit_test(jobe__parse__run_spec_into_the_job),
+		cmocka_unit_test(jobe__parse__interpreterargs_into_the_spec),
 		cmocka_unit_test(jobe__parse__limits_lowered_to_language_and_tenant),
 		cmocka_unit_test(jobe__outcome__from_status_and_signal),
 		cmocka_unit_test(jobe__render__result_fields_and_exact_bytes),

@@ -82,6 +82,45 @@ static void judge__java_job__public_class_and_package_name_the_files(void **stat
 /* Additional files: the compile command becomes gavel-unpack extract with
  * the limits, then "--" and the language's compile command with its
  * options, whole and in order; the run command is untouched. */
+/* Jobe's interpreterargs: between the interpreter and the script, each
+ * admitted by the language's list (a cluster of listed one-letter flags
+ * too); anything else fails the job closed. */
+static void judge__interpreter_options__after_the_interpreter_or_refused(void **state)
+{
+	(void)state;
+	const struct lang_def *py = lang_find(&reg, "python3"), *c = lang_find(&reg, "c");
+	assert_non_null(py);
+	assert_non_null(c);
+	struct exec_lang_job lj;
+	struct gv_err err;
+	const char *src = "print(1)";
+	assert_int_equal(exec_lang_job_build(&lj, py, "local", src, strlen(src), NULL, &err), 0);
+	char *args[] = { "x" };
+	char *opts[] = { "-O", "-BE", "-Wignore" };
+	assert_int_equal(exec_lang_job_add_words(&lj, NULL, 0, args, 1, &err), 0);
+	assert_int_equal(exec_lang_job_add_interpreter_options(&lj, opts, 3, &err), 0);
+	static const char *const want[] = { "/usr/bin/python3", "-O", "-BE", "-Wignore", "main.py", "x", NULL };
+	for (size_t i = 0; want[i]; i++)
+		assert_string_equal(lj.job.run_argv[i], want[i]);
+	assert_null(lj.job.run_argv[6]);
+	exec_lang_job_free(&lj);
+	static const char *const refused[] = { "-c", "-m", "-X", "-Bc", "-Wl,x", "-", "--", "-Ox", "O" };
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(exec_lang_job_build(&lj, py, "local", src, strlen(src), NULL, &err), 0);
+		char *w[] = { (char *)refused[i] };
+		if (exec_lang_job_add_interpreter_options(&lj, w, 1, &err) == 0)
+			fail_msg("interpreter option '%s' was admitted", refused[i]);
+		assert_int_equal(err.code, GV_EINVAL);
+		assert_string_equal(lj.job.run_argv[1], "main.py");
+		exec_lang_job_free(&lj);
+	}
+	const char *csrc = "int main(void){return 0;}";
+	assert_int_equal(exec_lang_job_build(&lj, c, "local", csrc, strlen(csrc), NULL, &err), 0);
+	char *o[] = { "-O" };
+	assert_int_equal(exec_lang_job_add_interpreter_options(&lj, o, 1, &err), -1);
+	exec_lang_job_free(&lj);
+}
+
 static void judge__extract_first__wraps_the_compile_command(void **state)
 {
 	(void)state;
@@ -216,6 +255,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(judge__java_job__public_class_and_package_name_the_files),
+		cmocka_unit_test(judge__interpreter_options__after_the_interpreter_or_refused),
 		cmocka_unit_test(judge__extract_first__wraps_the_compile_command),
 		cmocka_unit_test(judge__go_job__builds_an_executable_or_fails),
 		cmocka_unit_test(judge__compile_note__names_the_limit),
