@@ -18,7 +18,10 @@
  * names a file the store does not hold (expired, or never sent) answers
  * 404, and CodeRunner uploads its files and runs again. A run's files
  * reach its sandbox as a tar archive beside the source, which only
- * gavel-unpack opens, inside that sandbox. */
+ * gavel-unpack opens, inside that sandbox. They are fetched by one more
+ * script that first weighs them by their stored sizes and answers the
+ * bytes only within the run's budget: a run naming 32 files of the
+ * largest size never makes the frontend hold them to refuse them. */
 #include "frontend/jobe.h"
 
 #include <event2/buffer.h>
@@ -71,6 +74,24 @@ static const char JOBE_PUT_LUA[] =
 	"redis.call('HINCRBY', '" JOBE_USED "', ARGV[1], size - old) "
 	"redis.call('HINCRBY', '" JOBE_USED "', '*', size - old) "
 	"return {1}";
+
+/* KEYS: a run's files. ARGV: the bytes a run's files may hold together,
+ * the bytes their archive may take. Returns {0} when a file is not held,
+ * {1, bytes, archive bytes} over either budget (weighed by STRLEN: no
+ * byte is read), else {2, file, file...} in KEYS' order. Atomic, so what
+ * was weighed is what is answered. */
+static const char JOBE_FETCH_LUA[] =
+	"local total, tar = 0, 1024 "
+	"for i = 1, #KEYS do "
+	"  local n = redis.call('STRLEN', KEYS[i]) "
+	"  if n == 0 and redis.call('EXISTS', KEYS[i]) == 0 then return {0} end "
+	"  total = total + n "
+	"  tar = tar + 512 + math.ceil(n / 512) * 512 "
+	"end "
+	"if total > tonumber(ARGV[1]) or tar > tonumber(ARGV[2]) then return {1, total, tar} end "
+	"local out = redis.call('MGET', unpack(KEYS)) "
+	"table.insert(out, 1, 2) "
+	"return out";
 
 /* The Redis key of r's tenant's file id. */
 static void file_key(const struct fe_req *r, const char *id, char *buf, size_t size)
@@ -209,15 +230,16 @@ struct run_ctx {
 	struct fe_jobe_run run;
 };
 
-/* The run's files, fetched in order, into its spec as one archive. */
-static int attach_files(struct run_ctx *c, redisReply *reply, struct fe_apierr *e)
+/* The run's files (files[0..n_files), as JOBE_FETCH_LUA answered them),
+ * into its spec as one archive. */
+static int attach_files(struct run_ctx *c, redisReply **files, struct fe_apierr *e)
 {
 	struct fe_jobe_run *run = &c->run;
 	size_t max = c->r->w->app->bounds.max_additional_files;
 	const char *names[FE_JOBE_FILES_MAX], *data[FE_JOBE_FILES_MAX];
 	size_t lens[FE_JOBE_FILES_MAX], total = 0;
 	for (size_t i = 0; i < run->n_files; i++) {
-		redisReply *f = reply->element[i];
+		redisReply *f = files[i];
 		if (f->type != REDIS_REPLY_STRING)
 			return fe_apierr_set(e, 404, "not_found",
 					     "One or more of the specified files is missing/unavailable");
@@ -254,10 +276,23 @@ static void on_run_files(void *arg, redisReply *reply)
 	struct run_ctx *c = arg;
 	struct fe_req *r = c->r;
 	struct fe_apierr e;
-	if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != c->run.n_files) {
+	long long code = reply && reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 &&
+				 reply->element[0]->type == REDIS_REPLY_INTEGER
+			 ? reply->element[0]->integer
+			 : -1;
+	if (code == 0) {
+		fe_jobe_run_clear(&c->run);
+		fe_reply_error(r, 404, "not_found", "One or more of the specified files is missing/unavailable");
+	} else if (code == 1 && reply->elements == 3 && reply->element[1]->type == REDIS_REPLY_INTEGER) {
+		/* Jobe answers every bad request 400. */
+		fe_jobe_run_clear(&c->run);
+		fe_reply_error(r, 400, "invalid_request",
+			       "file_list: the files together are %lld bytes, more than the %zu a run may hold",
+			       reply->element[1]->integer, r->w->app->bounds.max_additional_files);
+	} else if (code != 2 || reply->elements != c->run.n_files + 1) {
 		fe_jobe_run_clear(&c->run);
 		fe_reply_error(r, 503, "unavailable", "the file store is not available now");
-	} else if (attach_files(c, reply, &e) < 0) {
+	} else if (attach_files(c, reply->element + 1, &e) < 0) {
 		fe_jobe_run_clear(&c->run);
 		fe_reply_apierr(r, &e);
 	} else {
@@ -293,19 +328,26 @@ static void handle_run(struct fe_req *r)
 		free(c);
 		return;
 	}
-	/* MGET of the tenant's own keys: another tenant's file of the
-	 * same id is another key. */
+	/* The tenant's own keys: another tenant's file of the same id is
+	 * another key. Weighed before they are read (JOBE_FETCH_LUA). */
 	size_t n = c->run.n_files;
-	char keys[FE_JOBE_FILES_MAX][256];
-	const char *argv[FE_JOBE_FILES_MAX + 1];
-	argv[0] = "MGET";
+	char keys[FE_JOBE_FILES_MAX][256], nkeys[24], max[24], tar_max[24];
+	const char *argv[FE_JOBE_FILES_MAX + 5];
+	snprintf(nkeys, sizeof(nkeys), "%zu", n);
+	snprintf(max, sizeof(max), "%zu", app->bounds.max_additional_files);
+	snprintf(tar_max, sizeof(tar_max), "%u", GV_JOBSPEC_ADDITIONAL_FILES_MAX);
+	argv[0] = "EVAL";
+	argv[1] = JOBE_FETCH_LUA;
+	argv[2] = nkeys;
 	for (size_t i = 0; i < n; i++) {
 		file_key(r, c->run.files[i].id, keys[i], sizeof(keys[i]));
-		argv[i + 1] = keys[i];
+		argv[3 + i] = keys[i];
 	}
+	argv[3 + n] = max;
+	argv[4 + n] = tar_max;
 	struct gv_err err;
 	fe_req_ref(r);
-	if (fe_redis_command(r->w->redis, on_run_files, c, (int)n + 1, argv, NULL, &err) < 0) {
+	if (fe_redis_command(r->w->redis, on_run_files, c, (int)n + 5, argv, NULL, &err) < 0) {
 		fe_req_unref(r);
 		fe_jobe_run_clear(&c->run);
 		free(c);
