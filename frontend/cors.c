@@ -24,8 +24,18 @@ void fe_cors_note_origin(struct fe_req *r)
 	const char *o = evhttp_find_header(evhttp_request_get_input_headers(r->req), "Origin");
 	size_t len = o ? strlen(o) : 0;
 	r->origin[0] = '\0';
+	r->origin_invalid = false;
+	r->origin_null = false;
 	if (o && len < sizeof(r->origin) && !(len == 1 && o[0] == '*') && tenant_origin_valid(o, len))
 		memcpy(r->origin, o, len + 1);
+	else if (o) {
+		/* Present but no origin a list can name: "null" (sandboxed
+		 * frames, file: pages, redirects), another case, a path, a
+		 * trailing slash. Refused wherever an origin is checked, never
+		 * taken for a request without one. */
+		r->origin_invalid = true;
+		r->origin_null = strcmp(o, "null") == 0;
+	}
 }
 
 /* Origin names the Host this request was sent to: the page is ours. */
@@ -53,6 +63,13 @@ void fe_cors_preflight(struct fe_req *r)
 
 bool fe_cors_admit(struct fe_req *r)
 {
+	if (r->origin_invalid) {
+		r->cors_refused = true;
+		fe_reply_error(r, 403, "origin_not_allowed",
+			       "the request's Origin is not an origin this tenant's cors_origins can list "
+			       "(scheme://host[:port] in lower case, no path; 'null' is never allowed)");
+		return false;
+	}
 	if (!r->origin[0] || same_origin(r))
 		return true;
 	const char *list = r->quota.cors_origins[0] ? r->quota.cors_origins : r->w->app->cfg->cors_origins;
@@ -67,7 +84,18 @@ bool fe_cors_admit(struct fe_req *r)
 
 void fe_cors_reply_headers(struct fe_req *r, struct evkeyvalq *h)
 {
-	if (!r->origin[0] || r->cors_refused || same_origin(r))
+	if (r->cors_refused) {
+		/* The refusal itself is readable by the page that was refused,
+		 * so it can say why: it holds no tenant data. An origin no
+		 * browser sends (another case, a path) gets nothing. */
+		const char *o = r->origin[0] ? r->origin : r->origin_null ? "null" : NULL;
+		if (o) {
+			evhttp_add_header(h, "Access-Control-Allow-Origin", o);
+			evhttp_add_header(h, "Vary", "Origin");
+		}
+		return;
+	}
+	if (!r->origin[0] || same_origin(r))
 		return;
 	evhttp_add_header(h, "Access-Control-Allow-Origin", r->origin);
 	evhttp_add_header(h, "Vary", "Origin");

@@ -7,7 +7,11 @@
  * methods and the headers a key travels in. The tenant's list is enforced on
  * the request itself, once its key is known: an origin the tenant's
  * cors_origins (or, when that is empty, frontend.cors_origins) does not
- * allow gets 403 and no Access-Control-Allow-Origin. Same-origin requests
+ * allow gets 403; that 403 carries Access-Control-Allow-Origin (the origin,
+ * or "null") so that the refused page can read why, and nothing else. An
+ * Origin header that is present but no valid origin ("null", another case,
+ * a path or trailing slash, file://) is refused alike, never taken for a
+ * request without one. Same-origin requests
  * (Origin naming this server's own Host) are never refused. Credentials
  * (cookies, HTTP auth) are never allowed: a key is a header the page sets
  * itself, so no page can act with a user's ambient authority. Routes

@@ -98,6 +98,8 @@ struct fe_req {
 	/* CORS (frontend/cors.h): the request's valid Origin ("" none), and
 	 * whether the tenant refused it */
 	char origin[TENANT_ORIGIN_MAX + 1];
+	bool origin_invalid;  /* an Origin header that is no valid origin */
+	bool origin_null;     /* ... and it was "null" */
 	bool cors_refused;
 	/* A public playground's request (playground.h): the path is under
 	 * /playground/; anonymous once admitted as the tenant's principal

@@ -107,8 +107,9 @@ check "A's key from an origin A lists: accepted, readable, Location exposed" \
 	eval 'code_is 201 && [ "$(hdr access-control-allow-origin)" = https://course.example ] &&
 	      grep -qi location <<<"$(hdr access-control-expose-headers)" && [ -z "$(hdr access-control-allow-credentials)" ]'
 req POST /v1/submissions -H "X-Auth-Token: $KA" "${JSON[@]}" -H 'Origin: https://default.example' --data-binary "$SUB"
-check "A's key from the global default's origin: 403 origin_not_allowed (A's own list replaces the default), no ACAO" \
-	eval 'code_is 403 && grep -q origin_not_allowed <<<"$last_body" && [ -z "$(hdr access-control-allow-origin)" ]'
+check "A's key from the global default's origin: 403 origin_not_allowed (A's own list replaces the default), the refusal readable by that page (ACAO, nothing exposed)" \
+	eval 'code_is 403 && grep -q origin_not_allowed <<<"$last_body" && [ "$(hdr access-control-allow-origin)" = https://default.example ] &&
+	      [ -z "$(hdr access-control-expose-headers)" ]'
 before=$(psql "$GAVEL_DATABASE_URL" -XAtc "SELECT count(*) FROM submissions s JOIN tenants t ON t.id = s.tenant_id WHERE t.name = 'cors_a_$sfx'")
 req POST /submissions -H "X-Auth-Token: $KA" "${JSON[@]}" -H 'Origin: https://evil.example' \
 	--data-binary '{"language_id":71,"source_code":"print(1)"}'
