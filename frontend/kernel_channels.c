@@ -419,7 +419,16 @@ static void on_kout(void *arg, const struct fe_kout *m, const uint8_t *buf)
 		break;
 	}
 	case FE_KOUT_STATE:
-	case FE_KOUT_RESTARTED: break; /* the kernel's own iopub status messages say it */
+	case FE_KOUT_RESTARTED:
+		/* A live channel: the kernel's own iopub status messages say it.
+		 * A queued one: its kernel now runs (the executor says its state
+		 * once it holds the model), so the open is tried now, not at the
+		 * next retry: a class's kernels answer sooner. */
+		if (!c->live && evtimer_pending(c->wait, NULL)) {
+			evtimer_del(c->wait);
+			try_open(c);
+		}
+		break;
 	}
 }
 

@@ -255,9 +255,12 @@ void exec_daemon_kernel_run(struct worker *w, const struct gv_queue_token *t, co
 			}
 		}
 		kernel_pool_drop(w);
-		/* The claim is made: the kernel's start (seconds) holds none of
-		 * the node's few database connections (node_gate.c). */
-		if (cfg->kernel_memory_mb > 0)
+		/* The claim is made: a fresh kernel's start (seconds) holds none
+		 * of the node's few database connections (node_gate.c). One
+		 * started ahead keeps it for its kernel.started record, written
+		 * at once (audit() lets it go): a second connection made there
+		 * was most of an adopted kernel's answer time in a class. */
+		if (cfg->kernel_memory_mb > 0 && !warm)
 			gv_pg_release(w->pg);
 		run(&kj, &spec, warm, warm ? "started ahead" : "fresh sandbox", &o);
 	}

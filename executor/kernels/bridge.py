@@ -405,6 +405,7 @@ class Conn:
         self.framing = framing
         self.ident = ident
         self.sockets = {}
+        self.outstanding = 0     # shell requests sent, replies not yet back
 
 
 class Bridge:
@@ -433,6 +434,16 @@ class Bridge:
         self.ready = False
         self.seen_iopub = False
         self.seen_info_reply = False
+        # The kernel's own kernel_info_reply content (from the nudge): a
+        # client's kernel_info_request is answered from it while the
+        # kernel is idle with no client request outstanding, as the
+        # kernel itself would answer, without waking it. A class of
+        # kernels restored at once, all asked at once, shares one CPU.
+        self.info_content = None
+        self.shell_outstanding = 0
+        # One connection's sockets made and connected ahead (and so in a
+        # template's image): a kernel's first client costs it no connects.
+        self.spare = None
         self.rate = RateLimit()
         self.inbuf = bytearray()
         self.pending = None      # (conn id, len) of a `msg` whose payload is incomplete
@@ -572,6 +583,9 @@ class Bridge:
             header = _loads(parts[0])
             if isinstance(header, dict) and header.get("msg_type") == "kernel_info_reply":
                 self.seen_info_reply = True
+                content = _loads(parts[3])
+                if isinstance(content, dict) and content.get("status") == "ok":
+                    self.info_content = parts[3]
             parent = _loads(parts[1])
             if (self.restore_check is not None and isinstance(parent, dict)
                     and parent.get("msg_id") == self.restore_check):
@@ -581,6 +595,9 @@ class Bridge:
                 # The host of this sandbox never heard the state.
                 self.write(b"state " + self.state.encode() + b"\n")
             return
+        if channel == "shell" and conn.outstanding > 0:
+            conn.outstanding -= 1
+            self.shell_outstanding -= 1
         self.deliver([conn], channel, parts, False)
 
     # ---- host → kernel ---------------------------------------------------
@@ -623,12 +640,37 @@ class Bridge:
                 return
         if channel not in INBOUND_CHANNELS:
             return
+        if channel == "shell":
+            header = _loads(parts[0]) if len(parts) >= 4 and len(parts[0]) <= 4096 else None
+            msg_type = header.get("msg_type") if isinstance(header, dict) else None
+            if msg_type == "kernel_info_request" and self.answer_kernel_info(conn, parts):
+                return
+            # Requests owe a reply (comm_msg and its kin do not).
+            if not isinstance(msg_type, str) or msg_type.endswith("_request"):
+                conn.outstanding += 1
+                self.shell_outstanding += 1
         self.to_kernel(conn.sockets[channel], parts)
 
-    def open_conn(self, conn_id, framing):
-        if conn_id in self.conns:
-            self.close_conn(conn_id)
-        ident = b"gv-%d-%s" % (conn_id, os.urandom(6).hex().encode())
+    def answer_kernel_info(self, conn, parts):
+        """A kernel_info_request answered from the kernel's own reply: only
+        while it is idle and owes no client a shell reply, so that the
+        answer's order and content are what the kernel would give."""
+        if self.info_content is None or not self.ready or self.state != "idle" or self.shell_outstanding > 0:
+            return False
+        conns = list(self.conns.values())
+        for state in ("busy", None, "idle"):
+            if state is None:
+                reply = self.make_parts("kernel_info_reply", {}, {})
+                reply[1], reply[3] = parts[0], self.info_content
+                self.deliver([conn], "shell", reply, False)
+            else:
+                status = self.make_parts("status", {"execution_state": state}, {})
+                status[1] = parts[0]
+                self.deliver(conns, "iopub", status, True)
+        return True
+
+    def new_conn(self, conn_id, framing):
+        ident = b"gv-%s" % os.urandom(8).hex().encode()
         conn = Conn(conn_id, framing, ident)
         try:
             for ch in INBOUND_CHANNELS:
@@ -638,13 +680,25 @@ class Bridge:
                 del self.sock_owner[s]
                 s.close(linger=0)
             raise
+        return conn
+
+    def open_conn(self, conn_id, framing):
+        if conn_id in self.conns:
+            self.close_conn(conn_id)
+        conn, self.spare = self.spare, None
+        if conn is not None:
+            # Nothing was ever sent on it: a new client's, as made now.
+            conn.id, conn.framing = conn_id, framing
+        else:
+            conn = self.new_conn(conn_id, framing)
+            self._rebuild_poller()
         self.conns[conn_id] = conn
-        self._rebuild_poller()
 
     def close_conn(self, conn_id):
         conn = self.conns.pop(conn_id, None)
         if conn is None:
             return
+        self.shell_outstanding -= conn.outstanding
         for s in conn.sockets.values():
             del self.sock_owner[s]
             s.close(linger=0)
@@ -779,6 +833,11 @@ class Bridge:
                 self.private_request("kernel_info_request", {})
                 nudge_at = now + NUDGE_S
             self.pump(max(1, int((nudge_at - now) * 1000)), False)
+        try:
+            self.spare = self.new_conn(None, "v1")
+            self._rebuild_poller()
+        except self.zmq.ZMQError:
+            self.spare = None   # out of descriptors: the first open makes its own
         self.ready = True
         self.write(b"ready\n")
         self.state = "idle"

@@ -149,14 +149,19 @@ static void state_write(struct kernel *k)
 	k->next_refresh = mono_ms() + STATE_REFRESH_MS;
 }
 
+static void say_state(struct kernel *k)
+{
+	char msg[32];
+	int n = snprintf(msg, sizeof(msg), "state %s\n", k->state);
+	publish(k, msg, (size_t)n);
+}
+
 static void set_state(struct kernel *k, const char *state)
 {
 	if (!strcmp(k->state, state))
 		return;
 	snprintf(k->state, sizeof(k->state), "%s", state);
-	char msg[32];
-	int n = snprintf(msg, sizeof(msg), "state %s\n", state);
-	publish(k, msg, (size_t)n);
+	say_state(k);
 	state_write(k);
 }
 
@@ -833,6 +838,9 @@ int exec_kernel_run(const struct exec_kernel_env *env, const struct exec_kernel_
 		exec_kernel_warm_free(warm);
 	else if ((warm ? adopt_warm(k, warm, err) : open_sandbox(k, err)) == 0) {
 		state_write(k);
+		/* The model exists from now: clients waiting for a queued
+		 * kernel open their channels at this word (frontend). */
+		say_state(k);
 		relay(k);
 		rc = 0;
 	}

@@ -14,7 +14,10 @@
 # BENCH_CLASS_STARTS (30), BENCH_BEFORE_STARTS (10), BENCH_IDLE_S (30);
 # BENCH_KERNEL_MB, each kernel's memory budget (192), the kernel node's
 # memory being that times the idle kernels or the class, whichever is more; BENCH_KERNEL_CPU_PCT, the
-# kernel node's CPU ceiling (100: one of the CPUs).
+# kernel node's CPU ceiling (100: one of the CPUs). For work on start
+# latency: BENCH_CLASS_ONLY=1 (the class phase only), BENCH_CLASS_COLD=0
+# (not the class without a request), BENCH_LOG_LEVEL (warn) with
+# BENCH_KEEP_LOGS=DIR (the daemons' logs kept there).
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -41,7 +44,7 @@ WORKERS=$((IDLE > STARTS ? IDLE : STARTS))
 jupyter_clients_ready || bail "the Jupyter clients are missing"
 npm_clients_ready || bail "the npm clients of tests/js could not be installed"
 stack_setup bench-class "${BENCH_KEEP_LOGS:-}"
-export GAVEL_LOG_LEVEL=warn
+export GAVEL_LOG_LEVEL=${BENCH_LOG_LEVEL:-warn}
 stack_tenant "${TAG}_class" --quota requests_per_second=1000 --quota burst=1000 --quota max_running=6 \
 	--quota max_kernels=$((WORKERS + 10)) --quota kernels_per_minute=1000 --quota kernel_memory_mb="$KMB"
 

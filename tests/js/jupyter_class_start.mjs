@@ -11,8 +11,11 @@
 // `Authorization: token ...` on REST calls and `?token=` on the
 // WebSocket). N defaults to 30. Prints `# start <i> <ms>` per kernel (or
 // `# start <i> failed: why`) and one last line of JSON:
-// {"n", "ok", "p50_ms", "p95_ms", "max_ms", "wrong"} (wrong: kernels whose
-// `6*7` did not give 42). Exits non-zero when a start failed.
+// {"n", "ok", "p50_ms", "p95_ms", "max_ms", "wrong", "startnew_p50_ms",
+// "startnew_max_ms", "started_at_ms"} (wrong: kernels whose `6*7` did not
+// give 42; startnew: the REST part, to startNew's answer, before the
+// channels; started_at_ms: the wall clock at the start, to find the run
+// in the daemons' logs). Exits non-zero when a start failed.
 import WS from 'ws';
 import { KernelManager, ServerConnection } from '@jupyterlab/services';
 
@@ -41,9 +44,10 @@ async function one(i) {
 	let kernel = null;
 	try {
 		kernel = await within(WAIT_MS, km.startNew({ name: 'python3' }), 'startNew');
+		const restMs = Date.now() - t0;
 		await within(WAIT_MS, kernel.info, 'kernel_info');
 		const ms = Date.now() - t0;
-		console.log(`# start ${i} ${ms}`);
+		console.log(`# start ${i} ${ms} (startNew ${restMs}, id ${kernel.id})`);
 		let answer = null;
 		const future = kernel.requestExecute({ code: '6*7' });
 		future.onIOPub = (msg) => {
@@ -52,25 +56,32 @@ async function one(i) {
 		};
 		await within(60000, future.done, 'execute 6*7');
 		await kernel.shutdown().catch(() => {});
-		return { kernel: null, ms, right: answer === '42' };
+		return { kernel: null, ms, restMs, right: answer === '42' };
 	} catch (e) {
 		console.log(`# start ${i} failed: ${e.message}`);
 		return { kernel, ms: null, right: false };
 	}
 }
 
+const startedAt = Date.now();
 const runs = await Promise.all(Array.from({ length: N }, (_, i) => one(i)));
 await Promise.all(runs.map((r) => (r.kernel ? r.kernel.shutdown().catch(() => {}) : null)));
 km.dispose();
 
-const times = runs.filter((r) => r.ms !== null).map((r) => r.ms).sort((a, b) => a - b);
-const pct = (p) => (times.length ? times[Math.min(times.length - 1, Math.ceil((p / 100) * times.length) - 1)] : null);
+const sorted = (key) => runs.filter((r) => r.ms !== null).map((r) => r[key]).sort((a, b) => a - b);
+const times = sorted('ms');
+const restTimes = sorted('restMs');
+const pctOf = (xs, p) => (xs.length ? xs[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] : null);
+const pct = (p) => pctOf(times, p);
 console.log(JSON.stringify({
 	n: N,
 	ok: times.length,
 	p50_ms: pct(50),
 	p95_ms: pct(95),
 	max_ms: times.length ? times[times.length - 1] : null,
+	startnew_p50_ms: pctOf(restTimes, 50),
+	startnew_max_ms: pctOf(restTimes, 100),
+	started_at_ms: startedAt,
 	wrong: runs.filter((r) => r.ms !== null && !r.right).length,
 }));
 process.exit(times.length === N ? 0 : 1);

@@ -381,6 +381,29 @@ def run_checks(a):
         f = a.wait(is_reply(mid, 2), 5, s, "kernel_info_reply")
         assert f.msg_type == "kernel_info_reply" and f.framing == "json" and f.opcode == "text"
 
+    @check("kernel_info while idle: the kernel's own reply, busy and idle around it, to every framing")
+    def _():
+        s = a.mark()
+        mid = a.request(2, "json", "shell", "kernel_info_request", {})
+        f = a.wait(is_reply(mid, 2), 5, s, "kernel_info_reply")
+        assert f.msg["content"]["language_info"]["name"] == "python" and f.msg["content"]["status"] == "ok"
+        assert f.msg["parent_header"]["msg_id"] == mid
+        for fr in ("v1", "json"):
+            states = [x.msg["content"]["execution_state"] for x in a.since(s)
+                      if is_iopub(mid, "status", fr)(x)]
+            assert states == ["busy", "idle"], (fr, states)
+
+    @check("kernel_info while a request runs: answered after it, in the kernel's order")
+    def _():
+        s = a.mark()
+        busy = a.execute(1, "v1", "import time\ntime.sleep(0.5)")
+        a.wait(is_iopub(busy, "execute_input", "v1"), 10, s, "execute_input")
+        mid = a.request(2, "json", "shell", "kernel_info_request", {})
+        info = a.wait(is_reply(mid, 2), 10, s, "kernel_info_reply")
+        done = a.wait(is_reply(busy, 1), 10, s, "execute_reply")
+        assert done.t <= info.t, "kernel_info_reply came before the running request's reply"
+        idle_after(a, mid, s)
+
     @check("1+1: execute_result 2, both framings")
     def _():
         s = a.mark()
