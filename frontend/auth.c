@@ -119,12 +119,13 @@ static void auth_decided(struct fe_req *r, const struct fe_auth_entry *e)
 			       tenant_auth_message(d));
 		return;
 	}
-	if (r->key_in_query && !e->quota.allow_query_key && r->m.route->id != FE_ROUTE_KERNEL_CHANNELS) {
+	if (r->key_in_query && !fe_query_key_allowed(r->m.route->id, &e->quota)) {
 		atomic_fetch_add(&r->w->app->metrics->auth_failures, 1);
 		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
 		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MALFORMED),
-			       "this tenant does not take API keys in the query string (its allow_query_key "
-			       "setting is off): send X-Auth-Token or Authorization: Bearer");
+			       "this tenant does not take API keys in the query string here (its browser_clients "
+			       "setting is off; allow_query_key covers only GET /v1/submissions/{id}/events): send "
+			       "X-Auth-Token or Authorization: Bearer");
 		return;
 	}
 	memcpy(r->tenant_id, e->row.tenant_id, sizeof(r->tenant_id));
@@ -227,6 +228,13 @@ static const char *presented_key(struct fe_req *r)
 	return r->key_in_query ? k : NULL;
 }
 
+bool fe_query_key_allowed(enum fe_route_id route, const struct tenant_quota *q)
+{
+	if (route == FE_ROUTE_KERNEL_CHANNELS || q->browser_clients)
+		return true;
+	return q->allow_query_key && fe_route_takes_query_key(route);
+}
+
 bool fe_auth_presented(struct fe_req *r)
 {
 	struct evkeyvalq *h = evhttp_request_get_input_headers(r->req);
@@ -247,15 +255,9 @@ void fe_authenticate(struct fe_req *r)
 			       tenant_auth_message(TENANT_AUTH_MISSING));
 		return;
 	}
-	if (r->key_in_query && !fe_route_takes_query_key(r->m.route->id)) {
-		atomic_fetch_add(&w->app->metrics->auth_failures, 1);
-		evhttp_add_header(evhttp_request_get_output_headers(r->req), "WWW-Authenticate", "Bearer");
-		fe_reply_error(r, 401, tenant_auth_error_code(TENANT_AUTH_MALFORMED),
-			       "API keys in the query string are taken only by GET /v1/submissions/{id}/events "
-			       "(for browsers' EventSource) and GET /api/kernels/{id}/channels (?token=): send "
-			       "X-Auth-Token or Authorization: Bearer");
-		return;
-	}
+	/* A key in the query string is judged once its tenant is known
+	 * (auth_decided): whether it is taken depends on the tenant's
+	 * settings. */
 	size_t len = strnlen(key, TENANT_KEY_PRESENTED_MAX + 1);
 	if (len > TENANT_KEY_PRESENTED_MAX ||
 	    tenant_key_hash(key, len, &w->app->pepper, r->key_hash, &err) < 0) {
@@ -292,6 +294,7 @@ void fe_authenticate(struct fe_req *r)
  * the worker's cache, so that second lookup is usually a cache hit. */
 struct keycheck {
 	struct fe_worker *w;
+	bool in_query;
 	unsigned char hash[TENANT_KEY_HASH_LEN];
 	uint64_t sent_ms;
 	fe_keycheck_fn fn;
@@ -303,6 +306,14 @@ static bool entry_ok(const struct fe_auth_entry *e)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return tenant_auth_decide(&e->row, (int64_t)ts.tv_sec) == TENANT_AUTH_OK;
+}
+
+/* A write route's key from the query string admits a large body only
+ * for a tenant that takes keys there (every route that takes a body is a
+ * browser_clients route). */
+static bool entry_ok_for(const struct fe_auth_entry *e, bool in_query)
+{
+	return entry_ok(e) && (!in_query || e->quota.browser_clients);
 }
 
 static void on_keycheck_row(void *arg, PGresult *const *res, int n, const char *error)
@@ -318,7 +329,7 @@ static void on_keycheck_row(void *arg, PGresult *const *res, int n, const char *
 		memcpy(fresh.hash, k->hash, sizeof(fresh.hash));
 		fresh.fetched_ms = k->sent_ms;
 		k->w->auth_cache[k->hash[0]] = fresh;
-		ok = entry_ok(&fresh);
+		ok = entry_ok_for(&fresh, k->in_query);
 	}
 	k->fn(k->arg, ok);
 	free(k);
@@ -372,7 +383,7 @@ int fe_key_recheck(struct fe_worker *w, const unsigned char hash[TENANT_KEY_HASH
 	return 0;
 }
 
-enum fe_keycheck fe_key_check(struct fe_worker *w, const char *key, fe_keycheck_fn fn, void *arg)
+enum fe_keycheck fe_key_check(struct fe_worker *w, const char *key, bool in_query, fe_keycheck_fn fn, void *arg)
 {
 	struct gv_err err;
 	unsigned char hash[TENANT_KEY_HASH_LEN];
@@ -382,11 +393,12 @@ enum fe_keycheck fe_key_check(struct fe_worker *w, const char *key, fe_keycheck_
 	uint64_t now = fe_now_ms();
 	const struct fe_auth_entry *e = cached_key(w, hash, now);
 	if (e)
-		return entry_ok(e) ? FE_KEY_OK : FE_KEY_REFUSED;
+		return entry_ok_for(e, in_query) ? FE_KEY_OK : FE_KEY_REFUSED;
 	struct keycheck *k = calloc(1, sizeof(*k));
 	if (!k)
 		return FE_KEY_REFUSED;
 	k->w = w;
+	k->in_query = in_query;
 	memcpy(k->hash, hash, sizeof(hash));
 	k->sent_ms = now;
 	k->fn = fn;

@@ -11,6 +11,11 @@ void fe_authenticate(struct fe_req *r);
 /* Does r carry an API key in a header (X-Auth-Token, Authorization:
  * Bearer)? For routes that serve anyone but answer a tenant for itself. */
 bool fe_auth_presented(struct fe_req *r);
+/* Whether a key in the query string is taken on route for a tenant of
+ * quota q: always on a kernel's channels (?token=, Jupyter's browser
+ * clients), everywhere with browser_clients, on the SSE stream with
+ * allow_query_key. Pure. */
+bool fe_query_key_allowed(enum fe_route_id route, const struct tenant_quota *q);
 
 /* Whether a key (by its peppered hash) still admits its holder: for
  * sessions that outlive their request (kernel WebSockets), asked again

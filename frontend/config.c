@@ -99,6 +99,11 @@ const struct gv_config_option fe_config_table[] = {
 	{ .name = "frontend.cors_origins", .type = GV_CONFIG_STRING, F(cors_origins), .def = "",
 	  .max = TENANT_ORIGINS_BUF - 1,
 	  .doc = "browser origins allowed for tenants without their own list (\"\" none, * any)" },
+	{ .name = "frontend.trusted_proxies", .type = GV_CONFIG_STRING, F(trusted_proxies), .def = "",
+	  .max = 4096, .doc = "reverse proxies whose client-address header is believed: addresses and CIDR ranges" },
+	{ .name = "frontend.client_address_header", .type = GV_CONFIG_STRING, F(client_address_header),
+	  .def = "X-Forwarded-For", .min = 1, .max = 64,
+	  .doc = "the header the trusted proxies set: X-Forwarded-For or Forwarded" },
 	{ .name = "frontend.max_problem_size", .type = GV_CONFIG_SIZE, F(max_problem_size), .def = "64m",
 	  .min = 1024, .max = 1024LL * 1024 * 1024, .doc = "largest problem package upload (413 beyond)" },
 };
@@ -119,6 +124,10 @@ int fe_config_load(struct fe_config *cfg, const char *path, char *const *envp, s
 	size_t len = strlen(origins);
 	if (len <= strlen(cfg->cors_origins))
 		memcpy(cfg->cors_origins, origins, len + 1);
+	if (fe_proxies_parse(cfg->trusted_proxies, cfg->client_address_header, &cfg->proxies, err) != 0) {
+		gv_err_prefix(err, "frontend");
+		return -1;
+	}
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include "common/config.h"
 #include "common/err.h"
+#include "frontend/client_addr.h"
 
 struct fe_config {
 	int log_level;               /* enum gv_log_level */
@@ -53,6 +54,12 @@ struct fe_config {
 	/* Browser origins allowed for a tenant whose own cors_origins is empty
 	 * ("" none, "*" any; tenants/origin.h), as fe_config_load normalised it. */
 	char *cors_origins;
+	/* Reverse proxies whose client-address header is believed
+	 * (frontend/client_addr.h), as written and as fe_config_load parsed
+	 * them into proxies. */
+	char *trusted_proxies;
+	char *client_address_header;
+	struct fe_proxies proxies;
 };
 
 extern const struct gv_config_option fe_config_table[];

@@ -21,7 +21,18 @@
  * Over max_connections, the accepting worker closes its own oldest
  * connection that has no request in progress (HEAD or IDLE) to make room,
  * else the new one; over the per-address cap, the new one. Addresses are
- * counted per IPv4 address and per IPv6 /64 (one host's usual share). */
+ * counted per IPv4 address and per IPv6 /64 (one host's usual share).
+ *
+ * Behind a reverse proxy every client has the proxy's address, which
+ * accept is all the guard knows. A connection from a trusted proxy
+ * (frontend.trusted_proxies, client_addr.h) is therefore counted only
+ * against max_connections at accept; once its request's head is parsed,
+ * the request is counted under the client the proxy names, for as long
+ * as the request lasts (a WebSocket: as long as the connection), and one
+ * over max_connections_per_address is answered 503. An L7 proxy opens a
+ * connection to us per request in flight (idle client connections stay
+ * at the proxy), so this caps what one client holds here; what a client
+ * holds at the proxy is the proxy's to cap. */
 #include "frontend/conn.h"
 
 #include <arpa/inet.h>
@@ -42,6 +53,8 @@
 #include <sys/socket.h>
 
 #include "common/log.h"
+#include "frontend/client_addr.h"
+#include "frontend/config.h"
 #include "frontend/lograte.h"
 #include "frontend/metrics.h"
 #include "frontend/reqscan.h"
@@ -106,6 +119,10 @@ struct fe_conn {
 	bool preauth_route;
 	fe_conn_gone_fn gone;            /* UPGRADED: told of the end */
 	void *gone_arg;
+	bool from_proxy;                 /* the peer is a trusted proxy */
+	struct addr_key fwd;             /* the client it named, while counted */
+	bool fwd_counted;
+	bool fwd_over;                   /* ... over max_connections_per_address */
 };
 
 struct hold {
@@ -343,9 +360,19 @@ static void unlink_conn(struct fe_conn *c)
 	c->prev = c->next = NULL;
 }
 
+/* The forwarded client's count, given back when its request ends. */
+static void fwd_release(struct fe_conn *c)
+{
+	if (c->fwd_counted)
+		addr_add(c->w->app->addrs, &c->fwd, -1);
+	c->fwd_counted = false;
+	c->fwd_over = false;
+}
+
 static void conn_release(struct fe_conn *c)
 {
 	struct fe_app *app = c->w->app;
+	fwd_release(c);
 	if (c->req) {
 		struct fe_req *r = c->req;
 		c->req = NULL;
@@ -414,6 +441,37 @@ static void on_key_checked(void *arg, bool ok)
 	bufferevent_trigger(c->bev, EV_READ, 0);
 }
 
+/* The key of a raw query string (X-Auth-Token, else api_key, as auth.c
+ * picks them), decoded into out; false when none fits. */
+static bool query_key(const char *query, char *out, size_t size)
+{
+	static const char *const names[] = { "X-Auth-Token=", "api_key=" };
+	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+		size_t nl = strlen(names[n]);
+		for (const char *p = query; p && *p;) {
+			size_t len = strcspn(p, "&");
+			if (len > nl && !strncmp(p, names[n], nl)) {
+				char raw[TENANT_KEY_PRESENTED_MAX * 3 + 1];
+				size_t vl = len - nl, dl = 0;
+				if (vl >= sizeof(raw))
+					return false;
+				memcpy(raw, p + nl, vl);
+				raw[vl] = '\0';
+				char *dec = evhttp_uridecode(raw, 1, &dl);
+				bool ok = dec && dl > 0 && dl < size && !memchr(dec, '\0', dl);
+				if (ok)
+					memcpy(out, dec, dl + 1);
+				free(dec);
+				return ok;
+			}
+			p += len;
+			if (*p == '&')
+				p++;
+		}
+	}
+	return false;
+}
+
 /* The empty line ending the head was just seen, before evhttp parses it.
  * may_hold: evhttp has not been given the head's end yet (called from the
  * input callback, whose read trigger the hold suppresses). */
@@ -446,9 +504,15 @@ static void head_complete(struct fe_conn *c, bool may_hold)
 		start_body(c, FE_CONN_KEYLESS_BODY_MAX, false);
 		return;
 	}
-	/* Only a header key: no route that takes a body takes a key in the
-	 * query string (fe_route_takes_query_key). */
+	/* A header key, else one in the query string (taken there only for a
+	 * tenant with browser_clients on: fe_key_check asks). */
 	const char *key = fe_reqscan_key(&c->scan);
+	char qkey[TENANT_KEY_PRESENTED_MAX + 1];
+	bool in_query = false;
+	if (!key[0] && query_key(query, qkey, sizeof(qkey))) {
+		key = qkey;
+		in_query = true;
+	}
 	if (!key[0] || !may_hold) {
 		/* Without a key the handler answers 401 to a small body; a
 		 * large one is refused unread. A pipelined request cannot wait
@@ -462,7 +526,7 @@ static void head_complete(struct fe_conn *c, bool may_hold)
 		return;
 	}
 	h->c = c;
-	switch (fe_key_check(w, key, on_key_checked, h)) {
+	switch (fe_key_check(w, key, in_query, on_key_checked, h)) {
 	case FE_KEY_OK:
 		free(h);
 		start_body(c, c->upload ? cfg->max_problem_size : cfg->max_body_size, c->upload);
@@ -597,10 +661,12 @@ static void set_up(struct fe_conn *c)
 		c->fd = fd;
 		atomic_store_explicit(&app->by_fd[fd], c, memory_order_relaxed);
 	}
-	addr_of(evhttp_connection_get_addr(c->evcon), &c->addr, c->addr_text, sizeof(c->addr_text));
+	const struct sockaddr *peer = evhttp_connection_get_addr(c->evcon);
+	addr_of(peer, &c->addr, c->addr_text, sizeof(c->addr_text));
+	c->from_proxy = fe_proxies_trust(&app->cfg->proxies, peer);
 	start_head(c);
 
-	if (app->conn_max_per_addr > 0 && c->addr.b[0]) {
+	if (app->conn_max_per_addr > 0 && c->addr.b[0] && !c->from_proxy) {
 		c->addr_counted = true;
 		if (addr_add(app->addrs, &c->addr, 1) > app->conn_max_per_addr) {
 			refuse(c, &app->metrics->conns_refused_addr,
@@ -754,6 +820,7 @@ static void on_reply_done(struct evhttp_request *req, void *arg)
 		c->req->conn = NULL;
 		c->req = NULL;
 	}
+	fwd_release(c);
 	/* The next request on this connection starts with the small limit
 	 * again; its head decides. */
 	evhttp_connection_set_max_body_size(c->evcon, FE_CONN_KEYLESS_BODY_MAX);
@@ -787,7 +854,30 @@ bool fe_conn_request(struct fe_worker *w, struct evhttp_request *req, struct fe_
 	c->req = r;
 	r->conn = c;
 	evhttp_request_set_on_complete_cb(req, on_reply_done, c);
+	if (c->from_proxy && app->conn_max_per_addr > 0) {
+		/* The client the proxy names; its own requests (no header: a
+		 * health check) count only against max_connections. */
+		struct sockaddr_storage ss;
+		char text[INET6_ADDRSTRLEN];
+		fwd_release(c);
+		fe_client_of_evreq(&app->cfg->proxies, req, &ss);
+		addr_of((const struct sockaddr *)&ss, &c->fwd, text, sizeof(text));
+		if (c->fwd.b[0] && memcmp(&c->fwd, &c->addr, sizeof(c->fwd)) != 0) {
+			c->fwd_counted = true;
+			if (addr_add(app->addrs, &c->fwd, 1) > app->conn_max_per_addr) {
+				c->fwd_over = true;
+				atomic_fetch_add(&app->metrics->conns_refused_addr, 1);
+				log_limited(&refused_rate, "request refused: its forwarded client is over "
+					    "max_connections_per_address", c);
+			}
+		}
+	}
 	return true;
+}
+
+bool fe_conn_client_over_cap(const struct fe_req *r)
+{
+	return r->conn && r->conn->fwd_over;
 }
 
 bool fe_conn_head_bad(const struct fe_req *r)

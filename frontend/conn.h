@@ -47,6 +47,10 @@ void fe_conn_attach(struct fe_worker *w, struct evhttp *http, struct evhttp_boun
  * could not be stopped before evhttp parsed it, is refused with this. */
 bool fe_conn_head_bad(const struct fe_req *r);
 
+/* r came through a trusted proxy for a client already holding
+ * max_connections_per_address requests here: refused with 503. */
+bool fe_conn_client_over_cap(const struct fe_req *r);
+
 /* The request pipeline's side (server.c). fe_conn_request: r, evhttp's
  * request req, has arrived whole: its connection leaves the guard's
  * deadlines until the reply is sent, and its end is reported to r
@@ -67,8 +71,9 @@ bool fe_conn_upgrade(struct fe_req *r, fe_conn_gone_fn gone, void *arg);
 void fe_req_conn_closed(struct fe_req *r);
 
 /* A key check before a body is read (server.c: auth cache, then the
- * database). FE_KEY_PENDING: fn(arg, ok) runs later from the loop, never
- * from inside the call. */
+ * database). in_query: the key came in the query string, which admits the
+ * larger body only for a tenant with browser_clients on. FE_KEY_PENDING:
+ * fn(arg, ok) runs later from the loop, never from inside the call. */
 enum fe_keycheck { FE_KEY_OK, FE_KEY_REFUSED, FE_KEY_PENDING };
 typedef void (*fe_keycheck_fn)(void *arg, bool ok);
-enum fe_keycheck fe_key_check(struct fe_worker *w, const char *key, fe_keycheck_fn fn, void *arg);
+enum fe_keycheck fe_key_check(struct fe_worker *w, const char *key, bool in_query, fe_keycheck_fn fn, void *arg);

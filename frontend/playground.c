@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "frontend/api_tenant.h"
 #include "frontend/auth.h"
+#include "frontend/client_addr.h"
 #include "frontend/cors.h"
 #include "frontend/metrics.h"
 
@@ -137,8 +138,8 @@ static void on_pg_row(void *arg, PGresult *const *res, int n, const char *error)
 void fe_playground_resolve(struct fe_req *r)
 {
 	struct fe_worker *w = r->w;
-	struct evhttp_connection *evcon = evhttp_request_get_connection(r->req);
-	if (fe_playground_client(evcon ? evhttp_connection_get_addr(evcon) : NULL, r->pg_bucket, r->client) < 0) {
+	/* The client behind a trusted proxy (client_addr.h), else the peer. */
+	if (fe_client_of_request(r) < 0) {
 		/* No address, no per-address budget: not served anonymously. */
 		fe_reply_error(r, 403, "forbidden", "anonymous requests need a client IP address");
 		return;
@@ -173,16 +174,40 @@ void fe_playground_resolve(struct fe_req *r)
 
 static void on_bucket(void *arg, redisReply *reply);
 
+/* A read of one submission: polled by pages waiting for their result, so
+ * counted in buckets of its own (tenants/playground.h). */
+static bool read_route(const struct fe_req *r)
+{
+	switch (r->m.route->id) {
+	case FE_ROUTE_J0_GET:
+	case FE_ROUTE_V1_SUBMISSION:
+	case FE_ROUTE_V1_EVENTS: return true;
+	default: return false;
+	}
+}
+
+/* The client's bucket: rate and burst. A read's burst is two seconds of
+ * its rate, room for a page's first quick polls. */
+static int client_rate(const struct fe_req *r)
+{
+	return read_route(r) ? r->quota.playground_read_rps : r->quota.requests_per_second;
+}
+
+static int client_burst(const struct fe_req *r)
+{
+	return read_route(r) ? 2 * r->quota.playground_read_rps : r->quota.burst;
+}
+
 /* Sends the current bucket's command (the client's, then the tenant's).
  * 0: sent, on_bucket runs with a reference taken. */
 static int send_bucket(struct fe_req *r, bool eval)
 {
 	struct tenant_ratelimit_args a;
 	struct gv_err err;
-	int rc = r->pg_rl_tenant ? tenant_playground_ratelimit_args(r->tenant_id, NULL, r->pg_tenant_rps,
-								      r->pg_tenant_burst, &a, &err)
-				 : tenant_playground_ratelimit_args(r->tenant_id, r->pg_bucket, r->quota.requests_per_second,
-								      r->quota.burst, &a, &err);
+	int (*args)(const char *, const char *, int, int, struct tenant_ratelimit_args *, struct gv_err *) =
+		read_route(r) ? tenant_playground_read_ratelimit_args : tenant_playground_ratelimit_args;
+	int rc = r->pg_rl_tenant ? args(r->tenant_id, NULL, r->pg_tenant_rps, r->pg_tenant_burst, &a, &err)
+				 : args(r->tenant_id, r->pg_bucket, client_rate(r), client_burst(r), &a, &err);
 	if (rc < 0) {
 		gv_error(NULL, "playground rate limit: %s", err.msg);
 		return -1;
@@ -218,7 +243,7 @@ static void on_bucket(void *arg, redisReply *reply)
 		return;
 	}
 	if (!r->pg_rl_tenant) {
-		snprintf(r->rl_limit, sizeof(r->rl_limit), "%d", r->quota.burst);
+		snprintf(r->rl_limit, sizeof(r->rl_limit), "%d", client_burst(r));
 		snprintf(r->rl_remaining, sizeof(r->rl_remaining), "%lld", (long long)rl.remaining);
 		snprintf(r->rl_reset, sizeof(r->rl_reset), "%lld", (long long)rl.reset_s);
 	}
@@ -232,9 +257,10 @@ static void on_bucket(void *arg, redisReply *reply)
 			fe_reply_error(r, 429, "rate_limited", "this playground's requests are above %d per second",
 				       r->pg_tenant_rps);
 		} else {
-			fe_audit_refusal(r, "playground_rps", 429, 1, r->quota.requests_per_second);
-			fe_reply_error(r, 429, "rate_limited", "request rate above %d per second from this address",
-				       r->quota.requests_per_second);
+			fe_audit_refusal(r, read_route(r) ? "playground_read_rps" : "playground_rps", 429, 1,
+					 client_rate(r));
+			fe_reply_error(r, 429, "rate_limited", "%s above %d per second from this address",
+				       read_route(r) ? "reads of a submission" : "request rate", client_rate(r));
 		}
 		fe_req_unref(r);
 		return;

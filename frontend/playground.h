@@ -22,7 +22,11 @@
  *     tenants/playground.h): a token bucket per client address (IPv4
  *     address, IPv6 /64; playground_rps, playground_burst) and one for all
  *     anonymous requests of the tenant together (its requests_per_second
- *     and burst), both in Redis; anonymous submissions only while the
+ *     and burst), both in Redis; reads of one submission (GET of it, its
+ *     events) in buckets of their own, per client address
+ *     (playground_read_rps, a burst of twice that) and for the tenant (its
+ *     rate again), since pages poll their result every 100 ms or so; the
+ *     client address is the one behind a trusted proxy (client_addr.h); anonymous submissions only while the
  *     tenant has fewer than playground_max_queued queued; the tenant's
  *     per-job ceilings; no GPUs, no network (a tenant whose egress policy
  *     grants any cannot turn the playground on); the small keyless body

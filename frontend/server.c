@@ -43,6 +43,7 @@
 #include "frontend/metrics.h"
 #include "frontend/playground.h"
 #include "frontend/server_internal.h"
+#include "frontend/token_read.h"
 #include "frontend/waiters.h"
 
 uint64_t fe_now_us(void)
@@ -390,6 +391,15 @@ static void serve(struct evhttp_request *req, struct fe_worker *w, bool metrics_
 		fe_reply_error(r, 400, "invalid_request", "malformed query string: NUL byte");
 		return;
 	}
+	if (fe_conn_client_over_cap(r)) {
+		/* Through a trusted proxy: the client's connections, counted
+		 * once its head named it (conn.c). */
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+		fe_reply_error(r, 503, "too_many_connections",
+			       "too many requests at once from this client address (max_connections_per_address)");
+		return;
+	}
 	if (fe_conn_head_bad(r)) {
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
 		fe_reply_error(r, 400, "invalid_request", "the request head holds a NUL or another control byte");
@@ -488,6 +498,10 @@ void fe_route_matched(struct fe_req *r, enum fe_match_result mr)
 		fe_playground_admit(r);
 	else if (r->playground)
 		fe_reply_error(r, 404, "not_found", "no such route"); /* never reached: resolved first */
+	/* A keyless read of one submission: its id may be the capability
+	 * (the tenant's browser_clients setting; token_read.h). */
+	else if (fe_token_read_candidate(r))
+		fe_token_read_resolve(r);
 	/* config_info describes the limits of the tenant whose key comes
 	 * with it, and the server's without one. */
 	else if (r->m.route->auth || (r->m.route->id == FE_ROUTE_J0_CONFIG_INFO && fe_auth_presented(r)))

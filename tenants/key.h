@@ -118,7 +118,7 @@ void tenant_key_hash_param(const unsigned char hash[TENANT_KEY_HASH_LEN],
 	"egress_policy, retention_days, weight, allow_query_key, cors_origins, "     \
 	"playground, token_capability, playground_rps, playground_burst, "          \
 	"playground_max_queued, max_kernels, kernels_per_minute, kernel_idle_s, " \
-	"kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct "                                                     \
+	"kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct, browser_clients, playground_read_rps " \
 	"FROM gavel_key_lookup($1::bytea)"
 #define TENANT_AUTH_QUOTA_COL1 5
 

@@ -53,6 +53,8 @@ static const struct field FIELDS[TENANT_QUOTA_NCOLS] = {
 	FIELD(kernel_lifetime_s, F_INT, 10, 43200),
 	FIELD(kernel_memory_mb, F_INT, 64, 65536),
 	FIELD(kernel_cpu_pct, F_INT, 10, 6400),
+	FIELD(browser_clients, F_BOOL, 0, 1),
+	FIELD(playground_read_rps, F_INT, 1, 1000000),
 };
 
 static int64_t get_num(const struct tenant_quota *q, const struct field *f)
@@ -106,6 +108,7 @@ void tenant_quota_defaults(struct tenant_quota *q)
 	q->kernel_lifetime_s = 3600;
 	q->kernel_memory_mb = 1024;
 	q->kernel_cpu_pct = 100;
+	q->playground_read_rps = 20;
 }
 
 static int lang_id_ok(const char *s, size_t len)
@@ -243,7 +246,8 @@ int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 				  "max_gpus, egress_policy, retention_days, weight, allow_query_key, cors_origins, "
 				  "playground, token_capability, playground_rps, playground_burst, "
 				  "playground_max_queued, max_kernels, kernels_per_minute, kernel_idle_s, "
-				  "kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct)",
+				  "kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct, browser_clients, "
+				  "playground_read_rps)",
 				  shown);
 	}
 	struct tenant_quota next = *q;
@@ -421,9 +425,11 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 		"max_cpu_ms, max_wall_ms, max_memory_mb, max_output_kb, allowed_languages, max_gpus, "
 		"egress_policy, retention_days, weight, allow_query_key, cors_origins, playground, token_capability, "
 		"playground_rps, playground_burst, playground_max_queued, max_kernels, kernels_per_minute, "
-		"kernel_idle_s, kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct) VALUES ($1::uuid, $2, $3, "
+		"kernel_idle_s, kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct, browser_clients, "
+		"playground_read_rps) VALUES ($1::uuid, $2, $3, "
 		"$4, $5, $6, $7, $8, $9, string_to_array($10, ','), $11, $12::jsonb, $13, $14, $15::boolean, "
-		"string_to_array($16, ','), $17::boolean, $18::boolean, $19, $20, $21, $22, $23, $24, $25, $26, $27) "
+		"string_to_array($16, ','), $17::boolean, $18::boolean, $19, $20, $21, $22, $23, $24, $25, $26, $27, "
+		"$28::boolean, $29) "
 		"ON CONFLICT (tenant_id) DO UPDATE SET "
 		"requests_per_second = EXCLUDED.requests_per_second, burst = EXCLUDED.burst, "
 		"max_queued = EXCLUDED.max_queued, max_running = EXCLUDED.max_running, "
@@ -438,6 +444,7 @@ int tenant_quota_save(PGconn *conn, const char *tenant_id, const struct tenant_q
 		"max_kernels = EXCLUDED.max_kernels, kernels_per_minute = EXCLUDED.kernels_per_minute, "
 		"kernel_idle_s = EXCLUDED.kernel_idle_s, kernel_lifetime_s = EXCLUDED.kernel_lifetime_s, "
 		"kernel_memory_mb = EXCLUDED.kernel_memory_mb, kernel_cpu_pct = EXCLUDED.kernel_cpu_pct, "
+		"browser_clients = EXCLUDED.browser_clients, playground_read_rps = EXCLUDED.playground_read_rps, "
 		"updated_at = now()";
 	if (gv_pg_exec(conn, sql, TENANT_QUOTA_NCOLS + 1, params, err) != 0) {
 		gv_err_prefix(err, "save quota");

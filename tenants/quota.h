@@ -93,6 +93,18 @@ struct tenant_quota {
 	int kernel_lifetime_s;
 	int kernel_memory_mb;
 	int kernel_cpu_pct;
+	/* Clients that cannot be given a key header, unchanged (Judge0's own
+	 * pages, piston-client): the tenant's keys are taken in the query
+	 * string (?X-Auth-Token=, ?api_key=) on every route, reads and writes,
+	 * and GET of one of its submissions at the root paths works without a
+	 * key, the id being the capability (128 random bits, fe_new_id). Off by
+	 * default: such URLs end up in access logs and browser histories, and
+	 * whoever holds an id reads that submission, source included. */
+	bool browser_clients;
+	/* Anonymous reads of one submission (a playground's own or a token
+	 * read) per second from one client address, counted apart from
+	 * playground_rps: a page polls a result every 100 ms or so. */
+	int playground_read_rps;
 };
 
 /* Column list of tenant_quotas, in the order tenant_quota_from_pg reads
@@ -103,8 +115,9 @@ struct tenant_quota {
 	"max_gpus, egress_policy::text, retention_days, weight, allow_query_key, "   \
 	"array_to_string(cors_origins, ','), playground, token_capability, playground_rps, " \
 	"playground_burst, playground_max_queued, max_kernels, kernels_per_minute, "    \
-	"kernel_idle_s, kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct"
-#define TENANT_QUOTA_NCOLS 26
+	"kernel_idle_s, kernel_lifetime_s, kernel_memory_mb, kernel_cpu_pct, browser_clients, " \
+	"playground_read_rps"
+#define TENANT_QUOTA_NCOLS 28
 
 /* The quota row of tenant $1 (uuid): TENANT_QUOTA_COLUMNS, one row when the
  * tenant exists (0002 creates the row with the tenant). */
@@ -113,8 +126,8 @@ struct tenant_quota {
 /* The defaults of a new tenant (the column defaults of 0002):
  * 20 rps, burst 40, 1000 queued, 4 running, 10 s CPU, 20 s wall, 512 MB,
  * 1024 KB output, all languages, 0 GPUs, {"mode":"none"}, 30 days, weight 1,
- * no query-string keys, no playground (2 rps, burst 10, 10 queued when on),
- * no token capability. */
+ * no query-string keys, no playground (2 rps, burst 10, 10 queued, 20 reads
+ * per second when on), no token capability, no browser clients. */
 void tenant_quota_defaults(struct tenant_quota *q);
 
 /* Reads TENANT_QUOTA_NCOLS columns of row `row` starting at first_col
@@ -130,7 +143,8 @@ int tenant_quota_validate(const struct tenant_quota *q, struct gv_err *err) GV_M
  * above; allowed_languages takes a comma-separated list ("" or "*" = all);
  * egress_policy takes JSON; allow_query_key true or false; cors_origins a
  * comma-separated list of origins ("" = the frontend's default, "*" = any;
- * tenants/origin.h); playground and token_capability true or false.
+ * tenants/origin.h); playground, token_capability and browser_clients
+ * true or false.
  * Validates the result. Pure. */
 int tenant_quota_set(struct tenant_quota *q, const char *key, const char *value,
 		     struct gv_err *err) GV_MUST_CHECK;

@@ -332,6 +332,7 @@ static void catalog__each_role__granted_exactly_its_list(void **state)
 		{ "gavel_frontend",
 		  "audit_log:SELECT gavel_audit_append():EXECUTE gavel_audit_append_many():EXECUTE "
 		  "gavel_kernel_cancel_queued():EXECUTE gavel_key_lookup():EXECUTE gavel_playground_lookup():EXECUTE "
+		  "gavel_token_lookup():EXECUTE "
 		  "problem_versions.archive:INSERT problem_versions.archive_bytes:INSERT "
 		  "problem_versions.archive_sha256:INSERT problem_versions.problem_id:INSERT "
 		  "problem_versions.tenant_id:INSERT problem_versions.version:INSERT problem_versions:SELECT "
