@@ -206,6 +206,11 @@ int lang_cds_prepare_one(const struct lang_def *def, const char *dir, int dir_fd
 		goto out;
 	/* Invalidate first: a half-rebuilt archive must not look current. */
 	unlinkat(lang_fd, stamp_name, 0);
+	/* What a stopped builder left (the lock is ours). */
+	char tmp_prefix[96];
+	snprintf(tmp_prefix, sizeof(tmp_prefix), ".%s.", def->compile_class_archive);
+	lang_pch_sweep(lang_fd, NULL, tmp_prefix, "");
+	lang_pch_sweep(lang_fd, NULL, ".cds-build-", "");
 	char lang_dir[4200];
 	snprintf(lang_dir, sizeof(lang_dir), "%s/%s", dir, def->id);
 	struct gv_err err;

@@ -1,6 +1,7 @@
 /* Precompiled headers built on the node (languages/lang_pch.h). */
 #include "languages/lang_pch.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -114,6 +115,31 @@ int lang_pch_flags(const struct lang_def *def, char *out, size_t outsz)
 		used += (size_t)w;
 	}
 	return 0;
+}
+
+void lang_pch_sweep(int lang_fd, const char *sub, const char *prefix, const char *suffix)
+{
+	int fd = openat(lang_fd, sub && *sub ? sub : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	size_t pl = strlen(prefix), sl = strlen(suffix);
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t nl = strlen(e->d_name), digits = 0;
+		if (nl <= pl + sl || strncmp(e->d_name, prefix, pl) != 0 || strcmp(e->d_name + nl - sl, suffix) != 0)
+			continue;
+		while (pl + digits < nl - sl && e->d_name[pl + digits] >= '0' && e->d_name[pl + digits] <= '9')
+			digits++;
+		if (pl + digits != nl - sl)
+			continue;
+		struct gv_err err;
+		if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno == EISDIR)
+			(void)!gv_remove_tree_at(dirfd(d), e->d_name, &err);
+	}
+	closedir(d);
 }
 
 /* Appends "id: why; " to report. */
@@ -252,6 +278,18 @@ static int prepare_one(const struct lang_def *def, const char *dir, int dir_fd, 
 	unlinkat(lang_fd, "stamp", 0);
 	char lang_dir[4200];
 	snprintf(lang_dir, sizeof(lang_dir), "%s/%s", dir, def->id);
+	/* What a builder stopped midway left (the lock is ours: no live
+	 * builder writes them): a header is hundreds of MB. */
+	lang_pch_sweep(lang_fd, NULL, ".wrapper-", ".h");
+	for (char **h = def->precompiled_headers; *h; h++) {
+		char sub[256], prefix[300];
+		snprintf(sub, sizeof(sub), "%s", *h);
+		char *slash = strrchr(sub, '/');
+		snprintf(prefix, sizeof(prefix), "%s.gch.", slash ? slash + 1 : sub);
+		if (slash)
+			*slash = '\0';
+		lang_pch_sweep(lang_fd, slash ? sub : NULL, prefix, "");
+	}
 	for (char **h = def->precompiled_headers; *h; h++) {
 		if (build_header(def, lang_dir, lang_fd, *h, flags, why, whysz) != 0) {
 			rc = -1;
@@ -270,17 +308,9 @@ out:
 	return rc;
 }
 
-int lang_pch_prepare(const struct lang_registry *reg, const char *dir, unsigned *built, char *report,
-		     size_t report_size, struct gv_err *err)
+/* mkdir -p of dir, made 0755 and opened (no link followed at its end). */
+static int open_dir(const char *dir, struct gv_err *err)
 {
-	*built = 0;
-	if (report_size)
-		report[0] = '\0';
-	bool any = false;
-	for (size_t i = 0; i < reg->n; i++)
-		any |= lang_pch_wanted(&reg->defs[i]) || lang_cds_wanted(&reg->defs[i]);
-	if (!any)
-		return 0;
 	char path[4096];
 	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path) || path[0] != '/')
 		return gv_err_set(err, GV_EINVAL, "precompiled header folder must be an absolute path: %s", dir);
@@ -302,6 +332,37 @@ int lang_pch_prepare(const struct lang_registry *reg, const char *dir, unsigned 
 		close(dir_fd);
 		return rc;
 	}
+	return dir_fd;
+}
+
+int lang_pch_make_dir(const struct lang_registry *reg, const char *dir, struct gv_err *err)
+{
+	bool any = false;
+	for (size_t i = 0; i < reg->n; i++)
+		any |= lang_pch_wanted(&reg->defs[i]) || lang_cds_wanted(&reg->defs[i]);
+	if (!any)
+		return 0;
+	int dir_fd = open_dir(dir, err);
+	if (dir_fd < 0)
+		return -1;
+	close(dir_fd);
+	return 0;
+}
+
+int lang_pch_prepare(const struct lang_registry *reg, const char *dir, unsigned *built, char *report,
+		     size_t report_size, struct gv_err *err)
+{
+	*built = 0;
+	if (report_size)
+		report[0] = '\0';
+	bool any = false;
+	for (size_t i = 0; i < reg->n; i++)
+		any |= lang_pch_wanted(&reg->defs[i]) || lang_cds_wanted(&reg->defs[i]);
+	if (!any)
+		return 0;
+	int dir_fd = open_dir(dir, err);
+	if (dir_fd < 0)
+		return -1;
 	int lock = openat(dir_fd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0 || flock(lock, LOCK_EX) != 0) {
 		int rc = gv_err_errno(err, "lock %s/.lock", dir);

@@ -48,9 +48,19 @@ bool lang_pch_compile_has(const struct lang_def *def, const char *opt);
 int lang_pch_compiler_version(const struct lang_def *def, char *out, size_t outsz);
 /* lang_fd/name holds exactly stamp. */
 bool lang_pch_stamp_is(int lang_fd, const char *name, const char *stamp);
+/* Removes from lang_fd/sub (sub NULL: lang_fd itself) every entry named
+ * prefix, digits (a builder's pid), suffix: the temporary files and
+ * folders of a builder that was stopped. Call it holding the build lock. */
+void lang_pch_sweep(int lang_fd, const char *sub, const char *prefix, const char *suffix);
 /* dir_fd/<id> made 0755 if missing and opened (no link followed); -1 with
  * the reason in why. dir names dir_fd in messages. */
 int lang_pch_lang_dir(int dir_fd, const char *dir, const char *id, char *why, size_t whysz);
+
+/* Makes dir (0755, with its parents) when a language of reg wants it,
+ * before any sandbox starts: the engine mounts the folder only when it
+ * exists at its start, and then sees what a builder renames into it
+ * later. 0, or -1 with err. */
+int lang_pch_make_dir(const struct lang_registry *reg, const char *dir, struct gv_err *err) GV_MUST_CHECK;
 
 /* Builds, under dir (created 0755 with its parents if missing), every precompiled header of
  * every language of reg that wants them, and every JVM compiler's class

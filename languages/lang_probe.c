@@ -123,6 +123,13 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static volatile sig_atomic_t *run_stop;
+
+void lang_run_capture_stop_on(volatile sig_atomic_t *stop)
+{
+	run_stop = stop;
+}
+
 /* The process group is killed at the deadline. */
 int lang_run_capture(char *const *argv, int timeout_ms, char *out, size_t outsz, int *status, bool *timed_out,
 		     struct gv_err *err)
@@ -155,10 +162,13 @@ int lang_run_capture(char *const *argv, int timeout_ms, char *out, size_t outsz,
 	*timed_out = false;
 	for (;;) {
 		long long left = deadline - now_ms();
-		if (left <= 0) {
+		if (left <= 0 || (run_stop && *run_stop)) {
 			*timed_out = true;
 			break;
 		}
+		/* A stop set just before the poll is seen within 200 ms. */
+		if (run_stop && left > 200)
+			left = 200;
 		struct pollfd p = {pfd[0], POLLIN, 0};
 		int pr = poll(&p, 1, (int)left);
 		if (pr < 0 && errno == EINTR)

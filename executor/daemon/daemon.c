@@ -1,7 +1,8 @@
 /* The executor's supervisor (executor/daemon/daemon.h): it checks the
  * node's settings and GPUs, probes the languages, starts the worker
  * processes (worker.c) and the webhook delivery process
- * (webhook_process.c), registers the node only once every worker's engine
+ * (webhook_process.c) and the warm-up process that builds the precompiled
+ * headers meanwhile (warm.c), registers the node only once every worker's engine
  * is up, then heartbeats, respawns what dies (handing back a dead worker's
  * job and freeing its GPUs), passes a reload (SIGHUP) on, and on SIGTERM
  * shuts down gracefully. The supervisor never runs a sandbox. */
@@ -80,6 +81,7 @@ struct supervisor {
 	 * seconds (kernel_warm_asks.c). */
 	struct gv_pg *pg;
 	uint64_t next_warm_asks_ms;
+	pid_t warm_pid; /* the precompiled headers' builder (warm.c); 0: done */
 };
 
 static pid_t spawn(struct daemon *d, int k)
@@ -417,6 +419,7 @@ static void supervise(struct supervisor *s)
 		uint64_t now = exec_daemon_mono_ms();
 		webhook_watch(s, now);
 		workers_watch(s);
+		exec_daemon_warm_reap(&s->warm_pid, false);
 		if (now >= s->next_heartbeat_ms) {
 			heartbeat(s);
 			exec_daemon_publish_languages(d, s->r);
@@ -438,6 +441,7 @@ static void shut_down(struct supervisor *s)
 {
 	struct daemon *d = s->d;
 	gv_info(&d->log, "stopping: finishing the jobs in hand");
+	exec_daemon_warm_reap(&s->warm_pid, true);
 	if (s->webhook_pid > 0)
 		kill(s->webhook_pid, SIGTERM);
 	for (int k = 0; k < d->workers; k++)
@@ -492,6 +496,8 @@ int exec_daemon_run(struct exec_daemon_config *cfg, volatile sig_atomic_t *stop,
 	struct supervisor s = { .d = &d };
 	if (exec_daemon_probe_languages(&d, err) != 0)
 		goto fail;
+	/* Forked before any connection is open: it inherits none. */
+	s.warm_pid = exec_daemon_warm_spawn(&d);
 	if (!(s.r = exec_daemon_redis_open(cfg, (int)cfg->redis_command_timeout_ms, err)))
 		goto fail;
 	if (gv_queue_key_inflight(s.inflight, sizeof(s.inflight), d.node, err) != 0 ||
@@ -522,6 +528,7 @@ int exec_daemon_run(struct exec_daemon_config *cfg, volatile sig_atomic_t *stop,
 	return 0;
 
 fail:
+	exec_daemon_warm_reap(&s.warm_pid, true);
 	gv_redis_free(s.r);
 	free(d.offered);
 	free(d.versions);

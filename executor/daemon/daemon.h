@@ -112,3 +112,12 @@ extern const size_t exec_daemon_config_table_len;
  * unreachable): fails closed, nothing registered. */
 int exec_daemon_run(struct exec_daemon_config *cfg, volatile sig_atomic_t *stop,
 		    struct gv_err *err) GV_MUST_CHECK;
+
+/* `gavel-executor --prepare`: builds the node's precompiled headers and
+ * class archives (languages/lang_pch.h) in cfg->pch_dir now and says so on
+ * stdout, so that the node's first submissions need not wait for them; run
+ * at install, before the node starts (a node warms in the background what
+ * is missing). A language whose build fails is reported and compiles
+ * without (speed only); -1 with err when the languages or the folder are
+ * unusable. */
+int exec_daemon_prepare(const struct exec_daemon_config *cfg, struct gv_err *err) GV_MUST_CHECK;

@@ -155,12 +155,20 @@ struct gv_pg *exec_daemon_pg_open(const struct exec_daemon_config *c, bool lazy,
  * (node_gate.c). */
 struct gv_pg *exec_daemon_pg_open_gated(struct worker *w, struct gv_err *err);
 
-/* languages.c: loads the language files, builds the precompiled headers
- * and probes every toolchain into d->offered, d->versions and
- * d->languages; -1 with err when none works. */
+/* languages.c: loads the language files, makes the precompiled headers'
+ * folder (warm.c fills it) and probes every toolchain into d->offered,
+ * d->versions and d->languages; -1 with err when none works. */
 int exec_daemon_probe_languages(struct daemon *d, struct gv_err *err) GV_MUST_CHECK;
 /* languages.c: publishes the probed versions (one heartbeat's worth). */
 void exec_daemon_publish_languages(struct daemon *d, struct gv_redis *r);
+
+/* warm.c: starts the process that builds the node's precompiled headers
+ * and class archives while the node serves (0 when there is nothing to
+ * build or the fork failed, logged). */
+pid_t exec_daemon_warm_spawn(struct daemon *d);
+/* warm.c: reaps the warm-up process when it ended (*pid set to 0); with
+ * stop, ends it first and waits (its compiler goes with it). */
+void exec_daemon_warm_reap(pid_t *pid, bool stop);
 
 /* worker.c: worker k's process; never returns. */
 void exec_daemon_worker_main(struct daemon *d, int k) __attribute__((noreturn));

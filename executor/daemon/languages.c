@@ -1,6 +1,7 @@
 /* The node's languages (executor/daemon/daemon_internal.h): at start the
- * supervisor loads the language files, builds the precompiled headers and
- * probes each toolchain (a language is offered only when its probe
+ * supervisor loads the language files, makes the precompiled headers'
+ * folder (the warm-up process, warm.c, fills it while the node serves)
+ * and probes each toolchain (a language is offered only when its probe
  * passes); at each heartbeat it publishes the versions it found, which is
  * what the frontend lists. */
 #include "executor/daemon/daemon_internal.h"
@@ -12,31 +13,17 @@
 
 #include "languages/lang_pch.h"
 
-/* Builds the precompiled headers before the workers start, so that their
- * engines find the folder; a failure costs speed only. */
-static void prepare_pch(struct daemon *d)
-{
-	unsigned built = 0;
-	char report[1024];
-	struct gv_err perr;
-	uint64_t t0 = exec_daemon_mono_ms();
-	if (lang_pch_prepare(&d->langs, d->cfg->pch_dir, &built, report, sizeof(report), &perr) != 0)
-		gv_warn(&d->log, "precompiled headers in %s: %s", d->cfg->pch_dir, perr.msg);
-	else if (report[0])
-		gv_warn(&d->log, "precompiled headers not built: %s", report);
-	if (built)
-		gv_info(&d->log, "precompiled headers built for %u languages in %s (%lld ms)", built,
-			d->cfg->pch_dir, (long long)(exec_daemon_mono_ms() - t0));
-}
-
 int exec_daemon_probe_languages(struct daemon *d, struct gv_err *err)
 {
 	if (lang_registry_load(&d->langs, d->cfg->languages_dir, err) != 0) {
 		gv_err_prefix(err, "languages from %s", d->cfg->languages_dir);
 		return -1;
 	}
-	if (d->cfg->pch_dir && *d->cfg->pch_dir)
-		prepare_pch(d);
+	/* Before the workers start: their engines mount the folder only when
+	 * it exists then. Without it a node only loses speed. */
+	struct gv_err derr;
+	if (d->cfg->pch_dir && *d->cfg->pch_dir && lang_pch_make_dir(&d->langs, d->cfg->pch_dir, &derr) != 0)
+		gv_warn(&d->log, "precompiled headers: %s; compiling without them", derr.msg);
 	d->offered = calloc(d->langs.n ? d->langs.n : 1, sizeof(*d->offered));
 	d->versions = calloc(d->langs.n ? d->langs.n : 1, sizeof(*d->versions));
 	if (!d->offered || !d->versions)
