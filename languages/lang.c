@@ -36,6 +36,7 @@ void lang_def_clear(struct lang_def *def)
 	lang_argv_free(def->compile_options);
 	lang_argv_free(def->interpreter_options);
 	free(def->compile_class_archive);
+	free(def->fork_server);
 	free(def->path);
 	memset(def, 0, sizeof(*def));
 }

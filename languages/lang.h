@@ -75,6 +75,10 @@ struct lang_def {
 	char **interpreter_options; /* options a submission may put after the run
 				     * command's first word, the interpreter (Jobe's
 				     * interpreterargs), as compile_options; empty: none */
+	/* The fork server gavel-init runs this language's tests from
+	 * ("python": executor/init/forkserver.h): the runtime is started once
+	 * per submission and forked per test. NULL: one execve per test. */
+	char *fork_server;
 	char *compile_class_archive; /* a JVM compiler's class-data archive built
 				      * ahead ("javac.jsa"; languages/lang_cds.h); NULL: none */
 	bool rlimit_as;        /* limit the address space too (native code) */

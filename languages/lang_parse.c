@@ -135,6 +135,7 @@ static const struct lang_key top_keys[] = {
 	{"compile_options", K_LIST, F(compile_options), false},
 	{"interpreter_options", K_LIST, F(interpreter_options), false},
 	{"compile_class_archive", K_STR, F(compile_class_archive), false},
+	{"fork_server", K_STR, F(fork_server), false},
 	{"memory_extra_mb", K_U32, F(memory_extra_mb), false},
 	{"memory_errors", K_LIST, F(memory_errors), false},
 	{"time_factor", K_DOUBLE, F(time_factor), false},

@@ -226,6 +226,10 @@ int lang_validate(struct lang_pctx *c, struct lang_def *def, yaml_node_t *root)
 			    def->compile_class_archive);
 	if (def->compile_class_archive && !def->compile)
 		return lang_perr(c, root, "compile_class_archive without a compile step");
+	/* gavel-init knows one fork server; it checks the run command's shape
+	 * itself and keeps execve for any other. */
+	if (def->fork_server && strcmp(def->fork_server, "python") != 0)
+		return lang_perr(c, root, "fork_server '%.80s': the only one is python", def->fork_server);
 	if (!(def->time_factor > 0 && def->time_factor <= 10))
 		return lang_perr(c, root, "time_factor must be in (0, 10]");
 	if (def->memory_extra_mb > 4096)

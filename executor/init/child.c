@@ -65,6 +65,20 @@ void init_child_env_init(void)
 	wipe_own_environment();
 }
 
+char *const *init_child_envp(void)
+{
+	return clean_envp;
+}
+
+void init_child_rlimits(const struct init_run_spec *spec, struct init_child_rlimits *rl)
+{
+	const struct init_limits *lim = spec->lim;
+	rlim_t cpu_s = (rlim_t)((lim->cpu_ms + 999) / 1000) + 1;
+	rl->cpu = (struct rlimit){ cpu_s, cpu_s + 1 };
+	rl->nproc = spec->single_process && lim->procs < INIT_SINGLE_PROCESS_TASKS ? INIT_SINGLE_PROCESS_TASKS
+										   : lim->procs;
+}
+
 static _Noreturn void child_fail(struct init_child_args *a, int stage, int e)
 {
 	a->report.err = e;

@@ -138,6 +138,12 @@ int init_job_parse(const char *buf, size_t len, struct init_job *job, struct gv_
 				job->writable_box = (int)v;
 			else
 				job->interactive = (int)v;
+		} else if (exec_record_key_is(&f, "fork_server")) {
+			if (!(f.value_len == 6 && memcmp(f.value, "python", 6) == 0)) {
+				gv_err_set(err, GV_EPROTO, "job record: unknown fork_server");
+				goto fail;
+			}
+			job->fork_server = INIT_FORK_PYTHON;
 		} else if (exec_record_key_is(&f, "input_file") || exec_record_key_is(&f, "output_file")) {
 			if (add_io_name(f.key[0] == 'i' ? &job->input_file : &job->output_file, &strp, &f, err) < 0)
 				goto fail;

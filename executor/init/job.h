@@ -27,6 +27,12 @@ struct init_limits {
 	int rlimit_as;           /* also set RLIMIT_AS = memory_kb */
 };
 
+/* The job record's `fork_server` (forkserver.h). */
+enum init_fork_kind {
+	INIT_FORK_NONE = 0,
+	INIT_FORK_PYTHON, /* "python" */
+};
+
 struct init_job {
 	char *compile_argv[INIT_JOB_MAX_ARGS + 1]; /* NULL-terminated; [0] NULL: no compile */
 	char *run_argv[INIT_JOB_MAX_ARGS + 1];     /* NULL-terminated, at least one */
@@ -42,6 +48,7 @@ struct init_job {
 	 * /box/<output_file> is its output instead of its stdout. NULL: none. */
 	char *input_file;
 	char *output_file;
+	int fork_server; /* enum init_fork_kind: tests forked from a template of the runtime */
 	char *strings;   /* owns every argv string */
 };
 

@@ -30,6 +30,7 @@
 
 #include "common/err.h"
 #include "common/io.h"
+#include "executor/init/forkserver.h"
 #include "executor/init/job.h"
 #include "executor/init/named_io.h"
 #include "executor/init/run.h"
@@ -86,6 +87,7 @@ struct init_state {
 	struct init_named_io io;  /* file I/O tests: the named input and output */
 	struct cmd_in cmd;        /* fd 0: the host's commands (and `data` during interactive tests) */
 	int as_root;   /* init is uid 0 (recommended): children drop to 65534 */
+	struct init_forkserver fork; /* the job's fork server (forkserver.h); pid 0: tests exec */
 };
 
 /* The host's pipes: commands in (fd 0), frames out, diagnostics. The
@@ -645,14 +647,12 @@ static int collect_output_file(struct init_state *s, struct init_outcome *o, str
 	return 0;
 }
 
-static int test_phase(struct init_state *s, struct gv_err *err)
+/* A test's run spec before its per-test parts (stream, cwd, fork): the
+ * fork server's template is started with it, so that every forked test
+ * gets what an exec'd one would. */
+static struct init_run_spec test_run_spec(const struct init_state *s)
 {
-	struct exec_record rec;
-	memset(&rec, 0, sizeof(rec));
-	rec.phase = EXEC_PHASE_TEST;
-	rec.index = s->next_index;
-	struct init_outcome o;
-	struct init_run_spec spec = {
+	return (struct init_run_spec){
 		.argv = s->job.run_argv,
 		.lim = &s->job.test,
 		.bpf = &s->bpf_program,
@@ -666,6 +666,40 @@ static int test_phase(struct init_state *s, struct gv_err *err)
 		/* An interactor reads stdout: stderr stays apart there. */
 		.stderr_to_stdout = s->job.stderr_to_stdout && !s->job.interactive,
 	};
+}
+
+/* Starts the job's fork server, when its language has one and its tests
+ * are plain ones (an interactive test's stdin is a pipe of its own; a
+ * writable_box job runs once), and waits until its template is ready: it
+ * has started before any process of the submission runs beside it (the
+ * compiler), so nothing such a process writes (/tmp, HOME) reaches its
+ * start. A template that does not start leaves every test to execve, as
+ * without one; the host's diagnostics say why. */
+static void start_fork_server(struct init_state *s)
+{
+	s->fork = (struct init_forkserver){ .ctl_w = -1, .rep_r = -1 };
+	if (s->job.fork_server == INIT_FORK_NONE || s->job.interactive || s->job.writable_box)
+		return;
+	struct init_run_spec spec = test_run_spec(s);
+	struct gv_err e;
+	if (init_forkserver_start(&s->fork, (enum init_fork_kind)s->job.fork_server, &s->runner, &spec, &e) < 0)
+		dprintf(host_err, "gavel-init: %s; tests run through execve\n", e.msg);
+}
+
+static int test_phase(struct init_state *s, struct gv_err *err)
+{
+	struct exec_record rec;
+	memset(&rec, 0, sizeof(rec));
+	rec.phase = EXEC_PHASE_TEST;
+	rec.index = s->next_index;
+	struct init_outcome o;
+	struct init_run_spec spec = test_run_spec(s);
+	/* A template that ended between tests (reaped by the last run's
+	 * kills) leaves the rest of the job to execve. */
+	if (init_forkserver_alive(&s->fork) && s->runner.spare_pid != s->fork.pid)
+		init_forkserver_stop(&s->fork, &s->runner);
+	if (init_forkserver_alive(&s->fork))
+		spec.fork = &s->fork;
 	/* Interactive: a fresh stdin pipe per test (its end is the EOF the
 	 * host asks for). The read end goes to the program; the runner closes
 	 * ours after the spawn. */
@@ -940,7 +974,7 @@ int main(void)
 			   "refusing to run anything");
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	}
-	if (init_empty_bounding_set(&err) < 0 || init_drop_groups(&err) < 0)
+	if (init_drop_groups(&err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	if (move_host_fds(&err) < 0 || read_job(&s.job, &err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
@@ -950,6 +984,14 @@ int main(void)
 	if (init_runner_open(&s.runner, &err) < 0 ||
 	    init_seccomp_build_opts(INIT_POLICY_PROGRAM, &popt, &s.bpf_program, &err) < 0 ||
 	    init_seccomp_build_net(INIT_POLICY_COMPILE, s.job.network, &s.bpf_compile, &err) < 0)
+		die(&s, EXEC_PHASE_COMPILE, &err);
+	/* The fork server's template starts before init empties its bounding
+	 * set (it needs SETUID/SETGID to drop each test's process; it empties
+	 * its own set itself), and before the compile: nothing of the
+	 * submission has run yet. Every child of init from here on inherits
+	 * the empty set. */
+	start_fork_server(&s);
+	if (init_empty_bounding_set(&err) < 0)
 		die(&s, EXEC_PHASE_COMPILE, &err);
 	open_scratch(&s);
 	s.cmd.starved = 1;
@@ -966,8 +1008,11 @@ int main(void)
 	}
 	if (compile_phase(&s, &err) < 0 || wipe_scratch(&s, &err) < 0 || lock_box(&s, &err) < 0)
 		die(&s, EXEC_PHASE_COMPILE, &err);
+	if (s.compile_failed)
+		init_forkserver_stop(&s.fork, &s.runner);
 	if (command_loop(&s, &err) < 0)
 		die(&s, EXEC_PHASE_TEST, &err);
+	init_forkserver_stop(&s.fork, &s.runner);
 	if (init_kill_all(&s.runner, &err) < 0)
 		die(&s, EXEC_PHASE_TEST, &err);
 	return 0;

@@ -6,6 +6,7 @@
 #include "executor/init/run_internal.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +83,11 @@ int64_t init_sample_cpu_ms(int fd, int *runnable)
  * (copy-on-write after fork) count once per process, the stricter reading.
  * Cost per sample: lseek + getdents64 on /proc, then open, read, close per
  * process (~25 us each under ptrace). */
-int init_sample_tree(int procfd, struct init_tree_sample *t)
+int init_sample_tree(int procfd, pid_t spare, struct init_tree_sample *t)
 {
+	char spare_name[16] = "";
+	if (spare > 0)
+		snprintf(spare_name, sizeof(spare_name), "%d", (int)spare);
 	static char dents[16384];
 	memset(t, 0, sizeof(*t));
 	if (lseek(procfd, 0, SEEK_SET) < 0)
@@ -101,7 +105,7 @@ int init_sample_tree(int procfd, struct init_tree_sample *t)
 			off += d->reclen;
 			const char *name = d->name;
 			if (name[0] < '1' || name[0] > '9' || strspn(name, "0123456789") != strlen(name) ||
-			    strcmp(name, "1") == 0 || strlen(name) > 10)
+			    strcmp(name, "1") == 0 || strlen(name) > 10 || strcmp(name, spare_name) == 0)
 				continue;
 			char path[32], buf[1024];
 			snprintf(path, sizeof(path), "%s/stat", name);
@@ -145,4 +149,41 @@ void init_sample_memory(int fd, uint64_t *vmpeak, uint64_t *hwm)
 	take_max(buf, "\nVmSize:", 8, vmpeak);
 	take_max(buf, "\nVmHWM:", 7, hwm);
 	take_max(buf, "\nVmRSS:", 7, hwm);
+}
+
+/* Security argument: with a fork server's template alive, kill(-1) would
+ * end it too, so the processes of a run are killed one by one. Every
+ * process of the sandbox shows in /proc (zombies included), the walk
+ * skips only init and the template, and the caller walks again until it
+ * finds none: a process forked between two walks is found by the next
+ * one, and none can appear once none is left (the template forks only
+ * when init asks). */
+int init_kill_others(int procfd, pid_t spare)
+{
+	static char dents[16384];
+	if (lseek(procfd, 0, SEEK_SET) < 0)
+		return -1;
+	int found = 0;
+	for (;;) {
+		long n = syscall(SYS_getdents64, procfd, dents, sizeof(dents));
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; } *d =
+				(void *)(dents + off);
+			off += d->reclen;
+			const char *name = d->name;
+			if (name[0] < '1' || name[0] > '9' || strspn(name, "0123456789") != strlen(name) ||
+			    strlen(name) > 10)
+				continue;
+			long pid = strtol(name, NULL, 10);
+			if (pid == 1 || pid == (long)spare)
+				continue;
+			found++;
+			kill((pid_t)pid, SIGKILL);
+		}
+	}
+	return found;
 }

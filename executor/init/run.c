@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "executor/init/forkserver.h"
 #include "executor/init/run_internal.h"
 
 #ifndef SAMPLE_FIRST_MS
@@ -165,8 +166,9 @@ static int prepare_child(struct init_runner *r, const struct init_run_spec *spec
 	args->report.stage = 0;
 	if (init_child_resolve_paths(args, spec->argv[0], err) < 0)
 		return -1;
-	rlim_t cpu_s = (rlim_t)((lim->cpu_ms + 999) / 1000) + 1;
-	args->rl_cpu = (struct rlimit){ cpu_s, cpu_s + 1 };
+	struct init_child_rlimits rl;
+	init_child_rlimits(spec, &rl);
+	args->rl_cpu = rl.cpu;
 	/* Tests run without RLIMIT_AS: a refused allocation is invisible
 	 * from outside (the program reports it its own way: NULL, bad_alloc,
 	 * MemoryError), so a program that asks for more than its limit must be
@@ -181,8 +183,7 @@ static int prepare_child(struct init_runner *r, const struct init_run_spec *spec
 	rlim_t as = (rlim_t)init_as_limit_kb(lim) * 1024;
 	args->rl_as = (struct rlimit){ as, as };
 	r->reaped_us = 0;
-	args->nproc = spec->single_process && lim->procs < INIT_SINGLE_PROCESS_TASKS ? INIT_SINGLE_PROCESS_TASKS
-										     : lim->procs;
+	args->nproc = rl.nproc;
 	if (lseek(r->in_ro, 0, SEEK_SET) < 0)
 		return gv_err_errno(err, "rewind stdin");
 	return 0;
@@ -196,6 +197,8 @@ static int spawn_child(struct init_runner *r, const struct init_run_spec *spec, 
 		       pid_t *pid, struct init_outcome *o, struct gv_err *err)
 {
 	static char stack[256 * 1024] __attribute__((aligned(16)));
+	if (spec->fork)
+		return init_forkserver_spawn(spec->fork, pid, err);
 	*pid = clone(init_child_main, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, args);
 	if (spec->stream) {
 		/* The program holds the read end now; ours would keep its
@@ -272,7 +275,7 @@ static int sample_cpu(struct init_runner *r, struct watch *w, struct init_outcom
 	*runnable = *walked = 0;
 	if (w->tree && ++w->tree_tick % w->tree_every == 0) {
 		struct init_tree_sample ts;
-		if (init_sample_tree(w->procfd, &ts) != 0) {
+		if (init_sample_tree(w->procfd, r->spare_pid, &ts) != 0) {
 			/* Fail closed: without the walk the limits
 			 * would bind the first process only. */
 			return gv_err_errno(err, "walk the process tree");
@@ -347,6 +350,12 @@ static void watch_reap(struct init_runner *r, struct watch *w)
 		int st;
 		struct rusage rus;
 		pid_t p = wait4(-1, &st, WNOHANG, &rus);
+		if (p > 0 && p == r->spare_pid) {
+			/* The fork server's template ended: not the run's. */
+			r->spare_pid = 0;
+			r->spare_lost = 1;
+			continue;
+		}
 		if (p > 0)
 			r->reaped_us += init_rusage_us(&rus);
 		if (p == w->pid) {
@@ -361,6 +370,23 @@ static void watch_reap(struct init_runner *r, struct watch *w)
 		if (p <= 0 || w->done)
 			break;
 	}
+}
+
+/* The forked program's end, as its parent the template reaped it: its
+ * status and rusage, the program's as wait4 would give them to init. */
+static int watch_forked(struct init_runner *r, struct init_forkserver *fs, struct watch *w, struct gv_err *err)
+{
+	int ended = init_forkserver_take(fs, err);
+	if (ended < 0)
+		return -1;
+	if (ended) {
+		w->status = fs->exit.status;
+		memset(&w->ru, 0, sizeof(w->ru));
+		w->ru.ru_maxrss = (long)fs->exit.maxrss_kb;
+		r->reaped_us += fs->exit.cpu_us;
+		w->done = 1;
+	}
+	return 0;
 }
 
 /* Notes that len more kept bytes of stream ('o' or 'e') arrived. */
@@ -426,6 +452,11 @@ static int watch_io(struct init_runner *r, const struct init_run_spec *spec, str
 		{ .fd = r->err_r, .events = POLLIN },
 	};
 	int nst = strm ? strm->prepare(strm->ctx, pf + 3) : 0;
+	if (spec->fork) {
+		/* A forked program's end comes from its parent, the template. */
+		pf[3] = (struct pollfd){ .fd = init_forkserver_fd(spec->fork), .events = POLLIN };
+		nst = 1;
+	}
 	int pr = ppoll(pf, 3 + (nfds_t)nst, &ts, NULL);
 	if (pr < 0 && errno != EINTR)
 		return gv_err_errno(err, "ppoll");
@@ -433,6 +464,8 @@ static int watch_io(struct init_runner *r, const struct init_run_spec *spec, str
 		return -1;
 	if (pr <= 0)
 		return 0;
+	if (spec->fork && pf[3].revents && watch_forked(r, spec->fork, w, err) < 0)
+		return -1;
 	if ((pf[1].revents & POLLIN) && !strm && drain_noted(r, 'o', w->out_cap, scratch, err) < 0)
 		return -1;
 	if ((pf[1].revents & POLLIN) && strm &&
@@ -515,6 +548,27 @@ static int finish_run(struct init_runner *r, const struct init_run_spec *spec, c
 	return 0;
 }
 
+/* A forked run (spec->fork) counts only if its process said it was set
+ * up ('R', sent after its seccomp filter and before any submission code)
+ * or if a limit ended it first (a set-up slowed down by the node is the
+ * program's time, as an execve is). A set-up that failed, or a template
+ * that ended meanwhile (whose last words may be in this run's output), is
+ * an error of init: never a result of a run with less than its sandbox. */
+static int check_forked(struct init_runner *r, const struct init_run_spec *spec, struct init_outcome *o,
+			struct gv_err *err)
+{
+	int ready = spec->fork->ready_seen, failed_errno = spec->fork->failed_seen ? spec->fork->failed_errno : 0;
+	if (r->spare_lost)
+		return gv_err_set(err, GV_ESANDBOX, "fork server: the template ended during the run");
+	if (failed_errno)
+		return gv_err_set(err, failed_errno, "fork server: set-up (%s) of %s: %s", spec->fork->failed_step,
+				  spec->argv[0], strerror(failed_errno));
+	int limited = o->killed_output || o->killed_memory || o->killed_wall || o->killed_cpu || o->killed_idle;
+	if (!ready && !limited)
+		return gv_err_set(err, GV_ESANDBOX, "fork server: the process of %s ended before its set-up", spec->argv[0]);
+	return 0;
+}
+
 int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 		    struct init_outcome *o, struct gv_err *err)
 {
@@ -546,5 +600,7 @@ int init_runner_run(struct init_runner *r, const struct init_run_spec *spec,
 	o->wall_ms = wall_ns / 1000000ull;
 	o->wall_us = wall_ns / 1000ull;
 	watch_close(&w);
-	return finish_run(r, spec, &w, o, scratch, err);
+	if (finish_run(r, spec, &w, o, scratch, err) < 0)
+		return -1;
+	return spec->fork ? check_forked(r, spec, o, err) : 0;
 }

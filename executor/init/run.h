@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/err.h"
 #include "executor/init/job.h"
@@ -36,6 +37,11 @@ struct init_runner {
 	} seg[INIT_ORDER_SEGS];
 	size_t nseg;
 	uint64_t reaped_us;      /* CPU time (rusage, us) of every process init reaped since the run began */
+	/* The fork server's template (forkserver.h), which the kills and tree
+	 * walks of every run spare; 0: none. spare_lost: it was reaped during
+	 * a run (it ended: the run's output may hold its last words). */
+	pid_t spare_pid;
+	int spare_lost;
 };
 
 /* The uid/gid of compilers and programs when init itself runs as root
@@ -88,6 +94,10 @@ struct init_run_spec {
 			     * threads only, at INIT_SINGLE_PROCESS_TASKS */
 	int stderr_to_stdout; /* the child's fd 2 is its fd 1: one stream, in the order written */
 	const char *cwd;      /* the child's working directory; NULL: init's own (/box) */
+	/* Tests of a language with a fork server (forkserver.h): the
+	 * program is forked from its template instead of exec'd; argv, bpf
+	 * and the limits must be those the template was started with. */
+	struct init_forkserver *fork;
 };
 
 /* Puts the program's stdout and stderr pipes at fds 1 and 2 of the caller,
@@ -115,5 +125,5 @@ int init_empty_bounding_set(struct gv_err *err) GV_MUST_CHECK;
  * none is left; children inherit the empty list. Only as root. */
 int init_drop_groups(struct gv_err *err) GV_MUST_CHECK;
 
-/* Kills every process but init and reaps all children. */
+/* Kills every process but init (and r->spare_pid) and reaps all children. */
 int init_kill_all(struct init_runner *r, struct gv_err *err) GV_MUST_CHECK;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 
 #include "common/err.h"
 #include "executor/init/run.h"
@@ -47,6 +48,17 @@ struct init_child_args {
 	uint64_t nproc; /* RLIMIT_NPROC */
 	volatile struct init_child_report report;
 };
+
+/* The rlimits a program's child sets that are derived from its spec
+ * (the others are the limits' own values). */
+struct init_child_rlimits {
+	struct rlimit cpu;
+	uint64_t nproc;
+};
+void init_child_rlimits(const struct init_run_spec *spec, struct init_child_rlimits *rl);
+
+/* The program's environment, built once (init_child_env_init). */
+char *const *init_child_envp(void);
 
 /* The clone entry of the child: never returns (execve or _exit(127) with
  * a report in the args). */
@@ -99,9 +111,13 @@ struct init_tree_sample {
 	int runnable;     /* some process is in state R */
 };
 
-/* Walks procfd (an open /proc) over every process but init; -1 when /proc
- * cannot be read. */
-int init_sample_tree(int procfd, struct init_tree_sample *t);
+/* Walks procfd (an open /proc) over every process but init and spare
+ * (the fork server's template; 0: none); -1 when /proc cannot be read. */
+int init_sample_tree(int procfd, pid_t spare, struct init_tree_sample *t);
+
+/* Kills (SIGKILL) every process but init and spare; the number of
+ * processes, zombies included, it found; -1 when /proc cannot be read. */
+int init_kill_others(int procfd, pid_t spare);
 
 /* Raises *vmpeak and *hwm (kB) from the /proc/<pid>/status open as fd. */
 void init_sample_memory(int fd, uint64_t *vmpeak, uint64_t *hwm);

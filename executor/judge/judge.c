@@ -197,6 +197,7 @@ int exec_lang_job_build_multi(struct exec_lang_job *lj, const struct lang_def *l
 		.tenant = tenant,
 		.compile_argv = (const char *const *)lj->compile_argv,
 		.run_argv = (const char *const *)lj->run_argv,
+		.fork_server = lang->fork_server,
 		.files = &lj->source,
 		.n_files = 1,
 		.compile_limits = {

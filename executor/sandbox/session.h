@@ -71,6 +71,10 @@ struct exec_job {
 	 * it leaves in /box/<output_file> (its stdout is dropped); PROTOCOL.md,
 	 * `input_file` / `output_file`. NULL: none. Names as job files'. */
 	const char *input_file, *output_file;
+	/* The language's fork server (languages/lang.h `fork_server`,
+	 * PROTOCOL.md): gavel-init forks tests from a template of the
+	 * runtime. NULL: none. */
+	const char *fork_server;
 	const char *const *compile_argv;  /* NULL: no compile step */
 	const char *const *run_argv;
 	const struct exec_file *files;

@@ -188,6 +188,8 @@ static char *job_record(const struct exec_job *job, bool host_cpu, size_t *len)
 		sb_printf(&b, "stderr_to_stdout:1\n");
 	if (job->writable_box)
 		sb_printf(&b, "writable_box:1\n");
+	if (job->fork_server)
+		sb_printf(&b, "fork_server:%s\n", job->fork_server);
 	if (job->input_file)
 		sb_printf(&b, "input_file:%s\n", job->input_file);
 	if (job->output_file)
