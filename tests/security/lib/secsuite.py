@@ -412,6 +412,27 @@ def c_state_planted(host, res, out):
     return []
 
 
+EVIDENCE_TEMPLATE_RE = re.compile(r"EVIDENCE test (\d+) planted (\d+) template (\d+)")
+
+
+def c_template_planted(host, res, out):
+    """Judged py_template: test k says it is test k, planted something, and
+    ran forked from a fork server's template (its parent, running the
+    stub), the same one in every test: without one the probe proves
+    nothing."""
+    tests = res.get("tests") or []
+    templates = set()
+    for k, t in enumerate(tests, 1):
+        m = EVIDENCE_TEMPLATE_RE.search(t.get("message") or "")
+        if not m or int(m.group(1)) != k or int(m.group(2)) == 0 or int(m.group(3)) == 0:
+            return ["test %s: no evidence that test %d planted anything from a fork server's template (message %r)"
+                    % (t.get("name"), k, (t.get("message") or "")[:120])]
+        templates.add(int(m.group(3)))
+    if len(tests) != JUDGE_TESTS or len(templates) != 1:
+        return ["%d tests from templates %s: expected %d tests from one" % (len(tests), sorted(templates), JUDGE_TESTS)]
+    return []
+
+
 def c_no_shadow_in_output(host, res, out):
     if any(h in out for h in host.shadow_secrets):
         return ["a host /etc/shadow password hash appears in the output"]
@@ -580,6 +601,10 @@ def make_probes():
               checks=[c_stdout_has("EVIDENCE init ")]))
     add(Probe("state_judge", "state.c", "judged (4 tests, one sandbox): files in every writable dir, System V and "
               "POSIX IPC objects planted by one test are gone in the next", judge=True, checks=[c_state_planted]))
+    add(Probe("py_template_judge", "py_template.py", "judged (4 tests, one sandbox): Python tests forked from one "
+              "template: a module, fd, environment variable, signal disposition, cwd, umask or /tmp file planted by "
+              "one test is gone in the next; the template (uid 0) is out of reach", judge=True,
+              checks=[c_template_planted]))
     add(Probe("kill_init_judge", "kill_init.c", "judged (4 tests, one sandbox): after every test's signals to gavel-init, "
               "the next test runs under the same init in the same sandbox", judge=True, checks=[c_same_init]))
     add(Probe("box_artifacts", "box_artifacts.c", "the compiled program and job record cannot be changed for later tests"))
