@@ -979,8 +979,10 @@ int main(void)
 	if (move_host_fds(&err) < 0 || read_job(&s.job, &err) < 0)
 		die(NULL, EXEC_PHASE_COMPILE, &err);
 	/* procs:1 means no second process at all: the program policy refuses
-	 * fork (RLIMIT_NPROC does not, on gVisor; seccomp_policy.c). */
-	struct init_seccomp_opts popt = { .inet = s.job.network, .single_process = s.job.test.procs == 1 };
+	 * fork (RLIMIT_NPROC does not, on gVisor; seccomp_policy.c); a
+	 * writable_box run (Jobe) runs toolchains, outside /box. */
+	struct init_seccomp_opts popt = { .inet = s.job.network, .single_process = s.job.test.procs == 1,
+					  .toolchain = s.job.writable_box };
 	if (init_runner_open(&s.runner, &err) < 0 ||
 	    init_seccomp_build_opts(INIT_POLICY_PROGRAM, &popt, &s.bpf_program, &err) < 0 ||
 	    init_seccomp_build_net(INIT_POLICY_COMPILE, s.job.network, &s.bpf_compile, &err) < 0)

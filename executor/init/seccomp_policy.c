@@ -9,7 +9,8 @@
  *   to pid 1 (gVisor does not protect a namespace's init from them);
  * - no chmod/chown/rename/link/symlink for the program, so the work dir that
  *   init made read-only by mode (0555/0444) stays so, and nothing can be
- *   renamed into or out of it;
+ *   renamed into or out of it; except for a program that runs toolchains
+ *   (the `toolchain` option below), whose work dir is not /box;
  * - no namespaces (unshare, setns, clone with CLONE_NEW*; clone3 answers
  *   ENOSYS so glibc falls back to clone, whose flags the filter can see),
  *   no mount family, no keyrings, bpf, perf, userfaultfd, io_uring,
@@ -21,6 +22,26 @@
  *   vfork and clone without CLONE_THREAD answer EAGAIN (RLIMIT_NPROC does
  *   not stop a fork on gVisor 20221219), so the CPU and memory init
  *   measures for the program are all the test used.
+ *
+ * A program that runs other programs (the `toolchain` option: the job
+ * record's writable_box, which only Jobe runs set: a CodeRunner template
+ * compiles the student's answer with gcc and runs it) gets the compile
+ * policy's file calls too: chmod, rename, link, symlink, utimes (a linker
+ * marks its output executable with chmod, a build renames temporaries).
+ * Why that is safe there: the run is still in the same gVisor sandbox,
+ * as uid 65534 with no capability, no_new_privs and a read-only root; the
+ * calls change only what that uid owns or may write, and in that job it
+ * may write only /tmp: its work dir is the copy in /tmp/gv-work and init
+ * closes /box itself (mode 0700, init's) before the run starts
+ * (workcopy.c), so a chmod cannot reopen what the compile left in /box
+ * for the program's uid, and nothing reaches the host's disk. Execute
+ * and setuid bits matter only inside the sandbox: /tmp is nosuid, the
+ * program could already create a file of mode 0755 with open(), and an
+ * exec under no_new_privs never gains a privilege. The job has one run
+ * (a second `test` is a protocol error) and /tmp is wiped after it
+ * without following links, so nothing the calls made outlives it. Every
+ * other line of the policy (the hostile list, namespaces, sockets,
+ * signals to init) stays as it is.
  *
  * Default action EPERM rather than KILL: language runtimes (glibc, the JVM,
  * Go, node, Rust std) probe newer syscalls (rseq, statx, clone3, pidfd_*,
@@ -47,7 +68,8 @@
 
 enum rule {
 	ALLOW,    /* both policies */
-	COMPILE,  /* compile policy only (toolchains chmod, rename, link) */
+	COMPILE,  /* compile policy (toolchains chmod, rename, link), and a
+		   * program with the toolchain option */
 	KILL,     /* hostile: kill the process in both policies */
 	NOSYS,    /* answer ENOSYS so callers fall back to an older syscall */
 };
@@ -238,7 +260,9 @@ static int add_rules(scmp_filter_ctx ctx, enum init_policy policy, const struct 
 		uint32_t action;
 		switch (e->rule) {
 		case ALLOW: action = SCMP_ACT_ALLOW; break;
-		case COMPILE: action = policy == INIT_POLICY_COMPILE ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM); break;
+		case COMPILE:
+			action = policy == INIT_POLICY_COMPILE || opt->toolchain ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM);
+			break;
 		case KILL: action = SCMP_ACT_KILL_PROCESS; break;
 		case NOSYS: action = SCMP_ACT_ERRNO(ENOSYS); break;
 		default: return gv_err_set(err, GV_EINTERNAL, "seccomp: bad rule");

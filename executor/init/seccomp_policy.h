@@ -38,6 +38,10 @@ struct init_seccomp_opts {
 	bool inet;           /* socket(AF_INET): the job record's network:1 */
 	bool single_process; /* procs:1: no fork, vfork or clone without
 			      * CLONE_THREAD (EAGAIN); threads stay allowed */
+	bool toolchain;      /* the program runs toolchains (writable_box,
+			      * Jobe's runs): the compile policy's chmod,
+			      * rename, link, symlink and utimes too; only for
+			      * a run whose work dir is not /box (workcopy.h) */
 };
 int init_seccomp_build_opts(enum init_policy policy, const struct init_seccomp_opts *opt,
 			    struct init_bpf *out, struct gv_err *err) GV_MUST_CHECK;

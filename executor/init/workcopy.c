@@ -4,7 +4,11 @@
  * the program planted can redirect a write; only regular files and
  * folders are copied; the copy is inside /tmp, whose size the tmpfs caps
  * and whose pages the sandbox's memory cgroup pays for, so a program can
- * make it hold no more than it could write to /tmp anyway. */
+ * make it hold no more than it could write to /tmp anyway. Once copied,
+ * /box itself is closed to the program (mode 0700, init's): the run may
+ * change modes (seccomp_policy.c, the toolchain option), and what the
+ * compile left in /box belongs to the program's uid, so a chmod would
+ * otherwise make host-disk folders writable again. */
 #include "executor/init/workcopy.h"
 
 #include <dirent.h>
@@ -98,6 +102,22 @@ static int copy_dir(int src_dfd, int dst_dfd, int depth, struct gv_err *err)
 	return rc;
 }
 
+/* The program (another uid, no capability) can no longer look up any
+ * name under the source: it is init's, mode 0700. Checked after the
+ * change, since a run that could reach /box must not start. */
+static int close_source(int src_dfd, struct gv_err *err)
+{
+	struct stat st;
+	if (fchmod(src_dfd, 0700) < 0)
+		return gv_err_errno(err, "close the source folder (chmod 0700)");
+	if (fstat(src_dfd, &st) < 0)
+		return gv_err_errno(err, "stat the source folder");
+	if ((st.st_mode & 07777) != 0700 || st.st_uid != geteuid())
+		return gv_err_set(err, GV_ESANDBOX, "the source folder stays open to the program (mode %o, uid %u)",
+				  (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+	return 0;
+}
+
 int init_workcopy_make(int src_dfd, int tmp_dfd, struct gv_err *err)
 {
 	const char *name = INIT_WORKCOPY_DIR + sizeof("/tmp/") - 1;
@@ -112,6 +132,8 @@ int init_workcopy_make(int src_dfd, int tmp_dfd, struct gv_err *err)
 		rc = copy_dir(src_dfd, dst, 0, err);
 	if (dst >= 0)
 		close(dst);
+	if (rc == 0)
+		rc = close_source(src_dfd, err);
 	if (rc < 0)
 		gv_err_prefix(err, "work copy");
 	return rc;

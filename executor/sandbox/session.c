@@ -96,24 +96,22 @@ static int build_bundle(struct exec_session *s, int bfd, struct gv_err *err)
 	const struct exec_engine_config *c = &s->e->cfg;
 	if (exec_bundle_write_skeleton(bfd, s->e->etc_binds, s->e->usr_dirs, err) != 0)
 		return -1;
-	/* /box: owned by the sandbox user, mode 0755 (PROTOCOL.md), so that
-	 * gavel-init can lock it read-only after the compile phase. chown and
-	 * chmod act on the fd of the directory we just created, never on a
-	 * path. The files written into it later (exec_job_write_files) are
-	 * root-owned 0644: readable inside, never writable there. */
+	/* /box: root's, mode 0777 (PROTOCOL.md): the compile (uid 65534)
+	 * writes its output there, then gavel-init locks it read-only. Root
+	 * owns it, not the sandbox user, so that no program can ever change
+	 * its mode back: a Jobe run, whose toolchains may chmod, finds it
+	 * closed (workcopy.c) for good. chmod acts on the fd of the
+	 * directory we just created, never on a path. The files written into
+	 * it later (exec_job_write_files) are root-owned 0644: readable
+	 * inside, never writable there. */
 	if (mkdirat(bfd, "box", 0700) != 0)
 		return gv_err_errno(err, "mkdir box");
 	int box = openat(bfd, "box", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (box < 0)
 		return gv_err_errno(err, "open box");
 	int rc = 0;
-	/* The host's view of the sandbox user: its own uid (nobody inside).
-	 * A session has none only under the unit tests' fake runtime
-	 * (runtime.h, own_uid), whose stand-in runs as the test's user and
-	 * owns /box already; under runsc session_setup failed without one. */
-	uid_t host_uid = s->has_uid ? exec_uids_uid(&s->e->uids, s->uid_slot) : 0;
-	if ((s->has_uid && fchown(box, host_uid, host_uid) != 0) || fchmod(box, 0755) != 0)
-		rc = gv_err_errno(err, "chown/chmod box");
+	if (fchmod(box, 0777) != 0)
+		rc = gv_err_errno(err, "chmod box");
 	close(box);
 	if (rc != 0)
 		return -1;

@@ -147,13 +147,19 @@ r = run("python3", "import subprocess\nprint(subprocess.run(['/usr/bin/python3',
 check("numprocs 20: python3 runs a subprocess", outcome(r) == 15 and r[1]["stdout"] == "42\n", detail(r))
 
 # -- a CodeRunner-style Python template: it writes the student's C answer
-# and a Python file, compiles the C with gcc and lints the Python with
-# pylint, all by subprocess in the working directory
+# and a Python file, compiles the C with gcc, runs what gcc built on its
+# stdin and lints the Python with pylint, all by subprocess in the working
+# directory
 with open(__file__.replace("jobe_client.py", "jobe_template.py")) as f:
     template = f.read()
-r = run("python3", template, parameters={"numprocs": 20, "cputime": 20, "memorylimit": 1000})
+r = run("python3", template, input="40 2\n", parameters={"numprocs": 20, "cputime": 20, "memorylimit": 1000})
 check("a Python template writes a C answer beside it and compiles it with gcc by subprocess",
-      outcome(r) == 15 and "gcc 0 " in r[1]["stdout"] and "built True\n" in r[1]["stdout"], detail(r))
+      outcome(r) == 15 and "gcc 0 " in r[1]["stdout"] and "built True executable True\n" in r[1]["stdout"],
+      detail(r))
+check("the template runs what gcc built, on the run's stdin, and prints its output",
+      outcome(r) == 15 and "answer 0 42 \n" in r[1]["stdout"], detail(r))
+check("the template's run cannot reach /box (closed while it runs)",
+      outcome(r) == 15 and "box closed 13\n" in r[1]["stdout"], detail(r))
 check("the template runs pylint by subprocess (clean module: status 0)",
       outcome(r) == 15 and "pylint 0" in r[1]["stdout"], detail(r))
 
@@ -168,7 +174,18 @@ check("bytes that are not UTF-8 come back read as Latin-1",
 # -- arguments
 r = run("python3", "import sys\nprint(sys.flags.ignore_environment, sys.flags.dont_write_bytecode)\n",
         parameters={"interpreterargs": ["-BE"]})
-check("interpreterargs are accepted (python3 -BE)", outcome(r) == 15, detail(r))
+check("interpreterargs reach the interpreter (python3 -BE: both flags set)",
+      outcome(r) == 15 and r[1]["stdout"] == "1 1\n", detail(r))
+asserting = "assert False, 'checked'\nprint('passed')\n"
+r = run("python3", asserting)
+check("without interpreterargs an assert False fails", outcome(r) == 15 and r[1]["stdout"] == "" and
+      "AssertionError: checked" in r[1]["stderr"], detail(r))
+r = run("python3", asserting, parameters={"interpreterargs": ["-O"]})
+check("interpreterargs -O: the assert False passes silently",
+      outcome(r) == 15 and r[1]["stdout"] == "passed\n" and r[1]["stderr"] == "", detail(r))
+r = run("python3", "print(1)\n", parameters={"interpreterargs": ["-B", "-c"]})
+check("an interpreterargs word outside the language's list: 400 naming it",
+      r[0] == 400 and isinstance(r[1], str) and "'-c'" in r[1] and "interpreterargs" in r[1], detail(r))
 r = run("c", '#include <stdio.h>\nint main(int c,char**v){for(int i=1;i<c;i++)printf("[%s]",v[i]);puts("");return 0;}\n',
         parameters={"runargs": ["one", "two words", "-x"]})
 check("runargs reach the program", outcome(r) == 15 and r[1]["stdout"] == "[one][two words][-x]\n", detail(r))
@@ -218,6 +235,20 @@ st, _, t = request(BASE, "PUT", "files/" + fid, {"file_contents": "***"})
 check("PUT with content that is not base64: 400", st == 400, t)
 r = run("python3", prog, file_list=[[fid, "../etc/passwd"]])
 check("a file name with a path: 400", r[0] == 400, detail(r))
+
+# -- a run's files are weighed by their stored sizes before any is read:
+# two files of 600 KiB are each fine, together past the 1 MiB a run may
+# hold (max_additional_files_size): 400 naming the sum
+big = {"bigfile0001": b"x" * (600 << 10), "bigfile0002": b"y" * (600 << 10)}
+sts = [request(BASE, "PUT", "files/" + k, {"file_contents": base64.b64encode(v).decode()})[0] for k, v in big.items()]
+check("two files of 600 KiB uploaded", sts == [204, 204], str(sts))
+r = run("python3", "import os\nprint(os.path.getsize('a.bin'))\n", file_list=[["bigfile0001", "a.bin"]])
+check("a run with one of them: the file is there", outcome(r) == 15 and r[1]["stdout"] == "614400\n", detail(r))
+r = run("python3", "print(1)\n", file_list=[["bigfile0001", "a.bin"], ["bigfile0002", "b.bin"]])
+check("a run with both: 400 naming their size, refused before they are read",
+      r[0] == 400 and isinstance(r[1], str) and "1228800 bytes" in r[1] and "file_list" in r[1], detail(r))
+r = run("python3", "print(1)\n", file_list=[["bigfile0001", "a.bin"], ["notheld00001", "b.bin"]])
+check("a run with one of them and a file not held: 404", r[0] == 404, detail(r))
 
 # -- Java without sourcefilename
 r = run("java", 'import java.util.*;\npublic class Greeter {\n  public static void main(String[] a) {\n'

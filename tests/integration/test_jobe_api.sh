@@ -7,10 +7,15 @@
 #
 #   languages; a run per Jobe language this host offers; stdin; compile
 #   and runtime errors; time and memory limits; numprocs (fork, a
-#   subprocess); UTF-8 and Latin-1 output; interpreterargs, runargs,
-#   compileargs (-std=c89 makes a // comment a compile error) and
-#   linkargs; file_list with the 404 -> PUT -> HEAD -> run again cycle, a
-#   binary file, POST files; tenants never see each other's files or runs;
+#   subprocess); a Python template (jobe_template.py) that writes a C
+#   answer, compiles it with gcc, runs it on its stdin and lints with
+#   pylint, /box closed to it meanwhile; UTF-8 and Latin-1 output;
+#   interpreterargs (-BE sets both flags, -O silences an assert, a word
+#   outside the language's list is 400), runargs, compileargs (-std=c89
+#   makes a // comment a compile error) and linkargs; file_list with the
+#   404 -> PUT -> HEAD -> run again cycle, a binary file, POST files, files
+#   past a run's budget refused 400 by their stored sizes; tenants never
+#   see each other's files or runs;
 #   Java without sourcefilename; bad requests; 202 and polling (the second
 #   frontend waits 2 s), under load too; over quota (max_queued) is
 #   outcome 21; the per-tenant file budget (4 KiB on the second frontend).

@@ -592,6 +592,8 @@ def make_probes():
         add(Probe("sys_" + g, "syscalls.c", "denied syscalls: " + what, stdin="GROUP %s\n" % g, blocked=True))
     add(Probe("write_ro", "write_ro.c", "root, /usr, /etc, /pch read-only", blocked=True))
     add(Probe("chmod_chown", "chmod_chown.c", "no chown/chmod of others' files or to root", blocked=True))
+    add(Probe("chmod_own", "chmod_own.c", "an ordinary run cannot chmod, rename, link or re-time even its own files "
+              "(only a Jobe run's toolchains may)", blocked=True))
     add(Probe("proc_init", "proc_init.c", "gavel-init's /proc entries and host-wide /proc, /sys knobs out of reach", blocked=True))
     add(Probe("dev_files", "dev_files.c", "no host devices: /dev/mem, kmsg, tty, disks, kvm; no /sys/firmware; no syslog", blocked=True))
     add(Probe("forge_init_pipe", "forge_init_pipe.c",
