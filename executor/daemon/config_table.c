@@ -52,7 +52,7 @@ const struct gv_config_option exec_daemon_config_table[] = {
 	  .doc = "tests hold one of these CPU slots while they run (off, auto: one per CPU, or a count)" },
 	{ .name = "executor.pch_dir", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, pch_dir), .def = LANG_PCH_DEFAULT_DIR,
-	  .doc = "precompiled headers built at start, mounted read-only in sandboxes; empty: none" },
+	  .doc = "precompiled headers, built by --prepare or while the node serves, mounted read-only in sandboxes; empty: none" },
 	{ .name = "executor.init_path", .type = GV_CONFIG_STRING,
 	  GV_CONFIG_FIELD(struct exec_daemon_config, init_path), .def = "build/gavel-init", .doc = "gavel-init" },
 	{ .name = "executor.probe_timeout", .type = GV_CONFIG_DURATION,

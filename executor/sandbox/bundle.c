@@ -1,7 +1,10 @@
 /* The OCI bundle of one sandbox. exec_bundle_config is a pure function from
  * parameters to config.json so that every property the security model relies
- * on (no capabilities, read-only root, uid 65534, the mount list) is checked
- * by unit tests; the write functions lay out the skeleton root and the
+ * on is checked by unit tests: gavel-init as uid 0 of gVisor's user
+ * namespace with exactly six capabilities (SETUID, SETGID, SETPCAP, KILL,
+ * FOWNER, DAC_OVERRIDE; none inheritable or ambient) and noNewPrivileges,
+ * so that the programs it drops to uid 65534 hold none; a read-only root;
+ * the mount list. The write functions lay out the skeleton root and the
  * generated /etc with dirfds and O_NOFOLLOW only. */
 #include "executor/sandbox/bundle.h"
 
