@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "frontend/conn.h"
 #include "frontend/playground.h"
 #include "frontend/server_internal.h"
 
@@ -267,10 +268,58 @@ void fe_client_pick(const struct fe_proxies *p, const struct sockaddr *peer, con
 	set_out(out, family, cur);
 }
 
-void fe_client_of_evreq(const struct fe_proxies *p, struct evhttp_request *req, struct sockaddr_storage *out)
+int fe_proxy_line_parse(const char *line, size_t len, struct sockaddr_storage *client)
+{
+	char buf[FE_PROXY_LINE_MAX + 1];
+	memset(client, 0, sizeof(*client));
+	if (len < 8 || len > FE_PROXY_LINE_MAX || line[len - 2] != '\r' || line[len - 1] != '\n')
+		return -1;
+	memcpy(buf, line, len - 2);
+	buf[len - 2] = '\0';
+	if (strlen(buf) != len - 2 || strncmp(buf, "PROXY ", 6) != 0)
+		return -1;
+	const char *rest = buf + 6;
+	if (!strncmp(rest, "UNKNOWN", 7) && (rest[7] == '\0' || rest[7] == ' '))
+		return 0;
+	int family = !strncmp(rest, "TCP4 ", 5) ? AF_INET : !strncmp(rest, "TCP6 ", 5) ? AF_INET6 : AF_UNSPEC;
+	if (family == AF_UNSPEC)
+		return -1;
+	/* Exactly four fields after the protocol, single spaces. */
+	char *f[4];
+	char *s = buf + 11;
+	for (int i = 0; i < 4; i++) {
+		f[i] = s;
+		char *sp = strchr(s, ' ');
+		if (i < 3) {
+			if (!sp || sp == s)
+				return -1;
+			*sp = '\0';
+			s = sp + 1;
+		} else if (sp || !*s) {
+			return -1;
+		}
+	}
+	unsigned char src[16], dst[16];
+	if (inet_pton(family, f[0], src) != 1 || inet_pton(family, f[1], dst) != 1)
+		return -1;
+	for (int i = 2; i < 4; i++) {
+		size_t n = strlen(f[i]);
+		if (n == 0 || n > 5 || strspn(f[i], "0123456789") != n || (n > 1 && f[i][0] == '0') || atol(f[i]) > 65535)
+			return -1;
+	}
+	if (family == AF_INET6 && IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)src)) {
+		memmove(src, src + 12, 4);
+		family = AF_INET;
+	}
+	set_out(client, family, src);
+	return 1;
+}
+
+void fe_client_of_evreq(const struct fe_proxies *p, struct evhttp_request *req, const struct sockaddr *proxied,
+			struct sockaddr_storage *out)
 {
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-	const struct sockaddr *peer = evcon ? evhttp_connection_get_addr(evcon) : NULL;
+	const struct sockaddr *peer = proxied ? proxied : evcon ? evhttp_connection_get_addr(evcon) : NULL;
 	if (!p || !p->n || !fe_proxies_trust(p, peer)) {
 		fe_client_pick(NULL, peer, NULL, out);
 		return;
@@ -304,8 +353,9 @@ void fe_client_of_evreq(const struct fe_proxies *p, struct evhttp_request *req, 
 
 int fe_client_of_request(struct fe_req *r)
 {
-	struct sockaddr_storage ss;
-	fe_client_of_evreq(&r->w->app->cfg->proxies, r->req, &ss);
+	struct sockaddr_storage ss, proxied;
+	bool has_proxied = fe_conn_proxied_addr(r, &proxied);
+	fe_client_of_evreq(&r->w->app->cfg->proxies, r->req, has_proxied ? (const struct sockaddr *)&proxied : NULL, &ss);
 	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) {
 		r->pg_bucket[0] = r->client[0] = '\0';
 		return -1;

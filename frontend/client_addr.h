@@ -12,6 +12,9 @@
  *     on, so a client's own bytes never pick an address;
  *   - only the one header the operator names is read: a proxy that
  *     appends X-Forwarded-For passes a client's Forwarded on untouched.
+ * With frontend.proxy_protocol, a trusted proxy's connection starts with a
+ * PROXY v1 line (fe_proxy_line_parse), whose source address is then the
+ * peer for the rule above (conn.c reads it before evhttp sees a byte).
  * The client address then counts for the connection guard's per-address
  * cap (after the request's head is parsed: conn.c), the playground's and
  * token reads' per-address buckets, and the audit's "anonymous:<address>".
@@ -36,6 +39,7 @@ struct fe_proxies {
 	size_t n;
 	struct fe_proxy_net nets[FE_PROXIES_MAX];
 	bool forwarded; /* read Forwarded (RFC 7239), else X-Forwarded-For */
+	bool proxy_protocol; /* each connection of a trusted proxy starts with a PROXY v1 line */
 };
 
 /* Parses list ("10.0.0.0/8, 192.0.2.7, 2001:db8::/32"; "" none) and header
@@ -53,12 +57,25 @@ bool fe_proxies_trust(const struct fe_proxies *p, const struct sockaddr *sa);
 void fe_client_pick(const struct fe_proxies *p, const struct sockaddr *peer, const char *hdr,
 		    struct sockaddr_storage *out);
 
+/* The PROXY protocol v1 (HAProxy's, what TCP load balancers send first on
+ * each connection): "PROXY TCP4 <src> <dst> <sport> <dport>\r\n", TCP6
+ * alike, or "PROXY UNKNOWN[ ...]\r\n"; at most FE_PROXY_LINE_MAX bytes
+ * with the CRLF. */
+#define FE_PROXY_LINE_MAX 107
+
+/* Parses line (len bytes, the CRLF included) into *client (port 0).
+ * 1: an address; 0: UNKNOWN (the balancer's own connection, e.g. a health
+ * check: the peer stays the client); -1: not a valid line. Pure. */
+int fe_proxy_line_parse(const char *line, size_t len, struct sockaddr_storage *client);
+
 struct fe_req;
 struct evhttp_request;
 
 /* The client of req (evhttp's, its connection's peer and headers) under
- * the app's proxies, into out. */
-void fe_client_of_evreq(const struct fe_proxies *p, struct evhttp_request *req, struct sockaddr_storage *out);
+ * the app's proxies, into out. peer: the connection's client as a PROXY
+ * line named it (NULL: none; the socket's peer). */
+void fe_client_of_evreq(const struct fe_proxies *p, struct evhttp_request *req, const struct sockaddr *peer,
+			struct sockaddr_storage *out);
 
 /* r's client into r->pg_bucket (its per-address bucket's name) and
  * r->client (as the audit shows it), by fe_playground_client. -1 when

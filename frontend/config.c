@@ -104,6 +104,8 @@ const struct gv_config_option fe_config_table[] = {
 	{ .name = "frontend.client_address_header", .type = GV_CONFIG_STRING, F(client_address_header),
 	  .def = "X-Forwarded-For", .min = 1, .max = 64,
 	  .doc = "the header the trusted proxies set: X-Forwarded-For or Forwarded" },
+	{ .name = "frontend.proxy_protocol", .type = GV_CONFIG_BOOL, F(proxy_protocol), .def = "false",
+	  .doc = "the trusted proxies start each connection with a PROXY protocol v1 line (required from them)" },
 	{ .name = "frontend.max_problem_size", .type = GV_CONFIG_SIZE, F(max_problem_size), .def = "64m",
 	  .min = 1024, .max = 1024LL * 1024 * 1024, .doc = "largest problem package upload (413 beyond)" },
 };
@@ -128,6 +130,7 @@ int fe_config_load(struct fe_config *cfg, const char *path, char *const *envp, s
 		gv_err_prefix(err, "frontend");
 		return -1;
 	}
+	cfg->proxies.proxy_protocol = cfg->proxy_protocol;
 	return 0;
 }
 

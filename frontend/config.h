@@ -59,6 +59,7 @@ struct fe_config {
 	 * them into proxies. */
 	char *trusted_proxies;
 	char *client_address_header;
+	bool proxy_protocol;          /* trusted proxies send PROXY v1 lines */
 	struct fe_proxies proxies;
 };
 

@@ -32,7 +32,14 @@
  * over max_connections_per_address is answered 503. An L7 proxy opens a
  * connection to us per request in flight (idle client connections stay
  * at the proxy), so this caps what one client holds here; what a client
- * holds at the proxy is the proxy's to cap. */
+ * holds at the proxy is the proxy's to cap.
+ *
+ * With frontend.proxy_protocol, a trusted proxy is a TCP load balancer
+ * that starts each connection with a PROXY v1 line naming the client
+ * (PROXY phase, before HEAD: evhttp is held off by the read watermark
+ * until the line is read and drained). The connection is then that
+ * client's from the start and counted under it like any other; a
+ * connection from such a proxy without a valid line is closed (400). */
 #include "frontend/conn.h"
 
 #include <arpa/inet.h>
@@ -74,7 +81,7 @@
  * instead of retrying at once, which spins the loop. */
 #define ACCEPT_PAUSE_MS 100
 
-enum conn_phase { PHASE_HEAD, PHASE_HOLD, PHASE_BODY, PHASE_BUSY, PHASE_IDLE, PHASE_UPGRADED };
+enum conn_phase { PHASE_PROXY, PHASE_HEAD, PHASE_HOLD, PHASE_BODY, PHASE_BUSY, PHASE_IDLE, PHASE_UPGRADED };
 
 struct addr_key {
 	unsigned char b[17]; /* family tag, then 4 or 8 bytes of address, zeros */
@@ -120,6 +127,8 @@ struct fe_conn {
 	fe_conn_gone_fn gone;            /* UPGRADED: told of the end */
 	void *gone_arg;
 	bool from_proxy;                 /* the peer is a trusted proxy */
+	bool proxied;                    /* a PROXY line named the client: */
+	struct sockaddr_storage client;  /* ... this one */
 	struct addr_key fwd;             /* the client it named, while counted */
 	bool fwd_counted;
 	bool fwd_over;                   /* ... over max_connections_per_address */
@@ -582,6 +591,51 @@ static void start_head(struct fe_conn *c)
 	set_deadline(c, c->w->app->cfg->header_timeout_ms, 408);
 }
 
+static bool count_addr(struct fe_conn *c);
+
+/* The PROXY phase: the line, once whole, is parsed and drained, and the
+ * connection is the named client's from now on; then evhttp may read
+ * (the watermark set at accept is lifted) what followed it, which the
+ * scanner sees first. Anything else closes the connection. */
+static void proxy_line(struct fe_conn *c, struct evbuffer *buf)
+{
+	char line[FE_PROXY_LINE_MAX];
+	size_t len = evbuffer_get_length(buf);
+	ev_ssize_t got = evbuffer_copyout(buf, line, len < sizeof(line) ? len : sizeof(line));
+	const char *lf = got > 0 ? memchr(line, '\n', (size_t)got) : NULL;
+	if (!lf) {
+		if (len < sizeof(line))
+			return; /* not whole yet; header_timeout runs */
+	} else {
+		size_t n = (size_t)(lf - line) + 1;
+		struct sockaddr_storage client;
+		int rc = fe_proxy_line_parse(line, n, &client);
+		if (rc >= 0) {
+			evbuffer_drain(buf, n);
+			if (rc == 1) {
+				c->proxied = true;
+				c->client = client;
+				addr_of((const struct sockaddr *)&client, &c->addr, c->addr_text, sizeof(c->addr_text));
+				if (!count_addr(c))
+					return;
+			}
+			c->phase = PHASE_HEAD;
+			bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
+			len = evbuffer_get_length(buf);
+			if (len)
+				scan_bytes(c, buf, 0, len, true);
+			/* bufferevent's read callback runs evhttp's next, below
+			 * the lifted watermark, for what is buffered. */
+			return;
+		}
+	}
+	bufferevent_disable(c->bev, EV_READ);
+	log_limited(&refused_rate, "closed a connection: a trusted proxy's connection without a valid PROXY line", c);
+	raw_reply(c, 400, "bad_request", "a PROXY protocol v1 line was expected");
+	c->want_close = true;
+	kick(c);
+}
+
 static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
 	struct fe_conn *c = arg;
@@ -590,6 +644,9 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 	size_t len = evbuffer_get_length(buf);
 	size_t added = info->n_added < len ? info->n_added : len;
 	switch (c->phase) {
+	case PHASE_PROXY:
+		proxy_line(c, buf);
+		break;
 	case PHASE_IDLE:
 		start_head(c);
 		/* fall through */
@@ -632,6 +689,27 @@ static void refuse(struct fe_conn *c, atomic_ulong *counter, const char *why)
 	close_conn(c);
 }
 
+/* Counts c under the client its PROXY line named (c->addr) against
+ * max_connections_per_address; false: over it, refused and being closed
+ * (from the loop: this runs inside a buffer callback). */
+static bool count_addr(struct fe_conn *c)
+{
+	struct fe_app *app = c->w->app;
+	if (app->conn_max_per_addr <= 0 || !c->addr.b[0] || c->addr_counted)
+		return true;
+	c->addr_counted = true;
+	if (addr_add(app->addrs, &c->addr, 1) > app->conn_max_per_addr) {
+		bufferevent_disable(c->bev, EV_READ);
+		atomic_fetch_add(&app->metrics->conns_refused_addr, 1);
+		log_limited(&refused_rate, "connection refused: over max_connections_per_address", c);
+		raw_reply(c, 503, "too_many_connections", "connection refused: over max_connections_per_address");
+		c->want_close = true;
+		kick(c);
+		return false;
+	}
+	return true;
+}
+
 /* Right after evhttp took the accepted socket (same loop iteration, before
  * any of its bytes are read). */
 static void set_up(struct fe_conn *c)
@@ -665,6 +743,11 @@ static void set_up(struct fe_conn *c)
 	addr_of(peer, &c->addr, c->addr_text, sizeof(c->addr_text));
 	c->from_proxy = fe_proxies_trust(&app->cfg->proxies, peer);
 	start_head(c);
+	if (c->from_proxy && app->cfg->proxies.proxy_protocol) {
+		/* evhttp reads nothing until the PROXY line is drained. */
+		c->phase = PHASE_PROXY;
+		bufferevent_setwatermark(c->bev, EV_READ, SIZE_MAX, 0);
+	}
 
 	if (app->conn_max_per_addr > 0 && c->addr.b[0] && !c->from_proxy) {
 		c->addr_counted = true;
@@ -726,6 +809,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	}
 	struct fe_metrics *m = c->w->app->metrics;
 	switch (c->phase) {
+	case PHASE_PROXY:
 	case PHASE_HEAD:
 	case PHASE_HOLD:
 		atomic_fetch_add(&m->header_timeouts, 1);
@@ -854,13 +938,13 @@ bool fe_conn_request(struct fe_worker *w, struct evhttp_request *req, struct fe_
 	c->req = r;
 	r->conn = c;
 	evhttp_request_set_on_complete_cb(req, on_reply_done, c);
-	if (c->from_proxy && app->conn_max_per_addr > 0) {
+	if (c->from_proxy && !c->proxied && app->conn_max_per_addr > 0) {
 		/* The client the proxy names; its own requests (no header: a
 		 * health check) count only against max_connections. */
 		struct sockaddr_storage ss;
 		char text[INET6_ADDRSTRLEN];
 		fwd_release(c);
-		fe_client_of_evreq(&app->cfg->proxies, req, &ss);
+		fe_client_of_evreq(&app->cfg->proxies, req, NULL, &ss);
 		addr_of((const struct sockaddr *)&ss, &c->fwd, text, sizeof(text));
 		if (c->fwd.b[0] && memcmp(&c->fwd, &c->addr, sizeof(c->fwd)) != 0) {
 			c->fwd_counted = true;
@@ -872,6 +956,14 @@ bool fe_conn_request(struct fe_worker *w, struct evhttp_request *req, struct fe_
 			}
 		}
 	}
+	return true;
+}
+
+bool fe_conn_proxied_addr(const struct fe_req *r, struct sockaddr_storage *out)
+{
+	if (!r->conn || !r->conn->proxied)
+		return false;
+	*out = r->conn->client;
 	return true;
 }
 

@@ -18,6 +18,7 @@
 #include <event2/listener.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "common/err.h"
 
@@ -50,6 +51,10 @@ bool fe_conn_head_bad(const struct fe_req *r);
 /* r came through a trusted proxy for a client already holding
  * max_connections_per_address requests here: refused with 503. */
 bool fe_conn_client_over_cap(const struct fe_req *r);
+
+/* The client a PROXY line named for r's connection (client_addr.h), into
+ * out; false when there was none. */
+bool fe_conn_proxied_addr(const struct fe_req *r, struct sockaddr_storage *out);
 
 /* The request pipeline's side (server.c). fe_conn_request: r, evhttp's
  * request req, has arrived whole: its connection leaves the guard's

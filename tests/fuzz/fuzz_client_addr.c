@@ -6,7 +6,8 @@
  * picked is always an address (never AF_UNSPEC for an IP peer); and a
  * client picked from the header that is not the peer is never a trusted
  * proxy unless every hop to its right was one too (the walk stops at the
- * first untrusted hop). */
+ * first untrusted hop). With bit 2 of the first byte, the rest is a PROXY
+ * protocol v1 line instead. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -41,6 +42,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(hdr, data + 1, size - 1);
 	hdr[size - 1] = '\0';
 	struct sockaddr_storage out;
+	if (data[0] & 4) {
+		/* The same bytes as a PROXY line: an address only when whole. */
+		int rc = fe_proxy_line_parse(hdr, size - 1, &out);
+		if (rc == 1 && out.ss_family != AF_INET && out.ss_family != AF_INET6)
+			abort();
+		if (rc == 1 && (size - 1 < 2 || hdr[size - 3] != '\r'))
+			abort();
+		free(hdr);
+		return 0;
+	}
 	fe_client_pick(p, (const struct sockaddr *)&peer, hdr, &out);
 	if (out.ss_family != AF_INET && out.ss_family != AF_INET6)
 		abort(); /* an IP peer always gives an address */

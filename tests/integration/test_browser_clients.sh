@@ -22,6 +22,9 @@
 #      client (its own rate-limit bucket, the audit's actor); from any
 #      other peer the header is ignored; the proxy's idle connections are
 #      not capped per address, its clients' requests are;
+#   e'. the PROXY protocol v1 from a trusted TCP balancer: the line names
+#      the client (the audit's actor, the per-address connection cap from
+#      accept), is required from the balancer and ignored from anyone else;
 #   f. Debian's Chromium (puppeteer-core) with Judge0 IDE's and Judge0's
 #      dummy client's request patterns from another origin
 #      (tests/js/judge0_pages.mjs).
@@ -36,7 +39,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 NODE_CHECKS=8 # CHECKS of tests/js/judge0_pages.mjs
 
-echo "1..$((31 + NODE_CHECKS))"
+echo "1..$((38 + NODE_CHECKS))"
 . tests/lib/tap.sh
 check_detail() { echo "last: ${last_code:-} ${last_body:0:400} | $(tr '\n' ' ' <<<"${last_headers:-}" | cut -c1-300)"; }
 say() { printf '# %s\n' "$*"; }
@@ -87,6 +90,12 @@ rm -f "$TMP/port"
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" GAVEL_FRONTEND_TRUSTED_PROXIES=127.0.0.2 \
 	GAVEL_FRONTEND_MAX_CONNECTIONS_PER_ADDRESS=2 stack_start_frontend
 BP=$B
+# A frontend behind a TCP load balancer (127.0.0.9) speaking the PROXY
+# protocol v1.
+rm -f "$TMP/port"
+GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" GAVEL_FRONTEND_TRUSTED_PROXIES=127.0.0.9 \
+	GAVEL_FRONTEND_PROXY_PROTOCOL=true GAVEL_FRONTEND_MAX_CONNECTIONS_PER_ADDRESS=2 stack_start_frontend
+BPP=$B
 rm -f "$TMP/port"
 GAVEL_FRONTEND_THREADS=2 GAVEL_FRONTEND_LANGUAGES_DIR="$ROOT/languages" stack_start_frontend
 stack_wait_healthy 120 "$PID_EXEC" "$PID_SCHED"
@@ -250,17 +259,31 @@ check "the audit names the forwarded client through the proxy (anonymous:203.0.1
 	eval '[ "$act1" = anonymous:203.0.113.44 ] && [ "$act2" = anonymous:127.0.0.7 ]'
 say "actors: '$act1' '$act2'"
 # Connections: the proxy's own are not capped per address (2 here), any
-# other peer's are. idle_then_get SOURCE: 3 idle connections from SOURCE,
-# then a GET /v1/health from it; prints its status line.
+# other peer's are. idle_then_get SOURCE: 3 keep-alive connections from
+# SOURCE (each answered once), then a GET /v1/health from it; prints its
+# status line.
 idle_then_get() {
 	python3 - "$1" "${BP##*:}" <<'PYEOF'
 import socket, sys
 src, port = sys.argv[1], int(sys.argv[2])
 idle = []
 for _ in range(3):
+    # Answered once each (keep-alive), so that the server has counted
+    # them before the fourth comes.
     s = socket.socket()
+    s.settimeout(20)
     s.bind((src, 0))
     s.connect(("127.0.0.1", port))
+    s.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = b""
+    try:
+        while b"\r\n\r\n" not in got:
+            b = s.recv(4096)
+            if not b:
+                break
+            got += b
+    except OSError:
+        pass
     idle.append(s)
 s = socket.socket()
 s.settimeout(20)
@@ -301,6 +324,72 @@ check "a forwarded client holding 2 requests (its cap) gets 503 for a third; ano
 	eval '[ "$third" = 503 ] && code_is 201'
 say "third: $third, other: $last_code"
 wait "${held[@]}"
+
+# ------------------------------------------------ (e') PROXY protocol v1
+# raw SOURCE PORT HOLD LINE REQUEST: HOLD connections from SOURCE each
+# sending LINE and one keep-alive request, kept open, then one sending LINE and REQUEST (\r\n escapes); prints
+# the last one's status line and whether it says too_many_connections.
+raw() {
+	python3 - "$@" <<'PYEOF'
+import socket, sys
+src, port, hold, line, req = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+line = line.replace("\\r\\n", "\r\n").encode()
+req = req.replace("\\r\\n", "\r\n").encode()
+idle = []
+for _ in range(hold):
+    # Each held connection is answered once (a keep-alive request), so
+    # that the server has read its line before the next one comes.
+    s = socket.socket()
+    s.settimeout(20)
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    s.sendall(line + b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = b""
+    while b"\r\n\r\n" not in got:
+        b = s.recv(4096)
+        if not b:
+            break
+        got += b
+    idle.append(s)
+s = socket.socket()
+s.settimeout(20)
+s.bind((src, 0))
+s.connect(("127.0.0.1", port))
+s.sendall(line + req)
+data = b""
+try:
+    while b"\r\n\r\n" not in data or len(data) < 2000:
+        b = s.recv(4096)
+        if not b:
+            break
+        data += b
+except OSError:
+    pass
+print(data.split(b"\r\n", 1)[0].decode(errors="replace"), "|", b"too_many_connections" in data, "|",
+      data.split(b"\r\n\r\n", 1)[-1][:300].decode(errors="replace"))
+PYEOF
+}
+PPORT=${BPP##*:}
+HEALTH='GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+SUBMIT="POST /playground/$QN/submissions HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\nContent-Length: ${#PY}\\r\\nConnection: close\\r\\n\\r\\n$PY"
+out=$(raw 127.0.0.9 "$PPORT" 0 'PROXY TCP4 198.51.100.77 127.0.0.1 5555 80\r\n' "$SUBMIT")
+S3=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1].split(" | ", 2)[2]).get("token", ""))' "$out" 2>/dev/null)
+sleep 1
+act3=$(sql -c "SELECT actor FROM audit_log WHERE tenant_id = '$TQ' AND action = 'submission.created' AND object = '$S3'")
+check "PROXY TCP4 from the trusted balancer: the submission is the named client's (anonymous:198.51.100.77)" \
+	eval '[ -n "$S3" ] && [ "$act3" = anonymous:198.51.100.77 ]'
+say "proxy protocol: $out | actor '$act3'"
+out=$(raw 127.0.0.9 "$PPORT" 0 '' "$HEALTH")
+check "the trusted balancer's connection without a PROXY line: 400, closed" eval 'grep -q "^HTTP/1.1 400" <<<"$out"'
+say "no line: $out"
+out=$(raw 127.0.0.10 "$PPORT" 0 'PROXY TCP4 198.51.100.78 127.0.0.1 5555 80\r\n' "$HEALTH")
+check "a PROXY line from a peer that is no trusted balancer is not believed (not served)" eval '! grep -q "^HTTP/1.1 200" <<<"$out"'
+say "untrusted line: $out"
+over=$(raw 127.0.0.9 "$PPORT" 2 'PROXY TCP4 198.51.100.88 127.0.0.1 5555 80\r\n' "$HEALTH")
+other=$(raw 127.0.0.9 "$PPORT" 1 'PROXY TCP4 198.51.100.89 127.0.0.1 5555 80\r\n' "$HEALTH")
+check "the named client's connections count from accept: a third while it holds 2 is refused (503), another client with 2 is served" \
+	eval 'grep -q "True |" <<<"$over" && grep -q "^HTTP/1.1 200" <<<"$other"'
+say "over: $over; other: $other"
 
 # ------------------------------------------------ (f) Chromium
 PAGES=$TMP/pages

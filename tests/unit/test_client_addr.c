@@ -2,7 +2,8 @@
  * and the client picked from a peer and its X-Forwarded-For or Forwarded
  * header: spoofed headers from an untrusted peer are ignored, the hops are
  * read from the right skipping trusted proxies, a hop that is no address
- * stops the walk at the proxy that handed it on. */
+ * stops the walk at the proxy that handed it on; the PROXY protocol v1
+ * line. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <setjmp.h>
@@ -184,6 +185,56 @@ static void client_addr__no_proxies__peer_always(void **state)
 	assert_int_equal(out.ss_family, AF_UNSPEC);
 }
 
+static void client_addr__proxy_line__table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *line;
+		int rc;
+		const char *want;
+	} cases[] = {
+		{ "PROXY TCP4 198.51.100.22 203.0.113.7 35646 80\r\n", 1, "198.51.100.22" },
+		{ "PROXY TCP6 2001:db8::1 2001:db8::2 35646 443\r\n", 1, "2001:db8::1" },
+		{ "PROXY TCP6 ::ffff:198.51.100.3 ::1 1 65535\r\n", 1, "198.51.100.3" },
+		{ "PROXY UNKNOWN\r\n", 0, "none" },
+		{ "PROXY UNKNOWN ffff:f...f:ffff ffff:f...f:ffff 65535 65535\r\n", 0, "none" },
+		{ "PROXY TCP4 198.51.100.22 203.0.113.7 35646 80\n", -1, NULL },
+		{ "PROXY TCP4 198.51.100.22 203.0.113.7 35646\r\n", -1, NULL },
+		{ "PROXY TCP4 198.51.100.22 203.0.113.7 35646 80 9\r\n", -1, NULL },
+		{ "PROXY TCP4 198.51.100.22  203.0.113.7 35646 80\r\n", -1, NULL },
+		{ "PROXY TCP4 2001:db8::1 203.0.113.7 35646 80\r\n", -1, NULL },
+		{ "PROXY TCP6 198.51.100.22 203.0.113.7 35646 80\r\n", -1, NULL },
+		{ "PROXY TCP4 198.51.100.22 203.0.113.7 65536 80\r\n", -1, NULL },
+		{ "PROXY TCP4 198.51.100.22 203.0.113.7 080 80\r\n", -1, NULL },
+		{ "PROXY TCP4 198.51.100.22 203.0.113.7 -1 80\r\n", -1, NULL },
+		{ "PROXY UDP4 198.51.100.22 203.0.113.7 1 80\r\n", -1, NULL },
+		{ "PROXY UNKNOWNX\r\n", -1, NULL },
+		{ "proxy TCP4 198.51.100.22 203.0.113.7 1 80\r\n", -1, NULL },
+		{ "GET / HTTP/1.1\r\n", -1, NULL },
+		{ "\r\n", -1, NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sockaddr_storage out;
+		char got[INET6_ADDRSTRLEN];
+		int rc = fe_proxy_line_parse(cases[i].line, strlen(cases[i].line), &out);
+		if (rc != cases[i].rc)
+			fail_msg("'%s': rc %d, want %d", cases[i].line, rc, cases[i].rc);
+		if (rc == 1) {
+			text_of(&out, got, sizeof(got));
+			if (strcmp(got, cases[i].want))
+				fail_msg("'%s': %s, want %s", cases[i].line, got, cases[i].want);
+		}
+	}
+	/* A NUL inside, and a line over the protocol's 107 bytes. */
+	assert_int_equal(fe_proxy_line_parse("PROXY UNKNOWN\0x\r\n", 17, &(struct sockaddr_storage){ 0 }), -1);
+	char longl[200];
+	memset(longl, ' ', sizeof(longl));
+	memcpy(longl, "PROXY UNKNOWN", 13);
+	memcpy(longl + 106, "\r\n", 2);
+	assert_int_equal(fe_proxy_line_parse(longl, 108, &(struct sockaddr_storage){ 0 }), -1);
+	assert_int_equal(fe_proxy_line_parse(longl, 107 - 2, &(struct sockaddr_storage){ 0 }), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +243,7 @@ int main(void)
 		cmocka_unit_test(client_addr__xff__rule),
 		cmocka_unit_test(client_addr__forwarded__rule),
 		cmocka_unit_test(client_addr__no_proxies__peer_always),
+		cmocka_unit_test(client_addr__proxy_line__table),
 	};
 	return cmocka_run_group_tests_name("client_addr", tests, NULL, NULL);
 }
