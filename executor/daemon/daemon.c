@@ -429,7 +429,7 @@ static void supervise(struct supervisor *s)
 			inflight_heal(s);
 			s->next_heal_ms = now + EXEC_INFLIGHT_HEAL_MS;
 		}
-		kernel_warm_asks_refresh(d, &s->pg, now, &s->next_warm_asks_ms);
+		kernel_warm_asks_refresh(d, &s->pg, s->r, now, &s->next_warm_asks_ms);
 		gv_backoff_sleep_ms(100);
 	}
 }

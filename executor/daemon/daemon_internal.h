@@ -269,9 +269,12 @@ bool kernel_images_tick(struct worker *w, const uint32_t *wanted_mb, size_t n);
 int kernel_warm_asks_map(struct daemon *d, struct gv_err *err) GV_MUST_CHECK;
 void kernel_warm_asks_unmap(struct daemon *d);
 /* The supervisor of a kernel node, every few seconds (*next_ms): the asks
- * of now into the table, through *pg (opened on first use). A failure
- * keeps the last table and is logged once until a refresh works. */
-void kernel_warm_asks_refresh(struct daemon *d, struct gv_pg **pg, uint64_t now, uint64_t *next_ms);
+ * of now into the table, through *pg (opened on first use), each ask's
+ * count cut to this node's part of the live kernel nodes' memory (the
+ * registry, through r). A failure keeps the last table and is logged
+ * once until a refresh works. */
+void kernel_warm_asks_refresh(struct daemon *d, struct gv_pg **pg, struct gv_redis *r, uint64_t now,
+			      uint64_t *next_ms);
 /* A consistent copy of the table into out (KERNEL_WARM_ASKS_MAX); the
  * count, or -1 while it is being written (the next tick reads it). */
 int kernel_warm_asks_read(const struct daemon *d, struct kernel_warm_ask *out);

@@ -33,7 +33,69 @@ void kernel_warm_asks_unmap(struct daemon *d)
 	d->warm_asks = NULL;
 }
 
-void kernel_warm_asks_refresh(struct daemon *d, struct gv_pg **pg, uint64_t now, uint64_t *next_ms)
+/* This node's kernel memory and that of every live kernel node with
+ * workers, as the scheduler sees them (scheduler/place.c puts a kernel on
+ * the kernel node with the most memory free, so a course's kernels spread
+ * by memory).
+ * ARGV: the liveness bound (ms), this node's name. */
+static const char NODES_LUA[] =
+	GV_QUEUE_LUA_NOW
+	"local mine, total = 0, 0 "
+	"for _, n in ipairs(redis.call('SMEMBERS', '" GV_QUEUE_EXECUTORS "')) do "
+	"  local h = " GV_QUEUE_LUA_EXEC_HMGET("'kernel_mb', 'capacity'") " "
+	"  local mb = tonumber(h[2]) or 0 "
+	"  if " GV_QUEUE_LUA_ALIVE " and mb > 0 and (tonumber(h[3]) or 0) > 0 then "
+	"    total = total + mb "
+	"    if n == ARGV[2] then mine = mb end "
+	"  end "
+	"end "
+	"return {mine, total}";
+
+/* An ask's kernels on a node whose kernel memory is mine_mb of total_mb
+ * over the live kernel nodes: rounded up, so that together they hold at
+ * least the count; all of it when the registry says nothing (not
+ * registered yet, or alone). */
+static uint32_t part_of(uint32_t kernels, uint64_t mine_mb, uint64_t total_mb)
+{
+	if (mine_mb == 0 || total_mb <= mine_mb)
+		return kernels;
+	return (uint32_t)(((uint64_t)kernels * mine_mb + total_mb - 1) / total_mb);
+}
+
+/* This node's memory and the live kernel nodes' (0, 0 when unknown). */
+static void node_share(struct daemon *d, struct gv_redis *r, uint64_t *mine, uint64_t *total)
+{
+	*mine = *total = 0;
+	struct gv_err err;
+	char alive_ms[24];
+	snprintf(alive_ms, sizeof(alive_ms), "%d", GV_QUEUE_HEARTBEAT_TIMEOUT_MS);
+	const char *argv[] = { "EVAL", NODES_LUA, "0", alive_ms, d->node };
+	redisReply *rep = r ? gv_redis_commandv(r, 5, argv, NULL, &err) : NULL;
+	if (rep && rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+	    rep->element[0]->type == REDIS_REPLY_INTEGER && rep->element[1]->type == REDIS_REPLY_INTEGER &&
+	    rep->element[0]->integer >= 0 && rep->element[1]->integer >= rep->element[0]->integer) {
+		*mine = (uint64_t)rep->element[0]->integer;
+		*total = (uint64_t)rep->element[1]->integer;
+		static uint64_t said_mine, said_total;
+		if (*mine != said_mine || *total != said_total)
+			gv_info(&d->log, "kernels asked warm ahead: this node keeps %llu MiB / %llu MiB of each count "
+					 "(its kernel memory over the live kernel nodes')",
+				(unsigned long long)*mine, (unsigned long long)*total);
+		said_mine = *mine;
+		said_total = *total;
+	} else if (r) {
+		static uint64_t next_warn;
+		if (exec_daemon_mono_ms() >= next_warn) {
+			gv_warn(&d->log, "kernels asked warm ahead: the kernel nodes' memory: %s (this node keeps whole counts)",
+				rep ? "unexpected reply" : err.msg);
+			next_warn = exec_daemon_mono_ms() + 60000;
+		}
+	}
+	gv_redis_reply_free(rep);
+}
+
+void kernel_warm_asks_refresh(struct daemon *d, struct gv_pg **pg, struct gv_redis *r, uint64_t now,
+			      uint64_t *next_ms)
 {
 	const struct exec_daemon_config *cfg = d->cfg;
 	if (cfg->kernel_memory_mb <= 0 || !d->warm_asks || now < *next_ms)
@@ -54,6 +116,8 @@ void kernel_warm_asks_refresh(struct daemon *d, struct gv_pg **pg, uint64_t now,
 	if (failing)
 		gv_info(&d->log, "kernels asked warm ahead: read again");
 	failing = false;
+	uint64_t mine_mb, total_mb;
+	node_share(d, r, &mine_mb, &total_mb);
 	struct kernel_warm_asks *t = d->warm_asks;
 	__atomic_add_fetch(&t->seq, 1, __ATOMIC_ACQ_REL); /* odd: being written */
 	t->n = 0;
@@ -67,7 +131,7 @@ void kernel_warm_asks_refresh(struct daemon *d, struct gv_pg **pg, uint64_t now,
 		a->shape.cpu_pct = exec_cpu_ceiling_clamp(asks[i].cpu_pct, (unsigned)cfg->kernel_cpu_ceiling_pct);
 		a->shape.lifetime_s = asks[i].lifetime_s;
 		a->shape.idle_s = asks[i].idle_s;
-		a->kernels = asks[i].kernels;
+		a->kernels = part_of(asks[i].kernels, mine_mb, total_mb);
 	}
 	__atomic_add_fetch(&t->seq, 1, __ATOMIC_ACQ_REL);
 }

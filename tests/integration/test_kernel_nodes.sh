@@ -18,7 +18,9 @@
 #   7. all deleted: nothing left running, queued or in Redis;
 #   8. a course asks ahead (gavel tenant kernels-warm): over max_kernels,
 #      a window over 12 h, one already ended and a 17th pending request
-#      refused, cancelled ones no longer pending; three kernels asked are started ahead, the class of three
+#      refused, cancelled ones no longer pending; three kernels asked are
+#      started ahead (2 of them while a second kernel node of the same
+#      memory is in the registry: this node's part), the class of three
 #      that follows adopts them (each runs in one started ahead); the
 #      request cancelled, none is held ahead within 30 s;
 #  8b. an image of a warmed kernel template for the 256 MiB budget was
@@ -38,7 +40,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 
-echo "1..18"
+echo "1..21"
 . tests/lib/tap.sh
 say() { echo "# $*"; }
 
@@ -222,14 +224,41 @@ check "a window over 12 h, one already ended and a 17th pending request are refu
 for id in $(sql -c "SELECT id FROM kernel_warm_requests WHERE tenant_id = '$TID'"); do
 	"$BUILD/gavel" tenant kernels-warm "${TAG}_class" --cancel "$id" >/dev/null 2>>"$TMP/cli.log"
 done
+# A second kernel node of the same memory, alive in the registry (its
+# heartbeat kept fresh here; it runs nothing: no kernel is asked while it
+# is there): this node keeps its part of the course's count, 2 of 3
+# (rounded up), and the whole count once the other has gone.
+OTHER=k2-$TAG
+other_beat() { # the registry entry first: the scheduler drops a name without one
+	while :; do
+		rc HSET "gavel:exec:$OTHER" heartbeat_ms "$(rc TIME | { read -r s; read -r us; echo $((s * 1000 + us / 1000)); })" \
+			capacity 4 kernel_mb 1024 >/dev/null
+		rc SADD gavel:executors "$OTHER" >/dev/null
+		sleep 2
+	done
+}
+other_beat &
+OTHER_PID=$!
+# The node reads the registry with the asks, every 5 s.
+for _ in $(seq 100); do grep -q "keeps 1024 MiB / 2048 MiB" "$TMP/kernel-node.log" && break; sleep 0.2; done
 rid=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" --kernels 3 --until "$until" 2>>"$TMP/cli.log")
+ahead() { grep -c "kernel started ahead in" "$TMP/kernel-node.log"; }
+ready_ahead() { grep -c "kernel started ahead is ready" "$TMP/kernel-node.log"; }
+for _ in $(seq 900); do [ "$(ready_ahead)" -ge 2 ] && break; sleep 0.2; done
+sleep 8 # two refreshes of the asks (every 5 s): a third would have started
+part=$(ahead)
+kill "$OTHER_PID" 2>/dev/null
+wait "$OTHER_PID" 2>/dev/null
+rc SREM gavel:executors "$OTHER" >/dev/null
+rc DEL "gavel:exec:$OTHER" >/dev/null
+check_detail() { grep -E "ahead" "$TMP/kernel-node.log" | tail -n 6; }
+check "with a second kernel node of the same memory, this one keeps 2 of the 3 kernels asked ($part started ahead)" \
+	test "$part" = 2
 listed=$("$BUILD/gavel" tenant kernels-warm "${TAG}_class" 2>>"$TMP/cli.log" | tr -d ' \n')
 audited=$(sql -c "SELECT count(*) FROM audit_log WHERE tenant_id = '$TID' AND action = 'kernel.warm_requested' AND details->>'kernels' = '3'")
 check_detail() { tail -n 3 "$TMP/cli.log"; }
 check "three kernels asked warm ahead until $until: request $rid, listed, audited ($audited)" \
 	eval '[ -n "$rid" ] && echo "$listed" | grep -q "\"id\":$rid,\"kernels\":3" && [ "$audited" = 1 ]'
-ahead() { grep -c "kernel started ahead in" "$TMP/kernel-node.log"; }
-ready_ahead() { grep -c "kernel started ahead is ready" "$TMP/kernel-node.log"; }
 for _ in $(seq 900); do [ "$(ready_ahead)" -ge 3 ] && break; sleep 0.2; done
 n_ahead=$(ready_ahead)
 say "$n_ahead kernels started ahead"
