@@ -63,10 +63,10 @@ give_up() { # name reason
 }
 
 mapfile -t LANGS < <(sed -n 's/^id:[[:space:]]*\([A-Za-z0-9_+-]*\).*/\1/p' languages/*.yaml)
-# base, clone, make run, the first C++ and Java submissions, one per
+# base, clone, make run, its readiness, the first C++ and Java submissions, one per
 # language, deliverer user, database roles, owner URL, CLI, make stop,
 # nothing left.
-echo "1..$((${#LANGS[@]} + 11))"
+echo "1..$((${#LANGS[@]} + 12))"
 
 # ------------------------------------------------------------- the base
 why=
@@ -364,6 +364,14 @@ elif [ "${r%% *}" != 0 ]; then
 	give_up "make run in the fresh root" "exit ${r%% *} after ${r#* } s: $(tail_of make-run.log)"
 fi
 ok "make run in the fresh root: installed, built and started in ${r#* } s"
+# make run returns once the executor takes jobs, naming the languages a
+# submission runs in now: every languages/*.yaml id on a new machine.
+ready=$(sed -n 's/^Ready *a submission runs now in: //p' "$OUT/make-run.log" | head -n1)
+sed -n 's/^\(precompiled headers.*\|Ready .*\|still warming.*\|not offered.*\)$/# make run: \1/p' "$OUT/make-run.log"
+unready=()
+for l in "${LANGS[@]}"; do [[ " $ready " == *" $l "* ]] || unready+=("$l"); done
+check_detail() { echo "not named ready: ${unready[*]}; $(tail_of make-run.log)"; }
+check "make run says ready with every language (${#LANGS[@]})" test ${#unready[@]} = 0
 # The first C++ and Java submissions: judged (Judge0 status 3, "hello"),
 # within 5 s and 10 s of make run returning. Beside other tests the root's
 # sandboxes have the smallest CPU share, so there the times are printed
