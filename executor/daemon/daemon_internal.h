@@ -260,6 +260,9 @@ int kernel_images_reset(const struct daemon *d, struct gv_err *err) GV_MUST_CHEC
  * (logged): the caller starts it fresh. */
 struct exec_kernel_warm *kernel_images_restore(struct worker *w, const struct exec_kernel_spec *spec,
 					       uint64_t waits_ms);
+/* Whether kernels_images_restore would restore spec's kernel (an image
+ * to use), without restoring it. */
+bool kernel_images_usable(const struct worker *w, const struct exec_kernel_spec *spec, uint64_t waits_ms);
 /* An idle worker's turn: makes the image of the first budget in wanted_mb
  * that has none made within the hour (seconds; one worker at a time per
  * budget). True when it made one. */

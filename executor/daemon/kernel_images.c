@@ -99,12 +99,24 @@ static bool find_usable(const struct worker *w, uint32_t memory_mb, uint64_t liv
 	return age + (int64_t)lives_ms + IMAGE_MARGIN_MS <= (int64_t)EXEC_KERNEL_IMAGE_LIMIT_MS;
 }
 
+static bool usable_for(const struct worker *w, const struct exec_kernel_spec *spec, uint64_t waits_ms, char *image,
+		       size_t n)
+{
+	uint64_t lives = (uint64_t)spec->lifetime_s * 1000 + waits_ms;
+	return !(spec->egress && spec->egress->grants) && find_usable(w, spec->memory_mb, lives, image, n);
+}
+
+bool kernel_images_usable(const struct worker *w, const struct exec_kernel_spec *spec, uint64_t waits_ms)
+{
+	char image[4400];
+	return usable_for(w, spec, waits_ms, image, sizeof(image));
+}
+
 struct exec_kernel_warm *kernel_images_restore(struct worker *w, const struct exec_kernel_spec *spec,
 					       uint64_t waits_ms)
 {
 	char image[4400];
-	uint64_t lives = (uint64_t)spec->lifetime_s * 1000 + waits_ms;
-	if ((spec->egress && spec->egress->grants) || !find_usable(w, spec->memory_mb, lives, image, sizeof(image)))
+	if (!usable_for(w, spec, waits_ms, image, sizeof(image)))
 		return NULL;
 	struct exec_kernel_warm *warm = NULL;
 	struct gv_err err;
