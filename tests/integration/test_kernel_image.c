@@ -3,7 +3,9 @@
  * restored from it, for two tenants, answer, run code, have random
  * generators of their own, see /box locked, and live in sandboxes of
  * their own; a missing image and a kernel with a network are refused and
- * leave nothing behind. Needs root, runsc and the built bridge. */
+ * leave nothing behind; a clone whose sandbox dies before it answers gives
+ * way to a fresh sandbox (exec_kernel_run, with Redis). Needs root, runsc
+ * and the built bridge. */
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -19,10 +21,13 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sodium.h>
 
 #include "executor/kernels/bridge_proto.h"
 #include "executor/kernels/kernel_image.h"
 #include "executor/kernels/kernel_internal.h"
+#include "executor/sandbox/session_internal.h"
+#include "common/redis.h"
 #include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"
 
@@ -275,6 +280,93 @@ static void restore__two_tenants_each_their_own(void **state)
 	}
 }
 
+struct life {
+	int started, started_restored, started_fresh, ready;
+};
+
+static void on_audit(void *arg, const char *action, const char *sandbox, const char *details)
+{
+	(void)sandbox;
+	struct life *l = arg;
+	if (strcmp(action, "kernel.started") != 0)
+		return;
+	l->started++;
+	if (strstr(details, "\"restored\":true"))
+		l->started_restored++;
+	else if (l->started_restored)
+		l->started_fresh++; /* after the clone, as a replacement */
+}
+
+static void on_ready(void *arg, uint64_t ms)
+{
+	struct life *l = arg;
+	l->ready++;
+	fprintf(stderr, "# the replaced kernel answers %llu ms after its start\n", (unsigned long long)ms);
+}
+
+static struct gv_redis *open_redis(const char *url)
+{
+	struct gv_err err;
+	struct gv_redis_opts o = {.url = url, .max_attempts = 3};
+	struct gv_redis *r = gv_redis_new(&o, &err);
+	if (!r)
+		fail_msg("redis: %s", err.msg);
+	return r;
+}
+
+static void random_uuid(char out[37])
+{
+	unsigned char b[16];
+	randombytes_buf(b, sizeof(b));
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-4%01x%02x-a%01x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+		 b[3], b[4], b[5], b[6] & 15, b[7], b[8] & 15, b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+/* runsc 20221219 lost clones under heavy load (exit 139 before the bridge
+ * said ready): a clone that ends before it answers gives way to a fresh
+ * sandbox, so the kernel starts late instead of not at all. Its sandbox
+ * is killed here the moment it is restored, before its bridge answers. */
+static void restore__clone_dead_before_answer_replaced_fresh(void **state)
+{
+	(void)state;
+	require();
+	assert_true(g.image_made);
+	const char *url = getenv("GAVEL_REDIS_URL");
+	if (!url || !url[0])
+		fail_msg("GAVEL_REDIS_URL is not set: run this through tests/run.sh");
+	struct gv_redis *r = open_redis(url), *rin = open_redis(url);
+	char tenant[37], kid[37];
+	random_uuid(tenant);
+	random_uuid(kid);
+	struct exec_kernel_spec spec = {.tenant = tenant, .kid = kid, .lifetime_s = 120, .idle_s = 10,
+					.memory_mb = MEMORY_MB, .cpu_pct = 50};
+	struct exec_kernel_warm *w = NULL;
+	struct gv_err err;
+	assert_int_equal(exec_kernel_image_restore(&g.e, g.bridge, g.bridge_len, &spec, g.image, &w, &err), 0);
+	exec_session_kill(exec_kernel_warm_session(w));
+	static volatile sig_atomic_t stop;
+	struct life life = {0};
+	struct gv_log_ctx ctx = {.tenant = tenant, .job = kid};
+	struct exec_kernel_env env = {.engine = &g.e, .r = r, .rin = rin, .bridge = g.bridge,
+				      .bridge_len = g.bridge_len, .node = "test-kimg", .stop = &stop, .log = &ctx,
+				      .audit = on_audit, .audit_arg = &life, .ready = on_ready, .warm = w};
+	struct exec_kernel_outcome out;
+	int rc = exec_kernel_run(&env, &spec, &out, &err);
+	if (rc != 0)
+		fprintf(stderr, "# run: %s\n", err.msg);
+	fprintf(stderr, "# ended: %s (%s); kernel.started %d (restored %d, then fresh %d), answered %d\n",
+		out.reason, out.message, life.started, life.started_restored, life.started_fresh, life.ready);
+	assert_int_equal(rc, 0);
+	/* It ran on in the fresh sandbox until it was idle for idle_s. */
+	assert_string_equal(out.reason, "idle");
+	assert_int_equal(life.started_restored, 1);
+	assert_int_equal(life.started_fresh, 1);
+	assert_int_equal(life.ready, 1);
+	gv_redis_free(rin);
+	gv_redis_free(r);
+	exec_engine_drain(&g.e);
+}
+
 static void restore__refused_without_image_or_with_network(void **state)
 {
 	(void)state;
@@ -304,6 +396,7 @@ int main(void)
 		cmocka_unit_test(image__made_and_checked),
 		cmocka_unit_test(restore__two_tenants_each_their_own),
 		cmocka_unit_test(restore__refused_without_image_or_with_network),
+		cmocka_unit_test(restore__clone_dead_before_answer_replaced_fresh),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
