@@ -57,7 +57,7 @@ static void tenant_usage(FILE *out)
 		"max_wall_ms max_memory_mb max_output_kb allowed_languages (comma list, '*'\n"
 		"= all) max_gpus egress_policy (JSON) retention_days weight allow_query_key\n"
 		"cors_origins (comma list, '*' = any).\n"
-		"Public playground (README.md, \"Public playgrounds\"; off by default):\n"
+		"Public playground (docs/USING.md, \"Public playgrounds\"; off by default):\n"
 		"playground (true|false: anonymous access under /playground/NAME/),\n"
 		"token_capability (true|false: a submission's id reads it there without a key),\n"
 		"playground_rps playground_burst (per client address) playground_max_queued,\n"

@@ -21,8 +21,9 @@ struct init_bpf {
 };
 
 /* Builds the policy. Every libseccomp call is checked; a name in the table
- * that this libseccomp cannot resolve fails the build (a typo must not
- * silently widen or narrow the policy). Default action for a syscall not in
+ * that this libseccomp cannot resolve makes this fail (a typo must not
+ * silently widen or narrow the policy): gavel-init then runs nothing, and
+ * the unit tests that build every policy fail, not the compile. Default action for a syscall not in
  * the table: EPERM. A short "hostile" list (ptrace, mount, unshare, bpf...)
  * kills the process with SIGSYS so the attempt shows in the result. Other
  * architectures (i386, x32 numbers) kill the process. */
