@@ -457,6 +457,8 @@ int exec_run_once(struct exec_engine *e, const struct lang_def *lang, const void
 	struct exec_lang_job lj;
 	if (exec_lang_job_build_files(&lj, lang, "local", source, len, others, n, lim, err) != 0)
 		return -1;
+	/* One run: a fork server would only start the interpreter once more. */
+	lj.job.fork_server = NULL;
 	struct exec_session *s = NULL;
 	struct gv_err serr;
 	gv_err_clear(&serr);
@@ -970,6 +972,10 @@ int exec_judge_problem(struct exec_engine *e, const struct exec_problem *p, cons
 	 * program does to its files changes nothing but its output. */
 	lj.job.input_file = p->input_file;
 	lj.job.output_file = p->output_file;
+	/* A fork server's template is one more start of the interpreter,
+	 * which each later test saves most of: with one test it only costs. */
+	if (p->ncases < 2)
+		lj.job.fork_server = NULL;
 	out->ncases = p->ncases;
 	out->cases = calloc(p->ncases ? p->ncases : 1, sizeof(*out->cases));
 	struct exec_case_result *results = calloc(p->ncases ? p->ncases : 1, sizeof(*results));

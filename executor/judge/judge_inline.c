@@ -231,6 +231,8 @@ static json_t *plain_run(struct exec_engine *e, struct job_state *st, const stru
 	struct exec_session *s = NULL;
 	const char *status;
 	progress(o, "compiling", 0, 0);
+	/* One run: a fork server would only start the interpreter once more. */
+	st->lj.job.fork_server = NULL;
 	const char *cv = open_sandbox(e, st, &s);
 	if (strcmp(cv, "OK") != 0) {
 		status = cv;
@@ -431,6 +433,8 @@ static json_t *judged_run(struct exec_engine *e, struct job_state *st, const str
 			  const struct exec_inline_opts *o, struct exec_inline_summary *sum)
 {
 	size_t n = spec->n_tests;
+	if (n < 2)
+		st->lj.job.fork_server = NULL; /* one test: a template would only cost a start */
 	struct test_out *tests = calloc(n, sizeof(*tests));
 	struct gv_result_test *views = calloc(n, sizeof(*views));
 	if (!tests || !views) {
