@@ -676,8 +676,9 @@ static bool out_budget(struct kernel *k)
 }
 
 /* A clone of the node's image that ended before it answered (under
- * heavy load runsc 20221219 lost some: exit 139 and no OOM) gives way to
- * a fresh sandbox: the kernel starts late instead of not at all. */
+ * heavy load runsc 20221219 lost some: exit 139 and no OOM), or did not
+ * answer in time, gives way to a fresh sandbox: the kernel starts late
+ * instead of not at all. */
 static bool clone_replaced(struct kernel *k, const char *why)
 {
 	if (!k->clone_unproven)
@@ -763,6 +764,12 @@ static void check_timers(struct kernel *k)
 		kernel_end(k, "idle", "no activity and no connection");
 	if (now - k->t0 >= (int64_t)k->spec->lifetime_s * 1000)
 		kernel_end(k, "lifetime", "lifetime reached");
+	/* A clone that neither answers nor ends (one lost in a burst of
+	 * restores: its client waited for kernel_info_reply until it gave
+	 * up) gives way to a fresh sandbox, as one that ended does. */
+	uint32_t answer_ms = k->env->clone_answer_ms ? k->env->clone_answer_ms : EXEC_KERNEL_CLONE_ANSWER_MS;
+	if (!k->ended && k->clone_unproven && now - k->sandbox_t0 >= (int64_t)answer_ms)
+		clone_replaced(k, "no answer in time");
 	if (k->env->stop && *k->env->stop)
 		kernel_end(k, "shutdown", "the executor stops");
 	if (now >= k->next_refresh)

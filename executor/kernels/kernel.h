@@ -59,7 +59,13 @@ struct exec_kernel_env {
 	 * exec_kernel_run adopts as its first sandbox and owns from then on,
 	 * whatever happens; NULL: a fresh sandbox is started now. */
 	struct exec_kernel_warm *warm;
+	/* A sandbox restored from an image that has not answered this long
+	 * after its adoption is replaced by a fresh one, as one that ended
+	 * is; 0: EXEC_KERNEL_CLONE_ANSWER_MS. */
+	uint32_t clone_answer_ms;
 };
+
+#define EXEC_KERNEL_CLONE_ANSWER_MS 30000
 
 struct exec_kernel_outcome {
 	/* client, idle, lifetime, died, memory, error, shutdown */

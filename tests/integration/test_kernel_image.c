@@ -3,9 +3,9 @@
  * restored from it, for two tenants, answer, run code, have random
  * generators of their own, see /box locked, and live in sandboxes of
  * their own; a missing image and a kernel with a network are refused and
- * leave nothing behind; a clone whose sandbox dies before it answers gives
- * way to a fresh sandbox (exec_kernel_run, with Redis). Needs root, runsc
- * and the built bridge. */
+ * leave nothing behind; a clone whose sandbox dies, or stops, before it
+ * answers gives way to a fresh sandbox (exec_kernel_run, with Redis).
+ * Needs root, runsc and the built bridge. */
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -322,13 +323,12 @@ static void random_uuid(char out[37])
 		 b[3], b[4], b[5], b[6] & 15, b[7], b[8] & 15, b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-/* runsc 20221219 lost clones under heavy load (exit 139 before the bridge
- * said ready): a clone that ends before it answers gives way to a fresh
- * sandbox, so the kernel starts late instead of not at all. Its sandbox
- * is killed here the moment it is restored, before its bridge answers. */
-static void restore__clone_dead_before_answer_replaced_fresh(void **state)
+/* A clone broken the moment it is restored, before its bridge answers
+ * (stop: its Sentry killed, or stopped so that it neither answers nor
+ * ends), run as a kernel: it must give way to a fresh sandbox, where the
+ * kernel runs on until idle. */
+static void clone_broken_then_replaced(int sig)
 {
-	(void)state;
 	require();
 	assert_true(g.image_made);
 	const char *url = getenv("GAVEL_REDIS_URL");
@@ -343,19 +343,25 @@ static void restore__clone_dead_before_answer_replaced_fresh(void **state)
 	struct exec_kernel_warm *w = NULL;
 	struct gv_err err;
 	assert_int_equal(exec_kernel_image_restore(&g.e, g.bridge, g.bridge_len, &spec, g.image, &w, &err), 0);
-	exec_session_kill(exec_kernel_warm_session(w));
+	struct exec_session *clone = exec_kernel_warm_session(w);
+	if (sig == SIGKILL)
+		exec_session_kill(clone);
+	else
+		assert_int_equal(kill(clone->pid, sig), 0);
 	static volatile sig_atomic_t stop;
 	struct life life = {0};
 	struct gv_log_ctx ctx = {.tenant = tenant, .job = kid};
 	struct exec_kernel_env env = {.engine = &g.e, .r = r, .rin = rin, .bridge = g.bridge,
 				      .bridge_len = g.bridge_len, .node = "test-kimg", .stop = &stop, .log = &ctx,
-				      .audit = on_audit, .audit_arg = &life, .ready = on_ready, .warm = w};
+				      .audit = on_audit, .audit_arg = &life, .ready = on_ready, .warm = w,
+				      .clone_answer_ms = 3000};
 	struct exec_kernel_outcome out;
 	int rc = exec_kernel_run(&env, &spec, &out, &err);
 	if (rc != 0)
 		fprintf(stderr, "# run: %s\n", err.msg);
-	fprintf(stderr, "# ended: %s (%s); kernel.started %d (restored %d, then fresh %d), answered %d\n",
-		out.reason, out.message, life.started, life.started_restored, life.started_fresh, life.ready);
+	fprintf(stderr, "# %s: ended %s (%s); kernel.started %d (restored %d, then fresh %d), answered %d\n",
+		strsignal(sig), out.reason, out.message, life.started, life.started_restored, life.started_fresh,
+		life.ready);
 	assert_int_equal(rc, 0);
 	/* It ran on in the fresh sandbox until it was idle for idle_s. */
 	assert_string_equal(out.reason, "idle");
@@ -365,6 +371,22 @@ static void restore__clone_dead_before_answer_replaced_fresh(void **state)
 	gv_redis_free(rin);
 	gv_redis_free(r);
 	exec_engine_drain(&g.e);
+}
+
+/* runsc 20221219 lost clones under heavy load (exit 139 before the bridge
+ * said ready). */
+static void restore__clone_dead_before_answer_replaced_fresh(void **state)
+{
+	(void)state;
+	clone_broken_then_replaced(SIGKILL);
+}
+
+/* A bench's class lost one kernel whose clone never answered: its client
+ * waited 300 s for kernel_info_reply. */
+static void restore__clone_silent_replaced_fresh(void **state)
+{
+	(void)state;
+	clone_broken_then_replaced(SIGSTOP);
 }
 
 static void restore__refused_without_image_or_with_network(void **state)
@@ -397,6 +419,7 @@ int main(void)
 		cmocka_unit_test(restore__two_tenants_each_their_own),
 		cmocka_unit_test(restore__refused_without_image_or_with_network),
 		cmocka_unit_test(restore__clone_dead_before_answer_replaced_fresh),
+		cmocka_unit_test(restore__clone_silent_replaced_fresh),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
