@@ -134,6 +134,28 @@ static void lang__compile_options__real_clients_and_refusals(void **state)
 	assert_false(lang_compile_option_allowed(py, "--std=c11"));
 }
 
+/* Jobe's interpreterargs for python3: listed flags, clusters of listed
+ * one-letter flags, warning filters; never a flag that takes code, a
+ * module or an option value, nor anything for a language without a list. */
+static void lang__interpreter_options__clusters_and_refusals(void **state)
+{
+	(void)state;
+	const struct lang_def *py = lang_find(&reg, "python3"), *c = lang_find(&reg, "c");
+	assert_non_null(py);
+	static const char *const ok[] = { "-B", "-E", "-O", "-OO", "-BE", "-BEsSuIq", "-bb", "-Wignore", "-Werror",
+					  "-Wdefault" };
+	static const char *const refused[] = { "-c", "-m", "-X", "-Xdev", "-Bc", "-Bm", "-i", "-W", "-Wl,x", "--",
+					       "-", "B", "-O2", "-B-E", "-Wignore::x", "--help", "-BBBBBBBBBBBBBBBB" };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!lang_interpreter_option_allowed(py, ok[i]))
+			fail_msg("python3: '%s' refused", ok[i]);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (lang_interpreter_option_allowed(py, refused[i]))
+			fail_msg("python3: '%s' allowed", refused[i]);
+	assert_false(lang_interpreter_option_allowed(c, "-O"));
+	assert_false(lang_interpreter_option_allowed(c, "-Wall"));
+}
+
 static void lang__shipped__sane_fields(void **state)
 {
 	(void)state;
@@ -512,6 +534,9 @@ static const struct bad_def bad_defs[] = {
 	{"lang__def__class_archive_without_compile__fails",
 	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\ncompile_class_archive: x.jsa\n" GOOD_LIMITS,
 	 "without a compile step"},
+	{"lang__def__interpreter_option_path__fails",
+	 GOOD_HEAD "run: [/usr/bin/x]\nrlimit_as: true\ninterpreter_options: [-B, /tmp/x]\n" GOOD_LIMITS,
+	 "interpreter option '/tmp/x'"},
 	{"lang__def__yaml_syntax__fails_with_line", GOOD_HEAD "run: [/usr/bin/x\nrlimit_as: true\n", "x.yaml:"},
 	{"lang__def__not_a_mapping__fails", "- a\n- b\n", "expected a mapping"},
 	{"lang__def__empty__fails", "", "empty file"},
@@ -598,6 +623,7 @@ int main(void)
 		cmocka_unit_test(lang__judge0_ids__map_to_ids),
 		cmocka_unit_test(lang__shipped__sane_fields),
 		cmocka_unit_test(lang__compile_options__real_clients_and_refusals),
+		cmocka_unit_test(lang__interpreter_options__clusters_and_refusals),
 		cmocka_unit_test(lang__expand__substitutes_memory),
 		cmocka_unit_test(lang__expand__table),
 		cmocka_unit_test(lang__expand__sources),
