@@ -14,7 +14,8 @@
 #     blocked signal;
 #   - the working directory and the umask;
 #   - a file in /tmp;
-# and it attacks the template (its parent, uid 0): signals, its /proc
+# it checks its own capability sets (all empty), no_new_privs and seccomp
+# mode, and it attacks the template (its parent, uid 0): signals, its /proc
 # mem, its pipes to init through /proc/<pid>/fd, its cwd and root. Anything found or any attack that works is
 # ESCAPED. It must find the template (or the fork server is not in use and
 # the probe proves nothing) and plant something: both go into its
@@ -72,6 +73,18 @@ check(os.getcwd() != "/box", "the working directory %s" % os.getcwd())
 mask = os.umask(0o022)
 check(mask == 0o137, "the umask")
 check(os.path.exists("/tmp/gavel-planted"), "a file in /tmp")
+
+# --- this process is sandboxed as an exec'd program is: no capability in
+# any set (the bounding set included), no_new_privs, a seccomp filter
+with open("/proc/self/status") as f:
+    status = dict(ln.split(":", 1) for ln in f if ":" in ln)
+for key in ("CapInh", "CapPrm", "CapEff", "CapBnd"):
+    check(int(status.get(key, "1"), 16) != 0, "%s is %r" % (key, status.get(key)))
+# gVisor's status has no NoNewPrivs or Seccomp line: prctl says.
+import ctypes
+prctl = ctypes.CDLL(None, use_errno=True).prctl
+check(prctl(39, 0, 0, 0, 0) != 1, "no_new_privs is off")  # PR_GET_NO_NEW_PRIVS
+check(prctl(21, 0, 0, 0, 0) != 2, "no seccomp filter")  # PR_GET_SECCOMP
 
 # --- the template: our parent, root, running the fork server's stub
 template = os.getppid()
