@@ -41,7 +41,7 @@ BARE=${BENCH_BARE:-20}
 die() { echo "bench_per_test: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (runsc and cgroups)"
 [ -x "$BUILD/gavel" ] && [ -x "$BUILD/gavel-init" ] || die "$BUILD/gavel is not built"
-for c in python3 gcc; do command -v $c >/dev/null || die "$c missing"; done
+for c in python3 gcc g++; do command -v $c >/dev/null || die "$c missing"; done
 WORK=$(mktemp -d /tmp/bench-per-test.XXXXXX) || die "mktemp"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -67,6 +67,9 @@ int main(void)
 }
 EOF
 gcc -O2 -o "$WORK/sum" "$WORK/sum.c" || die "gcc"
+printf '#include <iostream>\nint main()\n{\n\tlong a, b;\n\tif (!(std::cin >> a >> b))\n\t\treturn 1;\n\tstd::cout << a + b << "\\n";\n}\n' >"$WORK/sum.cpp"
+g++ -O2 -o "$WORK/sumpp" "$WORK/sum.cpp" || die "g++"
+echo 'const [a, b] = require("fs").readFileSync(0, "utf8").trim().split(/\s+/).map(Number); console.log(a + b);' >"$WORK/sum.js"
 # Real work: a loop of fixed length, ~0.5 s of CPU bare on this host.
 # The host's runs use /usr/bin/python3, the interpreter the sandbox has
 # (a python3 earlier on PATH may be another build).
@@ -173,6 +176,15 @@ line python3 "execve" "$ex1" "$ex41" "-" "$py_bare"
 c1=$(judge_time "$WORK/p1" "$WORK/sum.c" "$ROOT/languages")
 c41=$(judge_time "$WORK/p41" "$WORK/sum.c" "$ROOT/languages")
 line c "execve" "$c1" "$c41" "<=5ms" "$c_bare"
+cpp1=$(judge_time "$WORK/p1" "$WORK/sum.cpp" "$ROOT/languages")
+cpp41=$(judge_time "$WORK/p41" "$WORK/sum.cpp" "$ROOT/languages")
+line cpp "execve" "$cpp1" "$cpp41" "<=5ms" "$(bare_ms "$WORK/sumpp")"
+# JavaScript keeps the execve path (V8's threads cannot be forked).
+if command -v node >/dev/null; then
+	js1=$(judge_time "$WORK/p1" "$WORK/sum.js" "$ROOT/languages")
+	js41=$(judge_time "$WORK/p41" "$WORK/sum.js" "$ROOT/languages")
+	line js "execve" "$js1" "$js41" "<=40ms" "$(bare_ms node "$WORK/sum.js")"
+fi
 
 printf '\nreal work: loop.py, %s iterations (CPU ms; judged: the reported time_ms)\n' "$ITERS"
 printf '  bare on the host %8.0f ms\n' "$(loop_bare_ms)"
