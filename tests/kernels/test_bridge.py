@@ -389,6 +389,9 @@ def run_checks(a):
         assert f.msg["content"]["language_info"]["name"] == "python" and f.msg["content"]["status"] == "ok"
         assert f.msg["parent_header"]["msg_id"] == mid
         for fr in ("v1", "json"):
+            # The idle status may come after the reply: wait for it.
+            a.wait(lambda x: is_iopub(mid, "status", fr)(x) and x.msg["content"]["execution_state"] == "idle",
+                   5, s, "idle status " + fr)
             states = [x.msg["content"]["execution_state"] for x in a.since(s)
                       if is_iopub(mid, "status", fr)(x)]
             assert states == ["busy", "idle"], (fr, states)
