@@ -22,13 +22,13 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <sodium.h>
 
 #include "executor/kernels/bridge_proto.h"
 #include "executor/kernels/kernel_image.h"
 #include "executor/kernels/kernel_internal.h"
 #include "executor/sandbox/session_internal.h"
 #include "common/redis.h"
+#include "tests/support/redis_test.h"
 #include "tests/support/engine_test.h"
 #include "tests/support/testutil.h"
 
@@ -305,24 +305,6 @@ static void on_ready(void *arg, uint64_t ms)
 	fprintf(stderr, "# the replaced kernel answers %llu ms after its start\n", (unsigned long long)ms);
 }
 
-static struct gv_redis *open_redis(const char *url)
-{
-	struct gv_err err;
-	struct gv_redis_opts o = {.url = url, .max_attempts = 3};
-	struct gv_redis *r = gv_redis_new(&o, &err);
-	if (!r)
-		fail_msg("redis: %s", err.msg);
-	return r;
-}
-
-static void random_uuid(char out[37])
-{
-	unsigned char b[16];
-	randombytes_buf(b, sizeof(b));
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-4%01x%02x-a%01x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-		 b[3], b[4], b[5], b[6] & 15, b[7], b[8] & 15, b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-}
-
 /* A clone broken the moment it is restored, before its bridge answers
  * (stop: its Sentry killed, or stopped so that it neither answers nor
  * ends), run as a kernel: it must give way to a fresh sandbox, where the
@@ -331,13 +313,13 @@ static void clone_broken_then_replaced(int sig)
 {
 	require();
 	assert_true(g.image_made);
-	const char *url = getenv("GAVEL_REDIS_URL");
-	if (!url || !url[0])
-		fail_msg("GAVEL_REDIS_URL is not set: run this through tests/run.sh");
-	struct gv_redis *r = open_redis(url), *rin = open_redis(url);
+	char why[256];
+	struct gv_redis *r = test_redis_open(why, sizeof(why)), *rin = r ? test_redis_open(why, sizeof(why)) : NULL;
+	if (!rin)
+		fail_msg("%s", why);
 	char tenant[37], kid[37];
-	random_uuid(tenant);
-	random_uuid(kid);
+	test_random_uuid(tenant);
+	test_random_uuid(kid);
 	struct exec_kernel_spec spec = {.tenant = tenant, .kid = kid, .lifetime_s = 120, .idle_s = 10,
 					.memory_mb = MEMORY_MB, .cpu_pct = 50};
 	struct exec_kernel_warm *w = NULL;

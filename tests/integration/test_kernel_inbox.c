@@ -18,28 +18,17 @@
 #include "common/kernel_inbox.h"
 #include "common/queue.h"
 #include "common/redis.h"
+#include "tests/support/redis_test.h"
 
 #define MIB (1024u * 1024)
 
 static struct gv_redis *open_redis(void)
 {
-	const char *url = getenv("GAVEL_REDIS_URL");
-	if (!url || !url[0])
-		fail_msg("GAVEL_REDIS_URL is not set: run this through tests/run.sh");
-	struct gv_err err;
-	struct gv_redis_opts o = { .url = url, .max_attempts = 3 };
-	struct gv_redis *r = gv_redis_new(&o, &err);
+	char why[256];
+	struct gv_redis *r = test_redis_open(why, sizeof(why));
 	if (!r)
-		fail_msg("connect: %s", err.msg);
+		fail_msg("%s", why);
 	return r;
-}
-
-static void uuid(char out[37])
-{
-	unsigned char b[16];
-	randombytes_buf(b, sizeof(b));
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-4%01x%02x-a%01x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-		 b[3], b[4], b[5], b[6] & 15, b[7], b[8] & 15, b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 static long long integer(struct gv_redis *r, int argc, const char **argv, const size_t *lens)
@@ -110,7 +99,7 @@ static void inbox__queued_kernel__takes_nothing_but_commands(void **state)
 	(void)state;
 	struct gv_redis *r = open_redis();
 	char t[37], k[37];
-	uuid(t), uuid(k);
+	test_random_uuid(t), test_random_uuid(k);
 	assert_int_equal(push(r, t, k, GV_KIN_CONNECTION, "open 1 v1\n", 10), GV_KIN_NOT_RUNNING);
 	assert_int_equal(push(r, t, k, GV_KIN_CONNECTION, "msg 1 2\nab", 10), GV_KIN_NOT_RUNNING);
 	assert_int_equal(push(r, t, k, GV_KIN_CONNECTION, "close 1\n", 8), GV_KIN_DROPPED);
@@ -127,7 +116,7 @@ static void inbox__kernel_bytes__refused_at_its_budget_then_taken(void **state)
 	(void)state;
 	struct gv_redis *r = open_redis();
 	char t[37], k[37];
-	uuid(t), uuid(k);
+	test_random_uuid(t), test_random_uuid(k);
 	running(r, k);
 	char *el = msg_of(10 * MIB);
 	assert_int_equal(push(r, t, k, GV_KIN_CONNECTION, el, 10 * MIB), 1);
@@ -154,11 +143,11 @@ static void inbox__tenant_bytes__refused_at_its_share_across_kernels(void **stat
 	(void)state;
 	struct gv_redis *r = open_redis();
 	char t[37], k[7][37];
-	uuid(t);
+	test_random_uuid(t);
 	char *el = msg_of(10 * MIB);
 	/* 6 kernels of 10 MiB: 60 MiB; a 7th message would make 70 > 64. */
 	for (int i = 0; i < 7; i++) {
-		uuid(k[i]);
+		test_random_uuid(k[i]);
 		running(r, k[i]);
 		long long got = push(r, t, k[i], GV_KIN_CONNECTION, el, 10 * MIB);
 		if (i < 6)
@@ -168,7 +157,7 @@ static void inbox__tenant_bytes__refused_at_its_share_across_kernels(void **stat
 	}
 	/* Another tenant is not held back by this one. */
 	char t2[37], k2[37];
-	uuid(t2), uuid(k2);
+	test_random_uuid(t2), test_random_uuid(k2);
 	running(r, k2);
 	assert_int_equal(push(r, t2, k2, GV_KIN_CONNECTION, el, 10 * MIB), 1);
 	/* A kernel's end frees its bytes for the tenant's others. */
@@ -186,7 +175,7 @@ static void inbox__count_of_a_vanished_list__does_not_hold_the_tenant(void **sta
 	(void)state;
 	struct gv_redis *r = open_redis();
 	char t[37], k[37], ghost[37], tk[96];
-	uuid(t), uuid(k), uuid(ghost);
+	test_random_uuid(t), test_random_uuid(k), test_random_uuid(ghost);
 	running(r, k);
 	/* A count left by a list that expired (or an executor that died
 	 * between its pop and its take): 63 MiB of nothing. */
@@ -208,7 +197,7 @@ static void inbox__global_bytes__refused_for_every_tenant(void **state)
 	(void)state;
 	struct gv_redis *r = open_redis();
 	char other[37], t[37], k[37], ok[96], ofield[24];
-	uuid(other), uuid(t), uuid(k);
+	test_random_uuid(other), test_random_uuid(t), test_random_uuid(k);
 	running(r, k);
 	/* Other tenants hold 250 MiB (their counts are live: their hash
 	 * exists). */
