@@ -70,6 +70,65 @@ int64_t init_sample_cpu_ms(int fd, int *runnable)
 	return (int64_t)((ps.utime + ps.stime) * 1000u / clock_ticks());
 }
 
+/* Calls fn for every process of the sandbox but init (pid 1) and spare
+ * (0: none), from one walk of /proc (procfd, rewound here). 0, or -1 when
+ * the walk fails. */
+static int each_process(int procfd, pid_t spare, void (*fn)(int procfd, long pid, const char *name, void *arg),
+			void *arg)
+{
+	static char dents[16384];
+	if (lseek(procfd, 0, SEEK_SET) < 0)
+		return -1;
+	for (;;) {
+		long n = syscall(SYS_getdents64, procfd, dents, sizeof(dents));
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return 0;
+		for (long off = 0; off < n;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; } *d =
+				(void *)(dents + off);
+			off += d->reclen;
+			const char *name = d->name;
+			if (name[0] < '1' || name[0] > '9' || strspn(name, "0123456789") != strlen(name) ||
+			    strlen(name) > 10)
+				continue;
+			long pid = strtol(name, NULL, 10);
+			if (pid != 1 && pid != (long)spare)
+				fn(procfd, pid, name, arg);
+		}
+	}
+}
+
+struct tree_sum {
+	struct init_tree_sample *t;
+	uint64_t ticks, pages;
+};
+
+static void add_process(int procfd, long pid, const char *name, void *arg)
+{
+	(void)pid;
+	struct tree_sum *sum = arg;
+	char path[32], buf[1024];
+	snprintf(path, sizeof(path), "%s/stat", name);
+	int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* gone meanwhile: its time is with its reaper */
+	ssize_t got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	struct proc_stat ps;
+	if (got <= 0)
+		return;
+	buf[got] = '\0';
+	if (parse_stat(buf, &ps) < 0)
+		return;
+	sum->ticks += ps.utime + ps.stime + ps.cutime + ps.cstime;
+	sum->pages += ps.rss;
+	sum->t->procs++;
+	if (ps.state == 'R')
+		sum->t->runnable = 1;
+}
+
 /* The whole process tree of a run that may start processes (procs > 1).
  * Every process inside but init (pid 1) belongs to the run: only init
  * spawns, and init_kill_all leaves none between runs. gVisor 20221219
@@ -85,53 +144,15 @@ int64_t init_sample_cpu_ms(int fd, int *runnable)
  * process (~25 us each under ptrace). */
 int init_sample_tree(int procfd, pid_t spare, struct init_tree_sample *t)
 {
-	char spare_name[16] = "";
-	if (spare > 0)
-		snprintf(spare_name, sizeof(spare_name), "%d", (int)spare);
-	static char dents[16384];
 	memset(t, 0, sizeof(*t));
-	if (lseek(procfd, 0, SEEK_SET) < 0)
+	struct tree_sum sum = { .t = t };
+	if (each_process(procfd, spare, add_process, &sum) < 0)
 		return -1;
-	uint64_t ticks = 0, pages = 0;
-	for (;;) {
-		long n = syscall(SYS_getdents64, procfd, dents, sizeof(dents));
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		for (long off = 0; off < n;) {
-			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; } *d =
-				(void *)(dents + off);
-			off += d->reclen;
-			const char *name = d->name;
-			if (name[0] < '1' || name[0] > '9' || strspn(name, "0123456789") != strlen(name) ||
-			    strcmp(name, "1") == 0 || strlen(name) > 10 || strcmp(name, spare_name) == 0)
-				continue;
-			char path[32], buf[1024];
-			snprintf(path, sizeof(path), "%s/stat", name);
-			int fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				continue; /* gone meanwhile: its time is with its reaper */
-			ssize_t got = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
-			struct proc_stat ps;
-			if (got <= 0)
-				continue;
-			buf[got] = '\0';
-			if (parse_stat(buf, &ps) < 0)
-				continue;
-			ticks += ps.utime + ps.stime + ps.cutime + ps.cstime;
-			pages += ps.rss;
-			t->procs++;
-			if (ps.state == 'R')
-				t->runnable = 1;
-		}
-	}
 	static uint64_t page_kb;
 	if (!page_kb)
 		page_kb = sysconf(_SC_PAGESIZE) > 0 ? (uint64_t)sysconf(_SC_PAGESIZE) / 1024 : 4;
-	t->cpu_ms = ticks * 1000u / clock_ticks();
-	t->rss_kb = pages * page_kb;
+	t->cpu_ms = sum.ticks * 1000u / clock_ticks();
+	t->rss_kb = sum.pages * page_kb;
 	return 0;
 }
 
@@ -158,32 +179,16 @@ void init_sample_memory(int fd, uint64_t *vmpeak, uint64_t *hwm)
  * finds none: a process forked between two walks is found by the next
  * one, and none can appear once none is left (the template forks only
  * when init asks). */
+static void kill_process(int procfd, long pid, const char *name, void *arg)
+{
+	(void)procfd;
+	(void)name;
+	(*(int *)arg)++;
+	kill((pid_t)pid, SIGKILL);
+}
+
 int init_kill_others(int procfd, pid_t spare)
 {
-	static char dents[16384];
-	if (lseek(procfd, 0, SEEK_SET) < 0)
-		return -1;
 	int found = 0;
-	for (;;) {
-		long n = syscall(SYS_getdents64, procfd, dents, sizeof(dents));
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		for (long off = 0; off < n;) {
-			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; } *d =
-				(void *)(dents + off);
-			off += d->reclen;
-			const char *name = d->name;
-			if (name[0] < '1' || name[0] > '9' || strspn(name, "0123456789") != strlen(name) ||
-			    strlen(name) > 10)
-				continue;
-			long pid = strtol(name, NULL, 10);
-			if (pid == 1 || pid == (long)spare)
-				continue;
-			found++;
-			kill((pid_t)pid, SIGKILL);
-		}
-	}
-	return found;
+	return each_process(procfd, spare, kill_process, &found) < 0 ? -1 : found;
 }
