@@ -27,6 +27,7 @@
 #include "executor/init/seccomp_policy.h"
 #include "executor/init/wipe.h"
 #include "tests/support/testutil.h"
+#include "tests/unit/init_filtered.h"
 
 static void write_file(const char *path)
 {
@@ -148,26 +149,12 @@ static void lock__work_dir__nothing_left_writable(void **state)
 	assert_int_equal(test_rm_rf(root), 0);
 }
 
-/* Runs probe() under the program policy (single_process: procs:1) in a
- * child; returns its wait status. */
+/* probe() under the program policy (single_process: procs:1): its wait
+ * status. */
 static int run_filtered_opts(int (*probe)(void), bool single_process)
 {
-	struct init_bpf bpf;
-	struct gv_err err;
 	struct init_seccomp_opts opt = { .single_process = single_process };
-	if (init_seccomp_build_opts(INIT_POLICY_PROGRAM, &opt, &bpf, &err) != 0)
-		fail_msg("build: %s", err.msg);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (init_seccomp_apply(&bpf) != 0)
-			_exit(100);
-		_exit(probe());
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	init_bpf_free(&bpf);
-	return st;
+	return run_filtered_with(probe, &opt);
 }
 
 static int run_filtered(int (*probe)(void))

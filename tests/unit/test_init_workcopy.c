@@ -27,6 +27,7 @@
 #include "executor/init/seccomp_policy.h"
 #include "executor/init/workcopy.h"
 #include "tests/support/testutil.h"
+#include "tests/unit/init_filtered.h"
 
 static void write_file(const char *path, mode_t mode)
 {
@@ -128,26 +129,11 @@ static void workcopy__source_not_ours__fails_closed(void **state)
 
 static char probe_dir[64];
 
-/* Runs probe() under the program policy (toolchain or not) in a child;
- * returns its wait status. */
+/* probe() under the program policy, toolchain or not: its wait status. */
 static int run_filtered(int (*probe)(void), bool toolchain)
 {
-	struct init_bpf bpf;
-	struct gv_err err;
 	struct init_seccomp_opts opt = { .toolchain = toolchain };
-	if (init_seccomp_build_opts(INIT_POLICY_PROGRAM, &opt, &bpf, &err) != 0)
-		fail_msg("build: %s", err.msg);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (init_seccomp_apply(&bpf) != 0)
-			_exit(100);
-		_exit(probe());
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	init_bpf_free(&bpf);
-	return st;
+	return run_filtered_with(probe, &opt);
 }
 
 /* Exit codes name the first call whose answer was not the expected one. */
