@@ -335,12 +335,18 @@ static int open_dir(const char *dir, struct gv_err *err)
 	return dir_fd;
 }
 
+/* Whether some language of reg has a header or a class archive to build. */
+static bool any_wanted(const struct lang_registry *reg)
+{
+	for (size_t i = 0; i < reg->n; i++)
+		if (lang_pch_wanted(&reg->defs[i]) || lang_cds_wanted(&reg->defs[i]))
+			return true;
+	return false;
+}
+
 int lang_pch_make_dir(const struct lang_registry *reg, const char *dir, struct gv_err *err)
 {
-	bool any = false;
-	for (size_t i = 0; i < reg->n; i++)
-		any |= lang_pch_wanted(&reg->defs[i]) || lang_cds_wanted(&reg->defs[i]);
-	if (!any)
+	if (!any_wanted(reg))
 		return 0;
 	int dir_fd = open_dir(dir, err);
 	if (dir_fd < 0)
@@ -355,10 +361,7 @@ int lang_pch_prepare(const struct lang_registry *reg, const char *dir, unsigned 
 	*built = 0;
 	if (report_size)
 		report[0] = '\0';
-	bool any = false;
-	for (size_t i = 0; i < reg->n; i++)
-		any |= lang_pch_wanted(&reg->defs[i]) || lang_cds_wanted(&reg->defs[i]);
-	if (!any)
+	if (!any_wanted(reg))
 		return 0;
 	int dir_fd = open_dir(dir, err);
 	if (dir_fd < 0)
