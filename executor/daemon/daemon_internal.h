@@ -260,9 +260,14 @@ int kernel_images_reset(const struct daemon *d, struct gv_err *err) GV_MUST_CHEC
  * (logged): the caller starts it fresh. */
 struct exec_kernel_warm *kernel_images_restore(struct worker *w, const struct exec_kernel_spec *spec,
 					       uint64_t waits_ms);
-/* Whether kernels_images_restore would restore spec's kernel (an image
- * to use), without restoring it. */
-bool kernel_images_usable(const struct worker *w, const struct exec_kernel_spec *spec, uint64_t waits_ms);
+/* The two halves of kernel_images_restore: the image a kernel for spec
+ * (waiting waits_ms first) may be restored from, into image (false: none
+ * to use); and the restore from it (NULL: failed, logged). */
+#define KERNEL_IMAGE_PATH_MAX 4400
+bool kernel_images_find(const struct worker *w, const struct exec_kernel_spec *spec, uint64_t waits_ms,
+			char image[KERNEL_IMAGE_PATH_MAX]);
+struct exec_kernel_warm *kernel_images_restore_from(struct worker *w, const struct exec_kernel_spec *spec,
+						    const char *image);
 /* An idle worker's turn: makes the image of the first budget in wanted_mb
  * that has none made within the hour (seconds; one worker at a time per
  * budget). True when it made one. */

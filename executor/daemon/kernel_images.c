@@ -99,25 +99,17 @@ static bool find_usable(const struct worker *w, uint32_t memory_mb, uint64_t liv
 	return age + (int64_t)lives_ms + IMAGE_MARGIN_MS <= (int64_t)EXEC_KERNEL_IMAGE_LIMIT_MS;
 }
 
-static bool usable_for(const struct worker *w, const struct exec_kernel_spec *spec, uint64_t waits_ms, char *image,
-		       size_t n)
+bool kernel_images_find(const struct worker *w, const struct exec_kernel_spec *spec, uint64_t waits_ms,
+			char image[KERNEL_IMAGE_PATH_MAX])
 {
 	uint64_t lives = (uint64_t)spec->lifetime_s * 1000 + waits_ms;
-	return !(spec->egress && spec->egress->grants) && find_usable(w, spec->memory_mb, lives, image, n);
+	return !(spec->egress && spec->egress->grants) &&
+	       find_usable(w, spec->memory_mb, lives, image, KERNEL_IMAGE_PATH_MAX);
 }
 
-bool kernel_images_usable(const struct worker *w, const struct exec_kernel_spec *spec, uint64_t waits_ms)
+struct exec_kernel_warm *kernel_images_restore_from(struct worker *w, const struct exec_kernel_spec *spec,
+						    const char *image)
 {
-	char image[4400];
-	return usable_for(w, spec, waits_ms, image, sizeof(image));
-}
-
-struct exec_kernel_warm *kernel_images_restore(struct worker *w, const struct exec_kernel_spec *spec,
-					       uint64_t waits_ms)
-{
-	char image[4400];
-	if (!usable_for(w, spec, waits_ms, image, sizeof(image)))
-		return NULL;
 	struct exec_kernel_warm *warm = NULL;
 	struct gv_err err;
 	if (exec_kernel_image_restore(&w->engine, w->bridge, w->bridge_len, spec, image, &warm, &err) != 0) {
@@ -126,6 +118,13 @@ struct exec_kernel_warm *kernel_images_restore(struct worker *w, const struct ex
 		return NULL;
 	}
 	return warm;
+}
+
+struct exec_kernel_warm *kernel_images_restore(struct worker *w, const struct exec_kernel_spec *spec,
+					       uint64_t waits_ms)
+{
+	char image[KERNEL_IMAGE_PATH_MAX];
+	return kernel_images_find(w, spec, waits_ms, image) ? kernel_images_restore_from(w, spec, image) : NULL;
 }
 
 /* Removes the images of memory_mb older than keep_made. */

@@ -179,18 +179,25 @@ static void run(struct kernel_job *kj, struct exec_kernel_spec *spec, struct exe
 	/* A kernel this worker held ahead, adopted now, has started or is
 	 * about to: its place goes to the next start. */
 	exec_gate_give(w, EXEC_GATE_START);
+	char image[KERNEL_IMAGE_PATH_MAX];
+	bool restorable = !warm && kernel_images_find(w, spec, 0, image);
 	if (!warm && cfg->kernel_memory_mb > 0) {
 		/* A restore spends about a quarter of its time outside the
 		 * ceiling (the runsc command, the sandbox's processes made):
 		 * one more in flight keeps the ceiling's CPUs busy; a fresh
 		 * start spends seconds inside it. */
-		int places = exec_daemon_start_places(cfg) + (kernel_images_usable(w, spec, 0) ? 1 : 0);
+		int places = exec_daemon_start_places(cfg) + (restorable ? 1 : 0);
 		kj->start_gated = exec_gate_take(w, EXEC_GATE_START, places, START_GATE_WAIT_MS);
 	}
 	/* Restored from the node's image: about a fifth of a fresh start's
 	 * CPU (kernel_images.c); it still passes the start gate. */
-	if (!warm && (env.warm = kernel_images_restore(w, spec, 0)) != NULL)
-		how = "restored from the node's image";
+	if (restorable) {
+		env.warm = kernel_images_restore_from(w, spec, image);
+		if (!env.warm) /* remade while it waited at the gate */
+			env.warm = kernel_images_restore(w, spec, 0);
+		if (env.warm)
+			how = "restored from the node's image";
+	}
 	log_start(kj, spec, how);
 	if (exec_kernel_run(&env, spec, o, &err) != 0) {
 		snprintf(o->reason, sizeof(o->reason), "error");
